@@ -1,0 +1,3 @@
+from local_rag.cli import main
+
+main()

@@ -1,0 +1,49 @@
+"""Lazy imports of heavy, optional dependencies, with an error that names the extra to install."""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from local_rag.errors import MissingDependencyError
+
+# module name -> (extra, pip hint)
+_EXTRAS: dict[str, tuple[str, str]] = {
+    "faiss": ("cpu", "pip install 'local-rag[cpu]' (or 'local-rag[gpu]' on a CUDA machine)"),
+    "torch": ("cpu", "pip install torch==2.13.0 (CPU wheel) then pip install 'local-rag[cpu]'"),
+    "sentence_transformers": ("cpu", "pip install 'local-rag[cpu]'"),
+    "transformers": ("cpu", "pip install 'local-rag[cpu]'"),
+    "onnxruntime": ("cpu", "pip install 'local-rag[cpu]' (onnxruntime-gpu comes with 'local-rag[gpu]')"),
+    "tokenizers": ("cpu", "pip install 'local-rag[cpu]'"),
+    "FlagEmbedding": ("bge", "pip install 'local-rag[bge]'"),
+    "llama_cpp": ("llm", "bash scripts/install_llama_cpp.sh (builds llama-cpp-python for this machine)"),
+    "gguf": ("llm", "pip install 'local-rag[llm]'"),
+    "huggingface_hub": ("download", "pip install 'local-rag[download]'"),
+    "matplotlib": ("plot", "pip install 'local-rag[plot]'"),
+    "pynvml": ("gpu", "pip install nvidia-ml-py"),
+}
+
+
+def require(module: str, purpose: str = "") -> ModuleType:
+    """Import ``module`` or raise `MissingDependencyError` naming the extra that provides it.
+
+    Example:
+        >>> faiss = require("faiss", "dense retrieval")  # doctest: +SKIP
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        extra, hint = _EXTRAS.get(module.split(".")[0], ("", f"pip install {module}"))
+        what = f" for {purpose}" if purpose else ""
+        raise MissingDependencyError(
+            f"{module} is needed{what} but is not installed ({exc}). Install it with: {hint}"
+        ) from exc
+
+
+def available(module: str) -> bool:
+    """True when ``module`` can be imported (does not import it if it is already known missing)."""
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True

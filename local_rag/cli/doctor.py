@@ -1,0 +1,110 @@
+"""``local-rag doctor``: what this machine and install can run."""
+
+from __future__ import annotations
+
+import importlib.metadata as md
+import json
+import platform
+
+import click
+
+from local_rag.cli.main import handle_errors, load, settings_options
+
+PACKAGES = (
+    "local-rag", "numpy", "bm25s", "PyStemmer", "faiss-cpu", "faiss-gpu-cu12", "torch", "transformers",
+    "sentence-transformers", "FlagEmbedding", "onnxruntime", "onnxruntime-gpu", "llama_cpp_python", "pytrec-eval-terrier",
+)
+
+
+def _version(name: str) -> str | None:
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+
+
+def collect(settings) -> dict:  # type: ignore[no-untyped-def]
+    from local_rag.device import cpu_has_amx, faiss_gpu_count, nvml_gpus
+    from local_rag.modelstore import Manifest
+    from local_rag.settings import list_profiles
+    from local_rag.sysinfo import cpu_name
+
+    report: dict = {
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu": cpu_name(),
+        "cpu_amx": cpu_has_amx(),
+        "packages": {name: _version(name) for name in PACKAGES},
+        "gpus": nvml_gpus(),
+        "profile": settings.profile,
+        "profiles": list_profiles(),
+    }
+    try:
+        import torch
+
+        report["torch"] = {"version": torch.__version__, "cuda_build": torch.version.cuda, "cuda_available": torch.cuda.is_available()}
+    except ImportError:
+        report["torch"] = None
+    report["faiss"] = {"gpus": faiss_gpu_count(), "build": "gpu" if faiss_gpu_count() else ("cpu" if _version("faiss-cpu") else None)}
+    try:
+        import onnxruntime as ort
+
+        report["onnxruntime_providers"] = ort.get_available_providers()
+    except ImportError:
+        report["onnxruntime_providers"] = None
+    try:
+        import llama_cpp
+
+        report["llama_cpp"] = {"version": llama_cpp.__version__, "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload())}
+    except ImportError:
+        report["llama_cpp"] = None
+    manifest = Manifest.load(settings.models_dir)
+    report["models"] = {
+        name: {"role": e.role, "present": manifest.is_present(e), "source": e.source} for name, e in manifest.entries.items()
+    }
+    wanted = {settings.embedder.model, settings.llm.model}
+    report["profile_models_present"] = {m: bool(m in manifest.entries and manifest.is_present(manifest.entries[m])) for m in wanted}
+    return report
+
+
+@click.command()
+@settings_options
+@click.option("--verify", is_flag=True, help="Also check every model file's sha256 (slow for large models).")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def doctor(profile, config_file, index_name, verify, as_json):  # type: ignore[no-untyped-def]
+    """Report Python, packages, torch/CUDA, faiss and onnxruntime builds, GPUs and free VRAM, and models."""
+    settings = load(profile, config_file, index_name)
+    report = collect(settings)
+    if verify:
+        from local_rag.modelstore import Manifest
+
+        manifest = Manifest.load(settings.models_dir)
+        report["verify"] = {name: manifest.verify(e) or "ok" for name, e in manifest.entries.items()}
+    if as_json:
+        click.echo(json.dumps(report, indent=2))
+        return
+    click.echo(f"python        {report['python']} on {report['platform']}")
+    click.echo(f"cpu           {report['cpu']} (AMX: {'yes' if report['cpu_amx'] else 'no'})")
+    for name, version in report["packages"].items():
+        if version:
+            click.echo(f"  {name:24} {version}")
+    torch_info = report["torch"]
+    click.echo(f"torch         {torch_info and torch_info['version']} (CUDA build {torch_info and torch_info['cuda_build']}, GPU usable: {torch_info and torch_info['cuda_available']})")
+    click.echo(f"faiss         {report['faiss']['build']} build, {report['faiss']['gpus']} GPU(s)")
+    click.echo(f"onnxruntime   providers {report['onnxruntime_providers']}")
+    click.echo(f"llama.cpp     {report['llama_cpp'] or 'not installed (bash scripts/install_llama_cpp.sh)'}")
+    if report["gpus"]:
+        for gpu in report["gpus"]:
+            click.echo(f"gpu {gpu['index']}         {gpu['name']}: {gpu['free'] / 2**30:.1f} of {gpu['total'] / 2**30:.1f} GiB free (driver {gpu['driver']})")
+    else:
+        click.echo("gpu           none seen by NVML: every stage runs on the CPU")
+    click.echo(f"profile       {report['profile']} (available: {', '.join(report['profiles'])})")
+    for name, info in report["models"].items():
+        click.echo(f"model         {name:34} {info['role']:9} {'present' if info['present'] else 'MISSING'}  {info['source']}")
+    for name, present in report["profile_models_present"].items():
+        if not present:
+            click.echo(f"warning       the profile's model {name!r} is not in {settings.models_dir}/: `local-rag models import|pull {name}`")
+    if verify:
+        for name, result in report["verify"].items():
+            click.echo(f"verify        {name}: {result if result == 'ok' else '; '.join(result)}")

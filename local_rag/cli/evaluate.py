@@ -1,0 +1,76 @@
+"""``local-rag eval retrieval``: MTRAG Task A runs and scores."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.search import split_csv
+
+
+def default_mtrag_dir() -> Path:
+    """``$LOCAL_RAG_MTRAG_DIR``, else ``../shared/mtrag`` (the development checkout layout)."""
+    return Path(os.environ.get("LOCAL_RAG_MTRAG_DIR", "../shared/mtrag"))
+
+
+@click.group(name="eval")
+def evaluate() -> None:
+    """Evaluate on MTRAG."""
+
+
+@evaluate.command()
+@settings_options
+@click.option("--tasks-root", type=click.Path(), help="Folder of <domain>/<domain>_<mode>.jsonl + qrels (default: MTRAG retrieval_tasks).")
+@click.option("--generation-tasks", type=click.Path(), help="Use the conversations of a generation-tasks jsonl instead (gold contexts as qrels).")
+@click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
+@click.option("--mode", "modes", multiple=True, help="Query modes fused together: lastturn, questions, rewrite (repeat or comma-separate).")
+@click.option("--retriever", "retrievers", multiple=True, help="bm25, dense (default: both = hybrid).")
+@click.option("--fusion", type=click.Choice(["rrf", "max"]))
+@click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
+@click.option("--out", "out_dir", type=click.Path(), help="Folder for runs and scores (default: runs/<label>).")
+@click.option("--label", help="Name of this run in reports.")
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json):  # type: ignore[no-untyped-def]
+    """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
+    from local_rag.evaluation.retrieval import (
+        items_from_generation_tasks,
+        items_from_task_files,
+        markdown_table,
+        run_domain,
+        summarize,
+    )
+    from local_rag.retrieve.stack import open_retriever
+
+    settings = load(profile, config_file, None, **{
+        "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes), "fusion.method": fusion,
+    })
+    modes = settings.retrieval.query_modes
+    label = label or f"{'+'.join(settings.retrieval.retrievers)}_{'+'.join(modes)}"
+    out = Path(out_dir or Path("runs") / label)
+    root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
+    embedder = None
+    per_domain = {}
+    for domain in split_csv((domains,)) or []:
+        settings.index = f"{index_prefix}{domain}"
+        retriever = open_retriever(settings, embedder)
+        embedder = next((r.embedder for r in retriever.retrievers.values() if hasattr(r, "embedder")), embedder)
+        if generation_tasks:
+            items, qrels = items_from_generation_tasks(generation_tasks, domain)
+        else:
+            items, qrels = items_from_task_files(root, domain, modes)
+        per_domain[domain] = run_domain(retriever.search, items, qrels, modes, out / f"run-{domain}.jsonl", progress=not as_json)
+    summary = summarize(per_domain)
+    summary["settings"] = {
+        "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
+        "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scores.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    table = markdown_table(summary, label)
+    (out / "scores.md").write_text(table, encoding="utf-8")
+    click.echo(json.dumps(summary, indent=2) if as_json else table + f"\nwritten to {out}/")

@@ -1,0 +1,106 @@
+"""``local-rag``: the root command group, shared options and error handling.
+
+Exit codes: 0 success; 1 a user-fixable error; 2 bad input; 3 index problem; 4 model problem; 5 missing optional
+dependency; 6 invalid settings; 130 interrupted. Errors print one line on stderr, never a traceback
+(``LOCAL_RAG_DEBUG=1`` shows it).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from local_rag import __version__
+from local_rag.errors import LocalRagError
+
+# subcommand name -> "module:attribute"; modules are imported only when the subcommand runs
+SUBCOMMANDS: dict[str, str] = {
+    "doctor": "local_rag.cli.doctor:doctor",
+    "index": "local_rag.cli.index:index",
+    "search": "local_rag.cli.search:search",
+    "eval": "local_rag.cli.evaluate:evaluate",
+    "models": "local_rag.cli.models:models",
+    "demo": "local_rag.cli.demo:demo",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(SUBCOMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.commands:
+            return self.commands[name]
+        if name not in SUBCOMMANDS:
+            return None
+        module, attr = SUBCOMMANDS[name].split(":")
+        try:
+            return getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as exc:
+            if exc.name == module:
+                return None
+            raise
+
+
+def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--profile``, ``--config`` and ``--index``, shared by every command that loads settings."""
+    func = click.option("--index", "index_name", envvar="LOCAL_RAG_INDEX", help="Index name under indexes/.")(func)
+    func = click.option(
+        "--config", "config_file", type=click.Path(dir_okay=False), envvar="LOCAL_RAG_CONFIG",
+        help="Settings file (YAML or JSON).",
+    )(func)
+    func = click.option("--profile", envvar="LOCAL_RAG_PROFILE", help="Named settings profile (see `doctor`).")(func)
+    return func
+
+
+def load(profile: str | None, config_file: str | None, index_name: str | None = None, **overrides: Any):  # type: ignore[no-untyped-def]
+    """Load settings from the shared options plus command-specific overrides (None values ignored)."""
+    from local_rag.settings import load_settings
+
+    data: dict[str, Any] = {}
+    if index_name:
+        data["index"] = index_name
+    for key, value in overrides.items():
+        if value is None:
+            continue
+        target = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            target = target.setdefault(part, {})
+        target[parts[-1]] = value
+    return load_settings(profile, config_file, data)
+
+
+def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn `LocalRagError` into one line on stderr and its exit code."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except LocalRagError as exc:
+            if os.environ.get("LOCAL_RAG_DEBUG"):
+                raise
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+
+    return wrapper
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(__version__, prog_name="local-rag")
+def cli() -> None:
+    """local-rag: offline multi-turn RAG with hybrid retrieval on one machine."""
+
+
+def main() -> None:
+    cli.main(prog_name="local-rag")

@@ -1,0 +1,85 @@
+"""``local-rag search``: retrieve for a question or a conversation file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from local_rag.cli.main import handle_errors, load, settings_options
+
+
+def read_conversation(path: str):  # type: ignore[no-untyped-def]
+    """A conversation from a JSON file: the official ``input`` list, a task record with ``input``, or
+    OpenAI-style ``messages``."""
+    from local_rag.errors import BadInputError
+    from local_rag.evaluation.mtrag import parse_conversation
+
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise BadInputError(f"conversation file not found: {path}") from exc
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"{path}: not UTF-8 text") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if isinstance(data, dict) and "messages" in data:
+        data = data["messages"]
+    return parse_conversation(data, where=path)
+
+
+def split_csv(values: tuple[str, ...]) -> list[str] | None:
+    out = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    return out or None
+
+
+@click.command()
+@click.argument("question", required=False)
+@settings_options
+@click.option("--conversation", "conversation_file", help="Conversation JSON file ('-' for stdin).")
+@click.option("--mode", "modes", multiple=True, help="Query modes: lastturn, questions (repeat or comma-separate).")
+@click.option("--retriever", "retrievers", multiple=True, help="bm25, dense (default: both).")
+@click.option("--fusion", type=click.Choice(["rrf", "max"]), help="Fusion method.")
+@click.option("-k", "--top-k", type=int, help="Passages to show.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json):  # type: ignore[no-untyped-def]
+    """Search the index for QUESTION (or the last user turn of --conversation)."""
+    from local_rag.errors import BadInputError
+    from local_rag.records import Conversation, Turn
+    from local_rag.retrieve.queries import conversation_queries
+    from local_rag.retrieve.stack import open_retriever
+
+    if bool(question) == bool(conversation_file):
+        raise BadInputError("give either a QUESTION or --conversation FILE")
+    settings = load(profile, config_file, index_name, **{
+        "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
+        "fusion.method": fusion, "retrieval.top_k": top_k,
+    })
+    conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
+    if not conversation.last_user_turn.strip():
+        raise BadInputError("the question is empty")
+    queries = conversation_queries(conversation, settings.retrieval.query_modes)
+    retriever = open_retriever(settings)
+    hits = retriever.search(queries)
+    if as_json:
+        click.echo(json.dumps({
+            "queries": [{"mode": q.mode, "text": q.text} for q in queries],
+            "hits": [h.to_json() for h in hits],
+            "timings_s": retriever.last_timings,
+        }, indent=2, ensure_ascii=False))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"{len(hits)} passages for: {queries[0].text[:80]}")
+    for column in ("#", "passage", "title", "fused", "per retriever", "text"):
+        table.add_column(column, overflow="fold")
+    for hit in hits:
+        per = ", ".join(f"{k}={v:.3f}" for k, v in hit.scores.items())
+        table.add_row(str(hit.rank), hit.passage_id, hit.title[:40], f"{hit.score:.4f}", per, hit.text[:120].replace("\n", " "))
+    Console().print(table)

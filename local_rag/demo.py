@@ -1,0 +1,47 @@
+"""The embedded demo: index the project's own documentation (package data) and run a scripted session."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from local_rag.settings import Settings
+
+DEMO_INDEX = "demo"
+
+# a scripted multi-turn session; the second turn only makes sense with the first one
+SCRIPT: list[str] = [
+    "How does local-rag keep an index safe when a build is interrupted?",
+    "And how do I add new documents to it?",
+    "Which fusion method merges the ranked lists?",
+    "What is the capital of Australia?",
+]
+
+
+def docs_folder() -> Path:
+    """The bundled documentation folder (the demo corpus)."""
+    return Path(str(resources.files("local_rag") / "data" / "docs"))
+
+
+def ensure_demo_index(settings: Settings, progress: bool = True) -> bool:
+    """Build the demo index unless an up-to-date one exists. Returns True when it (re)built."""
+    from local_rag.corpus.readers import CorpusReport, read_corpus
+    from local_rag.embed import load_embedder
+    from local_rag.errors import IndexError_
+    from local_rag.index import build_index
+    from local_rag.index.folder import check_compatible
+    from local_rag.index.manifest import IndexManifest
+
+    report = CorpusReport()
+    for _ in read_corpus(docs_folder(), report=report):
+        pass
+    try:
+        manifest = IndexManifest.load(settings.index_dir)
+        check_compatible(manifest, settings, settings.index_dir)
+        if manifest.corpus_hash == report.corpus_hash:
+            return False
+    except IndexError_:
+        pass
+    embedder = load_embedder(settings.embedder, settings.models_dir) if settings.dense.enabled else None
+    build_index(settings, docs_folder(), embedder=embedder, progress=progress)
+    return True

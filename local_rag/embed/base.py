@@ -1,0 +1,104 @@
+"""The `Embedder` interface and the registry of backends.
+
+A backend implements only `Embedder.embed_batch`; `Embedder.embed` adds batching, the progress bar, prefixes and
+L2 normalization (so FAISS inner product is cosine similarity).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from local_rag.errors import SettingsError
+from local_rag.settings import EmbedderConfig
+
+Kind = Literal["query", "passage"]
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalized float32 vectors.
+
+    Attributes:
+        name: the model name as settings give it.
+        checksum: the model files' checksum, recorded in index manifests.
+        folder: the model folder (its ``tokenizer.json`` is used by the chunker).
+        dimension: vector size.
+    """
+
+    name: str = ""
+    checksum: str = ""
+    folder: Path | None = None
+    dimension: int = 0
+    backend: str = ""
+
+    def __init__(self, config: EmbedderConfig) -> None:
+        self.config = config
+
+    @abstractmethod
+    def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        """Embed one batch; return an array of shape ``(len(texts), dimension)``."""
+
+    def embed(self, texts: Sequence[str], kind: Kind = "passage", progress: bool = False) -> np.ndarray:
+        """Embed any number of texts in batches; rows are L2-normalized float32.
+
+        Example:
+            >>> vectors = embedder.embed(["what is bm25?"], kind="query")  # doctest: +SKIP
+        """
+        prefix = self.config.query_prefix if kind == "query" else self.config.passage_prefix
+        texts = [prefix + t for t in texts]
+        size = self.config.batch_size
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        # sorting by length keeps padding small; results go back to input order
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        bar = None
+        if progress and len(texts) > size:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="chunk")
+        for start in range(0, len(texts), size):
+            idx = order[start : start + size]
+            vectors = np.asarray(self.embed_batch([texts[i] for i in idx], kind), dtype=np.float32)
+            out[idx] = vectors
+            if bar is not None:
+                bar.update(len(idx))
+        if bar is not None:
+            bar.close()
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        np.divide(out, norms, out=out, where=norms > 0)
+        return out
+
+
+_REGISTRY: dict[str, Callable[[EmbedderConfig, Path], Embedder]] = {}
+
+
+def register_embedder(name: str) -> Callable[[Callable[[EmbedderConfig, Path], Embedder]], Callable[[EmbedderConfig, Path], Embedder]]:
+    """Register a backend factory under ``name`` (the value of ``embedder.backend``)."""
+
+    def wrap(factory: Callable[[EmbedderConfig, Path], Embedder]) -> Callable[[EmbedderConfig, Path], Embedder]:
+        _REGISTRY[name] = factory
+        return factory
+
+    return wrap
+
+
+def _load_backends() -> None:
+    # importing the modules registers them; none imports its heavy library at module import
+    from local_rag.embed import bge, onnx, st  # noqa: F401
+
+
+def load_embedder(config: EmbedderConfig, models_dir: str | Path) -> Embedder:
+    """Build the embedder that ``config`` names; its model must be in ``models/`` (or be a folder path).
+
+    Raises:
+        SettingsError: unknown backend (the message lists the registered ones).
+        ModelError: the model is missing or incomplete.
+        MissingDependencyError: the backend's extra is not installed.
+    """
+    _load_backends()
+    if config.backend not in _REGISTRY:
+        raise SettingsError(f"unknown embedder backend {config.backend!r}; valid: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[config.backend](config, Path(models_dir))

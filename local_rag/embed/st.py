@@ -1,0 +1,61 @@
+"""sentence-transformers backend (any local SentenceTransformer folder, e.g. all-MiniLM-L6-v2)."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+
+from local_rag._optional import require
+from local_rag.device import cpu_has_amx, enforce_offline, torch_device
+from local_rag.embed.base import Embedder, Kind, register_embedder
+from local_rag.modelstore import resolve_model
+from local_rag.settings import EmbedderConfig
+
+
+class SentenceTransformerEmbedder(Embedder):
+    backend = "sentence-transformers"
+
+    def __init__(self, config: EmbedderConfig, models_dir: Path) -> None:
+        super().__init__(config)
+        enforce_offline()
+        self.folder, self.checksum = resolve_model(config.model, models_dir, role="embedder")
+        self.name = config.model
+        st = require("sentence_transformers", "the sentence-transformers embedder")
+        self._torch = require("torch", "the sentence-transformers embedder")
+        self.device = torch_device(config.device)
+        self.model = st.SentenceTransformer(str(self.folder), device=self.device, local_files_only=True)
+        if config.max_length:
+            self.model.max_seq_length = config.max_length
+        dtype = config.dtype
+        if dtype == "auto":
+            dtype = "fp16" if self.device == "cuda" else ("bf16" if cpu_has_amx() else "fp32")
+        if dtype == "fp16":
+            self.model.half()
+        self._autocast_bf16 = dtype == "bf16"
+        self.dtype = dtype
+        self.dimension = int(self.model.get_embedding_dimension() or 0)
+
+    def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        torch = self._torch
+        ctx = (
+            torch.autocast(device_type=self.device, dtype=torch.bfloat16)
+            if self._autocast_bf16
+            else contextlib.nullcontext()
+        )
+        with torch.inference_mode(), ctx:
+            vectors = self.model.encode(
+                texts,
+                batch_size=len(texts),
+                convert_to_numpy=False,
+                convert_to_tensor=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
+        return vectors.float().cpu().numpy()
+
+
+@register_embedder("sentence-transformers")
+def _factory(config: EmbedderConfig, models_dir: Path) -> Embedder:
+    return SentenceTransformerEmbedder(config, models_dir)

@@ -1,0 +1,3 @@
+"""MTRAG evaluation: task files, official metrics, Task A runs."""
+
+from __future__ import annotations

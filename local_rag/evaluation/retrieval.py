@@ -1,0 +1,170 @@
+"""Task A: run retrieval over MTRAG tasks, write runs in the official shape, score them.
+
+The official run shape is one JSON object per task: ``task_id``, ``Collection`` and ``contexts`` (at most 10
+``{"document_id", "score"}``, best first).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local_rag.errors import BadInputError
+from local_rag.evaluation.metrics import mean_metrics, score_run, weighted_average
+from local_rag.evaluation.mtrag import (
+    COLLECTIONS,
+    POOL3,
+    TASK_FILE_MODES,
+    load_generation_tasks,
+    load_retrieval_tasks,
+    parse_conversation,
+    task_domain,
+)
+from local_rag.records import Conversation, Hit, Query
+from local_rag.sysinfo import peak_rss_mb
+
+MAX_CONTEXTS = 10
+
+
+@dataclass
+class EvalItem:
+    """One query to run: its id, domain, texts per file-backed mode and, when known, the conversation."""
+
+    id: str
+    domain: str
+    given: dict[str, str] = field(default_factory=dict)
+    conversation: Conversation | None = None
+
+
+# extra query texts per mode for an item (e.g. the LLM rewrite): wired in by the LLM stages
+QueryProvider = Callable[[EvalItem], dict[str, list[str]]]
+
+
+def items_from_task_files(root: str | Path, domain: str, modes: Sequence[str]) -> tuple[list[EvalItem], dict[str, dict[str, int]]]:
+    file_modes = [m for m in modes if m in TASK_FILE_MODES] or ["lastturn"]
+    tasks = load_retrieval_tasks(root, domain, file_modes)
+    items = []
+    for qid in tasks.ids:
+        given = {m: tasks.queries[m][qid] for m in file_modes if qid in tasks.queries[m]}
+        items.append(EvalItem(qid, domain, given))
+    return items, tasks.qrels
+
+
+def items_from_generation_tasks(path: str | Path, domain: str) -> tuple[list[EvalItem], dict[str, dict[str, int]]]:
+    """Items and qrels (gold ``contexts``) of the generation tasks of one domain."""
+    items, qrels = [], {}
+    for task in load_generation_tasks(path):
+        if task_domain(task) != domain:
+            continue
+        conversation = parse_conversation(task["input"], where=f"task {task['task_id']}")
+        item = EvalItem(str(task["task_id"]), domain, {}, conversation)
+        item.given["lastturn"] = conversation.last_user_turn
+        item.given["questions"] = "\n".join(conversation.user_turns)
+        items.append(item)
+        gold = {c["document_id"]: 1 for c in task.get("contexts", []) if c.get("document_id")}
+        if gold:
+            qrels[item.id] = gold
+    return items, qrels
+
+
+def queries_for(item: EvalItem, modes: Sequence[str], provider: QueryProvider | None) -> list[Query]:
+    extra = provider(item) if provider is not None else {}
+    out = []
+    for mode in modes:
+        if mode in extra:
+            out.extend(Query(text, mode) for text in extra[mode] if text.strip())
+        elif mode in item.given:
+            out.append(Query(item.given[mode], mode))
+        else:
+            raise BadInputError(f"query mode {mode!r} is not available for {item.id}")
+    return out or [Query(item.given.get("lastturn", ""), "lastturn")]
+
+
+def official_record(item: EvalItem, hits: Sequence[Hit]) -> dict[str, Any]:
+    return {
+        "task_id": item.id,
+        "Collection": COLLECTIONS.get(item.domain, item.domain),
+        "contexts": [{"document_id": h.passage_id, "score": round(float(h.score), 6)} for h in hits[:MAX_CONTEXTS]],
+    }
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q
+    lo, hi = int(pos), min(int(pos) + 1, len(ordered) - 1)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+def run_domain(
+    search: Callable[[list[Query]], list[Hit]],
+    items: Sequence[EvalItem],
+    qrels: dict[str, dict[str, int]],
+    modes: Sequence[str],
+    out_file: Path | None,
+    provider: QueryProvider | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Retrieve for every item (one at a time, timed), write the official run, return means and latencies."""
+    run: dict[str, dict[str, float]] = {}
+    latencies = []
+    records = []
+    iterator: Any = items
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(items, desc=f"retrieval {items[0].domain if items else ''}", unit="query")
+    for item in iterator:
+        queries = queries_for(item, modes, provider)
+        started = time.perf_counter()
+        hits = search(queries)
+        latencies.append(time.perf_counter() - started)
+        run[item.id] = {h.passage_id: float(h.score) for h in hits[:MAX_CONTEXTS]}
+        records.append(official_record(item, hits))
+    if out_file is not None:
+        out_file.parent.mkdir(parents=True, exist_ok=True)
+        with out_file.open("w", encoding="utf-8") as fh:
+            for record in records:
+                fh.write(json.dumps(record) + "\n")
+    judged = {q: qrels[q] for q in run if q in qrels}
+    means = mean_metrics(score_run(run, judged))
+    return {
+        "metrics": means,
+        "latency_ms": {
+            "p50": round(1000 * percentile(latencies, 0.5), 2),
+            "p95": round(1000 * percentile(latencies, 0.95), 2),
+            "mean": round(1000 * statistics.fmean(latencies), 2) if latencies else 0.0,
+        },
+    }
+
+
+def summarize(per_domain: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    metrics = {d: r["metrics"] for d, r in per_domain.items() if r["metrics"]}
+    summary: dict[str, Any] = {"domains": per_domain}
+    pool3 = {d: m for d, m in metrics.items() if d in POOL3}
+    if pool3:
+        summary["pool-3"] = weighted_average(pool3)
+    if len(metrics) > 1:
+        summary["all"] = weighted_average(metrics)
+    summary["peak_rss_mb"] = round(peak_rss_mb(), 1)
+    return summary
+
+
+def markdown_table(summary: dict[str, Any], title: str = "") -> str:
+    cols = ["ndcg_cut_1", "ndcg_cut_3", "ndcg_cut_5", "ndcg_cut_10", "recall_1", "recall_3", "recall_5", "recall_10"]
+    head = "| set | queries | " + " | ".join(c.replace("_cut", "").replace("_", "@") for c in cols) + " | p50 ms | p95 ms |"
+    lines = [f"### {title}" if title else "", head, "|" + "---|" * (len(cols) + 4)]
+    rows = [(d, r["metrics"], r.get("latency_ms", {})) for d, r in summary["domains"].items()]
+    rows += [(k, summary[k], {}) for k in ("pool-3", "all") if k in summary]
+    for name, metrics, lat in rows:
+        if not metrics:
+            continue
+        vals = " | ".join(f"{metrics[c]:.4f}" for c in cols)
+        lines.append(f"| {name} | {int(metrics['queries'])} | {vals} | {lat.get('p50', '')} | {lat.get('p95', '')} |")
+    return "\n".join(line for line in lines if line is not None) + "\n"

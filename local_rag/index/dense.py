@@ -1,0 +1,95 @@
+"""FAISS inner-product index over L2-normalized vectors; GPU when faiss-gpu is installed and a GPU is visible.
+
+The vectors themselves are kept beside the index (``vectors.f16.npy``) so that adding or removing documents, or
+switching the FAISS factory, never re-embeds the rest of the corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+
+from local_rag._optional import require
+from local_rag.device import faiss_gpu_count
+from local_rag.errors import IndexError_
+from local_rag.settings import DenseConfig
+
+INDEX_FILE = "faiss.index"
+VECTORS_FILE = "vectors.f16.npy"
+
+
+class DenseIndex:
+    """Row ``i`` of the FAISS index is chunk ``i`` of the index folder."""
+
+    def __init__(self, index: object, vectors: np.ndarray, config: DenseConfig) -> None:
+        self.index = index
+        self.vectors = vectors
+        self.config = config
+        self.on_gpu = False
+
+    @property
+    def size(self) -> int:
+        return int(self.vectors.shape[0])
+
+    @property
+    def dimension(self) -> int:
+        return int(self.vectors.shape[1])
+
+    @classmethod
+    def build(cls, vectors: np.ndarray, config: DenseConfig) -> DenseIndex:
+        faiss = require("faiss", "dense retrieval")
+        # vectors are stored as float16; index the same rounded values so a rebuild from storage is identical
+        stored = np.asarray(vectors, dtype=np.float16)
+        vectors = np.ascontiguousarray(stored, dtype=np.float32)
+        factory = config.factory
+        match = re.match(r"IVF(\d+)", factory)
+        if match and int(match.group(1)) * 39 > len(vectors):
+            # FAISS wants ~39 training points per list; a small corpus gets fewer lists rather than a bad index
+            lists = max(1, len(vectors) // 39)
+            factory = factory.replace(match.group(0), f"IVF{lists}", 1)
+        index = faiss.index_factory(vectors.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
+        if not index.is_trained:
+            index.train(vectors)
+        index.add(vectors)
+        return cls(index, stored, config)
+
+    def save(self, folder: Path) -> None:
+        faiss = require("faiss", "dense retrieval")
+        faiss.write_index(self.index, str(folder / INDEX_FILE))
+        np.save(folder / VECTORS_FILE, self.vectors, allow_pickle=False)
+
+    @classmethod
+    def load(cls, folder: Path, config: DenseConfig) -> DenseIndex:
+        faiss = require("faiss", "dense retrieval")
+        try:
+            index = faiss.read_index(str(folder / INDEX_FILE))
+            vectors = np.load(folder / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
+        except (RuntimeError, ValueError, OSError) as exc:
+            raise IndexError_(f"dense index in {folder} is unreadable ({exc}); rebuild it with `local-rag index build`") from exc
+        if index.ntotal != vectors.shape[0]:
+            raise IndexError_(f"dense index in {folder} holds {index.ntotal} vectors but {vectors.shape[0]} are stored; rebuild it")
+        dense = cls(index, vectors, config)
+        dense._tune()
+        return dense
+
+    def _tune(self) -> None:
+        faiss = require("faiss", "dense retrieval")
+        ivf = faiss.try_extract_index_ivf(self.index) if hasattr(faiss, "try_extract_index_ivf") else None
+        if ivf is not None:
+            ivf.nprobe = self.config.nprobe
+        hnsw = getattr(self.index, "hnsw", None)
+        if hnsw is not None:
+            hnsw.efSearch = self.config.ef_search
+        want_gpu = self.config.use_gpu == "yes" or (self.config.use_gpu == "auto" and faiss_gpu_count() > 0)
+        if want_gpu and faiss_gpu_count() > 0:
+            self._resources = faiss.StandardGpuResources()
+            self.index = faiss.index_cpu_to_gpu(self._resources, 0, self.index)
+            self.on_gpu = True
+
+    def search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` rows and inner products per query (rows ``-1`` where the index has fewer)."""
+        k = min(k, self.size)
+        scores, rows = self.index.search(np.ascontiguousarray(query_vectors, dtype=np.float32), k)  # type: ignore[attr-defined]
+        return rows.astype(np.int64), scores.astype(np.float32)

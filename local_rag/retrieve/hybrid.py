@@ -1,0 +1,81 @@
+"""Hybrid retrieval: every retriever x every query variant, fused into one ranked list per turn."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from local_rag.embed.base import Embedder
+from local_rag.index.folder import IndexFolder
+from local_rag.records import Hit, Query
+from local_rag.retrieve.fusion import fuse
+from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, Retriever
+from local_rag.settings import Settings
+
+
+class HybridRetriever:
+    """Runs the retrievers that settings name over all query variants and fuses the lists.
+
+    ``last_timings`` holds the seconds spent per retriever (and in fusion) by the last call.
+
+    Example:
+        >>> hybrid = HybridRetriever(folder, settings, embedder)  # doctest: +SKIP
+        >>> hits = hybrid.search([Query("what is rrf?")])  # doctest: +SKIP
+    """
+
+    def __init__(self, folder: IndexFolder, settings: Settings, embedder: Embedder | None = None) -> None:
+        self.settings = settings
+        self.retrievers: dict[str, Retriever] = {}
+        for name in settings.retrieval.retrievers:
+            if name == "bm25" and folder.sparse is not None:
+                self.retrievers[name] = BM25Retriever(folder)
+            elif name == "dense" and folder.dense is not None and embedder is not None:
+                self.retrievers[name] = DenseRetriever(folder, embedder)
+        if not self.retrievers:
+            from local_rag.errors import SettingsError
+
+            raise SettingsError(
+                f"no retriever can run: settings name {settings.retrieval.retrievers}, the index has "
+                f"{'sparse ' if folder.sparse else ''}{'dense' if folder.dense else ''}"
+            )
+        self.last_timings: dict[str, float] = {}
+
+    def lists(self, batch: Sequence[Sequence[Query]], depth: int) -> list[dict[str, list[Hit]]]:
+        """Per turn, the ranked list of every ``retriever:mode`` (several texts of one mode get ``mode#i`` keys)."""
+        out: list[dict[str, list[Hit]]] = [{} for _ in batch]
+        self.last_timings = {}
+        for name, retriever in self.retrievers.items():
+            flat = [(i, q) for i, queries in enumerate(batch) for q in queries]
+            started = time.perf_counter()
+            results = retriever.search([q.text for _, q in flat], k=depth)
+            self.last_timings[name] = time.perf_counter() - started
+            seen: dict[tuple[int, str], int] = {}
+            for (i, query), hits in zip(flat, results, strict=True):
+                n = seen.get((i, query.mode), 0)
+                seen[(i, query.mode)] = n + 1
+                key = f"{name}:{query.mode}" if n == 0 else f"{name}:{query.mode}#{n}"
+                out[i][key] = hits
+        return out
+
+    def search_batch(self, batch: Sequence[Sequence[Query]], top_k: int | None = None) -> list[list[Hit]]:
+        """Fused hits for each turn's query variants; equal to calling `search` on each turn."""
+        cfg = self.settings
+        top_k = top_k or cfg.retrieval.top_k
+        per_turn = self.lists(batch, cfg.retrieval.candidates)
+        started = time.perf_counter()
+        fused = []
+        for queries, lists in zip(batch, per_turn, strict=True):
+            weights = dict(cfg.fusion.weights)
+            for q in queries:
+                # a query's own weight applies to its mode unless settings weight that mode explicitly
+                weights.setdefault(q.mode, q.weight)
+            if len(lists) == 1:
+                only = next(iter(lists.values()))[:top_k]
+                fused.append([Hit(**{**h.to_json(), "scores": {next(iter(lists)): h.score}}) for h in only])
+            else:
+                fused.append(fuse(lists, cfg.fusion.method, cfg.fusion.k, weights, top_k))
+        self.last_timings["fusion"] = time.perf_counter() - started
+        return fused
+
+    def search(self, queries: Sequence[Query], top_k: int | None = None) -> list[Hit]:
+        return self.search_batch([queries], top_k)[0]

@@ -1,0 +1,249 @@
+"""The one typed settings model: the single source of defaults.
+
+Values come, lowest precedence first, from: the field defaults below, a named profile
+(``local_rag/profiles/<name>.yaml``), a settings file (``--config``), environment variables
+(``LOCAL_RAG_<FIELD>``, nested with ``__``, e.g. ``LOCAL_RAG_CHUNKER__SIZE=512``) and command-line flags.
+Unknown keys are refused everywhere.
+
+Example:
+    >>> s = load_settings("cpu-test", overrides={"chunker": {"size": 512, "overlap": 100}})
+    >>> (s.chunker.size, s.chunker.overlap)
+    (512, 100)
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
+
+from local_rag.errors import SettingsError
+
+DEFAULT_PROFILE = "cpu-test"
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ChunkerConfig(_Config):
+    """Re-chunking of passages into token windows of the embedding model's tokenizer."""
+
+    size: int = Field(384, ge=2, description="tokens per chunk")
+    overlap: int = Field(64, ge=0, description="tokens shared by consecutive chunks")
+    tokenizer: str = Field("", description="tokenizer model name or folder; empty = the embedder's model")
+
+    @model_validator(mode="after")
+    def _overlap_below_size(self) -> ChunkerConfig:
+        if self.overlap >= self.size:
+            raise ValueError(f"chunker.overlap ({self.overlap}) must be smaller than chunker.size ({self.size})")
+        return self
+
+
+class SparseConfig(_Config):
+    """bm25s index parameters."""
+
+    enabled: bool = True
+    method: Literal["lucene", "robertson", "atire", "bm25l", "bm25+"] = "lucene"
+    k1: float = 1.5
+    b: float = 0.75
+    stemmer: str = Field("english", description="PyStemmer language; empty disables stemming")
+    stopwords: str = Field("en", description="bm25s stopword list; empty disables stopwords")
+
+
+class EmbedderConfig(_Config):
+    """Dense embedding model."""
+
+    backend: Literal["sentence-transformers", "bge-m3", "onnx"] = "sentence-transformers"
+    model: str = Field("all-MiniLM-L6-v2", description="a name in models/manifest.json or a folder path")
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    dtype: Literal["auto", "fp32", "fp16", "bf16"] = Field(
+        "auto", description="auto: fp16 on GPU; on CPU bf16 autocast where AMX exists, else fp32"
+    )
+    batch_size: int = Field(32, ge=1)
+    max_length: int = Field(0, ge=0, description="tokens per text; 0 = the model's own limit")
+    query_prefix: str = ""
+    passage_prefix: str = ""
+    bge_sparse: bool = Field(False, description="BGE-M3: also keep the learned sparse (lexical) weights")
+
+
+class DenseConfig(_Config):
+    """FAISS index over normalized vectors (inner product = cosine)."""
+
+    enabled: bool = True
+    factory: str = Field("Flat", description="FAISS index factory string: Flat, HNSW32, IVF1024,Flat ...")
+    nprobe: int = Field(16, ge=1, description="IVF lists probed per query")
+    ef_search: int = Field(128, ge=1, description="HNSW search depth")
+    use_gpu: Literal["auto", "yes", "no"] = "auto"
+
+
+class FusionConfig(_Config):
+    """How ranked lists from several retrievers and query variants are merged."""
+
+    method: Literal["rrf", "max"] = "rrf"
+    k: int = Field(60, ge=1, description="RRF constant")
+    weights: dict[str, float] = Field(
+        default_factory=dict,
+        description="per-list weights keyed 'retriever:mode' (e.g. 'bm25:lastturn'), 'retriever' or 'mode'; default 1",
+    )
+
+
+class RetrievalConfig(_Config):
+    """What is retrieved per turn."""
+
+    retrievers: list[Literal["bm25", "dense"]] = Field(default_factory=lambda: ["bm25", "dense"])
+    query_modes: list[str] = Field(default_factory=lambda: ["lastturn"])
+    candidates: int = Field(100, ge=1, description="hits taken from each list before fusion")
+    top_k: int = Field(10, ge=1, description="hits returned after fusion")
+
+
+class LLMConfig(_Config):
+    """The local GGUF LLM (llama.cpp)."""
+
+    model: str = Field("smollm2-135m-instruct", description="a name in models/manifest.json or a .gguf path")
+    n_ctx: int = Field(4096, ge=256)
+    n_gpu_layers: int = Field(-1, description="-1 = all layers on the GPU when the build and free VRAM allow")
+    n_threads: int = Field(0, ge=0, description="0 = pick for this machine")
+    n_threads_batch: int = Field(0, ge=0, description="0 = pick for this machine")
+    n_batch: int = Field(512, ge=1)
+    temperature: float = Field(0.0, ge=0.0)
+    seed: int = 0
+    max_tokens: int = Field(512, ge=1)
+
+
+class RewriteConfig(_Config):
+    """LLM query rewriting of the last turn (`local_rag.llm.rewrite`)."""
+
+    modes: list[str] = Field(
+        default_factory=lambda: ["rewrite"], description="rewrite | keywords | multi | hyde (see `local_rag.llm.stages`)"
+    )
+    n_queries: int = Field(3, ge=1, le=5, description="queries written by the 'multi' mode")
+    history_tokens: int = Field(1024, ge=64, description="token budget for the conversation shown to the LLM")
+    agent_tokens: int = Field(96, ge=0, description="agent turns are cut to this many tokens first (0 = no cap)")
+
+
+class LLMRerankConfig(_Config):
+    """Listwise LLM reranking with a sliding window (`local_rag.llm.rerank`)."""
+
+    candidates: int = Field(20, ge=2, description="top fused hits that are reranked; the rest keep their order")
+    window: int = Field(10, ge=2, le=20, description="passages per LLM call")
+    step: int = Field(5, ge=1, description="how far the window moves (from the bottom up)")
+    passage_tokens: int = Field(96, ge=16, description="each passage is cut to this many tokens")
+    shuffle: bool = Field(True, description="present a window's passages in a seeded random order")
+
+    @model_validator(mode="after")
+    def _step_below_window(self) -> LLMRerankConfig:
+        if self.step >= self.window:
+            raise ValueError(f"llm_rerank.step ({self.step}) must be smaller than llm_rerank.window ({self.window})")
+        return self
+
+
+class JudgeConfig(_Config):
+    """LLM relevance judging, 0/1/2 per passage (`local_rag.llm.judge`)."""
+
+    candidates: int = Field(10, ge=1, description="top hits that are judged; the rest follow unjudged")
+    batch_size: int = Field(5, ge=1, le=20, description="passages per LLM call")
+    passage_tokens: int = Field(96, ge=16)
+    min_score: int = Field(1, ge=0, le=2, description="judged hits below this score are dropped")
+
+
+class Settings(BaseSettings):
+    """All of local-rag's settings. See the module docstring for where values come from."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="LOCAL_RAG_", env_nested_delimiter="__", extra="forbid", validate_default=True
+    )
+
+    profile: str = DEFAULT_PROFILE
+    models_dir: Path = Path("models")
+    indexes_dir: Path = Path("indexes")
+    index: str = Field("default", description="index name under indexes_dir")
+    offline: bool = Field(True, description="forbid hub libraries from touching the network")
+    chunker: ChunkerConfig = Field(default_factory=ChunkerConfig)
+    sparse: SparseConfig = Field(default_factory=SparseConfig)
+    embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
+    dense: DenseConfig = Field(default_factory=DenseConfig)
+    fusion: FusionConfig = Field(default_factory=FusionConfig)
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
+    llm_rerank: LLMRerankConfig = Field(default_factory=LLMRerankConfig)
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+
+    @property
+    def index_dir(self) -> Path:
+        return self.indexes_dir / self.index
+
+
+def list_profiles() -> list[str]:
+    """Names of the bundled profiles."""
+    folder = resources.files("local_rag") / "profiles"
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def read_profile(name: str) -> dict[str, Any]:
+    """The raw dict of a bundled profile; `SettingsError` listing the valid names if unknown."""
+    names = list_profiles()
+    if name not in names:
+        raise SettingsError(f"unknown profile {name!r}; valid profiles: {', '.join(names)}")
+    text = (resources.files("local_rag") / "profiles" / f"{name}.yaml").read_text(encoding="utf-8")
+    return yaml.safe_load(text) or {}
+
+
+def _read_file(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError as exc:
+        raise SettingsError(f"settings file not found: {path}") from exc
+    except yaml.YAMLError as exc:
+        raise SettingsError(f"settings file {path} is not valid YAML/JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise SettingsError(f"settings file {path} must hold a mapping, not {type(data).__name__}")
+    return data
+
+
+def deep_merge(*layers: dict[str, Any]) -> dict[str, Any]:
+    """Merge dicts left to right; nested dicts merge, everything else is replaced."""
+    out: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, dict) and isinstance(out.get(key), dict):
+                out[key] = deep_merge(out[key], value)
+            else:
+                out[key] = value
+    return out
+
+
+def _env_values() -> dict[str, Any]:
+    return EnvSettingsSource(Settings)()
+
+
+def load_settings(
+    profile: str | None = None,
+    config_file: str | Path | None = None,
+    overrides: dict[str, Any] | None = None,
+) -> Settings:
+    """Build `Settings` from profile, file, environment and overrides (highest precedence last).
+
+    Raises:
+        SettingsError: unknown profile, unreadable file, unknown keys or invalid values.
+    """
+    env = _env_values()
+    overrides = overrides or {}
+    name = overrides.get("profile") or env.get("profile") or profile or os.environ.get("LOCAL_RAG_PROFILE") or DEFAULT_PROFILE
+    file_values = _read_file(Path(config_file)) if config_file else {}
+    if not overrides.get("profile") and not env.get("profile") and not profile and file_values.get("profile"):
+        name = file_values["profile"]
+    merged = deep_merge(read_profile(name), file_values, env, overrides, {"profile": name})
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise SettingsError(f"invalid settings: {problems}") from exc

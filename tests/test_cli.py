@@ -1,0 +1,110 @@
+"""The CLI as a user runs it: exit codes, one-line errors (never a traceback), --json output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import CORPUS, MODELS, ROOT, needs_minilm, write_jsonl
+
+
+def run(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, "LOCAL_RAG_MODELS_DIR": str(MODELS), "LOCAL_RAG_INDEXES_DIR": str(cwd / "indexes"), **(env or {})}
+    full_env.pop("LOCAL_RAG_DEBUG", None)
+    return subprocess.run(
+        [sys.executable, "-m", "local_rag", *args], cwd=cwd, env=full_env, capture_output=True, text=True, input=stdin, timeout=600
+    )
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], code: int, pattern: str) -> None:
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert pattern in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("error: ")
+
+
+def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(CORPUS[0]) + "\n{oops\n")
+    assert_clean_error(run("index", "build", str(bad), "--sparse-only", cwd=tmp_path), 2, "bad.jsonl:2: not valid JSON")
+    assert_clean_error(run("index", "build", str(tmp_path / "missing.jsonl"), "--sparse-only", cwd=tmp_path), 2, "corpus not found")
+    dup = write_jsonl(tmp_path / "dup.jsonl", [CORPUS[0], CORPUS[0]])
+    assert_clean_error(run("index", "build", str(dup), "--sparse-only", cwd=tmp_path), 2, "duplicate passage id")
+    assert not (tmp_path / "indexes" / "default").exists()
+    ok = run("index", "build", str(bad), "--sparse-only", "--skip-bad", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "skipped 1" in ok.stdout
+
+
+def test_bad_settings_and_missing_index(tmp_path: Path):
+    assert_clean_error(run("search", "x", "--profile", "nope", cwd=tmp_path), 6, "unknown profile 'nope'")
+    assert_clean_error(run("search", "x", "--retriever", "bm25", cwd=tmp_path), 3, "no index at")
+    assert_clean_error(run("search", cwd=tmp_path), 2, "give either a QUESTION or --conversation")
+    assert_clean_error(run("index", "info", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "abc"}), 6, "chunker.size")
+
+
+def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert run("index", "build", str(corpus), "--sparse-only", "--index", "s", cwd=tmp_path).returncode == 0
+    info = json.loads(run("index", "info", "--index", "s", "--json", cwd=tmp_path).stdout)
+    assert info["passages"] == len(CORPUS) and info["dense"] is None
+    result = run("search", "bm25 ranking function", "--index", "s", "--retriever", "bm25", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["hits"][0]["passage_id"] == "d3-0" and data["queries"][0]["mode"] == "lastturn"
+    assert {"passage_id", "title", "score", "scores", "rank", "text"} <= set(data["hits"][0])
+    conv = tmp_path / "conv.json"
+    conv.write_text(json.dumps([{"speaker": "user", "text": "tell me about cats"}, {"speaker": "agent", "text": "ok"},
+                                {"speaker": "user", "text": "how long do they sleep"}]))
+    result = run("search", "--conversation", str(conv), "--mode", "lastturn,questions", "--index", "s", "--retriever", "bm25", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hits"][0]["passage_id"] == "d1-1"
+    conv.write_text('[{"speaker": "robot", "text": "hi"}]')
+    assert_clean_error(run("search", "--conversation", str(conv), "--index", "s", cwd=tmp_path), 2, "unknown speaker 'robot'")
+    assert run("index", "remove", "d3-0", "--index", "s", cwd=tmp_path).returncode == 0
+    assert run("index", "verify", "--index", "s", cwd=tmp_path).returncode == 0
+    (tmp_path / "indexes" / "s" / "chunks.jsonl").write_text("garbage\n")
+    assert_clean_error(run("index", "verify", "--index", "s", cwd=tmp_path), 3, "problem")
+
+
+@needs_minilm
+def test_index_built_with_another_model_is_refused(tmp_path: Path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert run("index", "build", str(corpus), "--index", "h", cwd=tmp_path).returncode == 0
+    result = run("search", "cats", "--index", "h", cwd=tmp_path, env={"LOCAL_RAG_EMBEDDER__MODEL": "bge-m3", "LOCAL_RAG_EMBEDDER__BACKEND": "bge-m3"})
+    assert result.returncode in (3, 4)  # the model is missing (4) or the index mismatches (3): both one line
+    assert "Traceback" not in result.stderr and result.stderr.startswith("error: ")
+    result = run("search", "cats", "--index", "h", "--profile", "cpu-test", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "128"})
+    assert_clean_error(result, 3, "rebuild it with `local-rag index build")
+
+
+def test_eval_retrieval_on_a_small_mtrag_shaped_task(tmp_path: Path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert run("index", "build", str(corpus), "--sparse-only", "--index", "mtrag-toy", cwd=tmp_path).returncode == 0
+    tasks = tmp_path / "tasks" / "toy"
+    (tasks / "qrels").mkdir(parents=True)
+    write_jsonl(tasks / "toy_lastturn.jsonl", [{"_id": "c1<::>1", "text": "|user|: what is bm25"}, {"_id": "c2<::>1", "text": "|user|: tell me about dogs"}])
+    (tasks / "qrels" / "dev.tsv").write_text("query-id\tcorpus-id\tscore\nc1<::>1\td3-0\t1\nc2<::>1\td2-0\t1\nc2<::>1\td9-9\t1\n")
+    out = tmp_path / "out"
+    result = run("eval", "retrieval", "--tasks-root", str(tmp_path / "tasks"), "--domains", "toy", "--retriever", "bm25", "--out", str(out), "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    scores = json.loads((out / "scores.json").read_text())
+    metrics = scores["domains"]["toy"]["metrics"]
+    assert metrics["queries"] == 2 and metrics["recall_10"] == pytest.approx(0.75) and metrics["ndcg_cut_1"] == pytest.approx(1.0)
+    run_lines = [json.loads(line) for line in (out / "run-toy.jsonl").read_text().splitlines()]
+    assert run_lines[0]["task_id"] == "c1<::>1" and run_lines[0]["Collection"] == "toy"
+    assert 0 < len(run_lines[0]["contexts"]) <= 10 and set(run_lines[0]["contexts"][0]) == {"document_id", "score"}
+    assert "| toy | 2 |" in (out / "scores.md").read_text()
+
+
+def test_doctor_json(tmp_path: Path):
+    result = run("doctor", "--json", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert {"python", "packages", "gpus", "faiss", "models", "onnxruntime_providers", "llama_cpp"} <= set(report)
+    assert "cpu-test" in report["profiles"]

@@ -1,0 +1,66 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from local_rag.errors import SettingsError
+from local_rag.settings import ChunkerConfig, list_profiles, load_settings
+
+
+def test_profiles_load_and_name_models():
+    assert {"cpu-test", "cpu-qwen", "gpu-8gb", "gpu-24gb"} <= set(list_profiles())
+    gpu = load_settings("gpu-8gb")
+    assert gpu.embedder.backend == "bge-m3" and gpu.embedder.model == "bge-m3"
+    assert "qwen2.5-7b" in gpu.llm.model
+    assert load_settings("gpu-24gb").llm.model.startswith("qwen2.5-14b")
+    assert load_settings("cpu-test").embedder.model == "all-MiniLM-L6-v2"
+
+
+def test_default_chunker_is_the_design_card():
+    assert (ChunkerConfig().size, ChunkerConfig().overlap) == (384, 64)
+
+
+def test_unknown_profile_lists_valid_ones():
+    with pytest.raises(SettingsError, match="valid profiles: .*cpu-test"):
+        load_settings("no-such-profile")
+
+
+def test_unknown_keys_are_refused(tmp_path: Path):
+    with pytest.raises(SettingsError, match="chunker.sise"):
+        load_settings("cpu-test", overrides={"chunker": {"sise": 3}})
+    bad = tmp_path / "s.yaml"
+    bad.write_text("retrieval:\n  topk: 3\n")
+    with pytest.raises(SettingsError, match="topk"):
+        load_settings(config_file=bad)
+
+
+def test_overlap_must_be_below_size():
+    with pytest.raises(SettingsError, match="overlap"):
+        load_settings(overrides={"chunker": {"size": 64, "overlap": 64}})
+
+
+def test_precedence_profile_file_env_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("chunker:\n  size: 300\n  overlap: 10\nretrieval:\n  top_k: 7\n")
+    s = load_settings("cpu-test", cfg)
+    assert (s.chunker.size, s.chunker.overlap, s.retrieval.top_k) == (300, 10, 7)
+    monkeypatch.setenv("LOCAL_RAG_CHUNKER__SIZE", "200")
+    s = load_settings("cpu-test", cfg)
+    assert (s.chunker.size, s.chunker.overlap) == (200, 10)  # env beats file, file fills the rest
+    s = load_settings("cpu-test", cfg, {"chunker": {"size": 100}})
+    assert s.chunker.size == 100  # flags beat env
+
+
+def test_env_selects_profile(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("LOCAL_RAG_PROFILE", "cpu-qwen")
+    assert load_settings().profile == "cpu-qwen"
+
+
+def test_bad_settings_file(tmp_path: Path):
+    with pytest.raises(SettingsError, match="not found"):
+        load_settings(config_file=tmp_path / "missing.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("- just\n- a list\n")
+    with pytest.raises(SettingsError, match="mapping"):
+        load_settings(config_file=bad)
