@@ -96,7 +96,9 @@ class FusionConfig(_Config):
 class RetrievalConfig(_Config):
     """What is retrieved per turn."""
 
-    retrievers: list[Literal["bm25", "dense"]] = Field(default_factory=lambda: ["bm25", "dense"])
+    retrievers: list[Literal["bm25", "dense", "bge-sparse"]] = Field(
+        default_factory=lambda: ["bm25", "dense"], description="bge-sparse needs a bge-m3 index built with bge_sparse"
+    )
     query_modes: list[str] = Field(default_factory=lambda: ["lastturn"])
     candidates: int = Field(100, ge=1, description="hits taken from each list before fusion")
     top_k: int = Field(10, ge=1, description="hits returned after fusion")

@@ -45,3 +45,30 @@ def test_bge_m3_backend_dense_and_lexical(tmp_path: Path):
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
     weights = embedder.lexical_weights(["a cat purrs"])  # type: ignore[attr-defined]
     assert len(weights) == 1 and all(isinstance(v, float) for v in weights[0].values())
+
+
+@needs_minilm
+def test_learned_sparse_index_build_search_add(tmp_path: Path):
+    pytest.importorskip("FlagEmbedding")
+    from local_rag.embed import load_embedder
+    from local_rag.index import add_documents, build_index, open_index
+    from local_rag.records import Query
+    from local_rag.retrieve import HybridRetriever
+
+    from .conftest import CORPUS, make_settings, write_jsonl
+
+    folder = make_m3_folder(tmp_path / "m3")
+    settings = make_settings(
+        tmp_path,
+        embedder={"backend": "bge-m3", "model": str(folder), "max_length": 128, "bge_sparse": True},
+        chunker={"size": 128, "overlap": 16},
+        retrieval={"retrievers": ["bm25", "dense", "bge-sparse"]},
+    )
+    embedder = load_embedder(settings.embedder, settings.models_dir)
+    build_index(settings, write_jsonl(tmp_path / "a.jsonl", CORPUS[:4]), embedder=embedder, progress=False)
+    add_documents(settings, write_jsonl(tmp_path / "b.jsonl", CORPUS[4:]), embedder=embedder, progress=False)
+    index = open_index(settings, model_checksum=embedder.checksum)
+    assert index.learned is not None and index.learned.size == len(index.chunks)
+    hybrid = HybridRetriever(index, settings, embedder)
+    hits = hybrid.search([Query("reciprocal rank fusion")])
+    assert hits and any(k.startswith("bge-sparse:") for h in hits for k in h.scores)

@@ -18,7 +18,7 @@ def test_windows_cover_with_exact_overlap(n: int, size: int, data: st.DataObject
     for start, end in spans:
         assert 0 <= start < end or n == 0
         assert end - start <= size
-    for (s1, e1), (s2, e2) in zip(spans, spans[1:], strict=False):
+    for (s1, e1), (s2, _e2) in zip(spans, spans[1:], strict=False):
         assert s2 == s1 + size - overlap  # constant stride
         assert e1 - s2 == overlap
     covered = set()

@@ -35,14 +35,16 @@ from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.dense import DenseIndex
+from local_rag.index.learned_sparse import LearnedSparseIndex
 from local_rag.index.manifest import IndexManifest
 from local_rag.index.sparse import SparseIndex
 from local_rag.modelstore import resolve_model
 from local_rag.records import Chunk, Passage
-from local_rag.sysinfo import peak_rss_mb
 from local_rag.settings import Settings
+from local_rag.sysinfo import peak_rss_mb
 
 CHUNKS_FILE = "chunks.jsonl"
+VOCAB_BOUND = 1 << 20  # token ids of any tokenizer we know fit; a CSR matrix does not pay for unused columns
 PASSAGES_FILE = "passages.json"
 
 
@@ -71,6 +73,7 @@ class IndexFolder:
     chunks: list[Chunk]
     sparse: SparseIndex | None
     dense: DenseIndex | None
+    learned: LearnedSparseIndex | None = None
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -105,6 +108,7 @@ def _dense_section(settings: Settings, embedder: Embedder | None) -> dict[str, A
         "normalized": True,
         "passage_prefix": settings.embedder.passage_prefix,
         "faiss_version": faiss.__version__,
+        "learned_sparse": bool(settings.embedder.bge_sparse and hasattr(embedder, "lexical_weights")),
     }
 
 
@@ -114,6 +118,11 @@ def _tokenizer_for(settings: Settings) -> tuple[Tokenizer, str]:
         return load_tokenizer("whitespace"), "whitespace"
     folder, _ = resolve_model(name, settings.models_dir)
     return load_tokenizer(folder, name), name
+
+
+def wants_dense(settings: Settings) -> bool:
+    """Whether the settings query the embedding model (dense vectors or BGE-M3 learned sparse weights)."""
+    return settings.dense.enabled and bool({"dense", "bge-sparse"} & set(settings.retrieval.retrievers))
 
 
 def check_compatible(manifest: IndexManifest, settings: Settings, path: Path, model_checksum: str | None = None) -> None:
@@ -133,7 +142,7 @@ def check_compatible(manifest: IndexManifest, settings: Settings, path: Path, mo
                     f"index {path} has BM25 {key}={manifest.sparse.get(key)!r}, settings say "
                     f"{getattr(settings.sparse, key)!r}: {rebuild}"
                 )
-    if settings.dense.enabled and "dense" in settings.retrieval.retrievers:
+    if wants_dense(settings):
         if manifest.dense is None:
             raise IndexError_(f"index {path} has no dense index: {rebuild}")
         if manifest.dense["model"] != settings.embedder.model or manifest.dense["backend"] != settings.embedder.backend:
@@ -183,11 +192,16 @@ def open_index(settings: Settings, path: Path | None = None, model_checksum: str
             sparse = SparseIndex.load(path / "sparse", settings.sparse, len(chunks))
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
             raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
-    if manifest.dense is not None and settings.dense.enabled and "dense" in settings.retrieval.retrievers:
+    if manifest.dense is not None and wants_dense(settings):
         dense = DenseIndex.load(path / "dense", settings.dense)
         if dense.size != len(chunks):
             raise IndexError_(f"{path}: dense index has {dense.size} rows for {len(chunks)} chunks; rebuild it")
-    return IndexFolder(path, manifest, chunks, sparse, dense)
+    learned = None
+    if manifest.dense is not None and manifest.dense.get("learned_sparse") and "bge-sparse" in settings.retrieval.retrievers:
+        learned = LearnedSparseIndex.load(path / "dense")
+    elif "bge-sparse" in settings.retrieval.retrievers:
+        raise IndexError_(f"index {path} has no learned sparse weights: rebuild it with embedder.bge_sparse=true (bge-m3)")
+    return IndexFolder(path, manifest, chunks, sparse, dense, learned)
 
 
 # ---------------------------------------------------------------- writing
@@ -201,6 +215,7 @@ def _write(
     vectors: np.ndarray | None,
     manifest: IndexManifest,
     progress: bool,
+    lexical: object | None = None,
 ) -> None:
     """Write a complete index into a temporary folder, then swap it in with two renames."""
     final.parent.mkdir(parents=True, exist_ok=True)
@@ -223,6 +238,8 @@ def _write(
             started = time.perf_counter()
             DenseIndex.build(vectors, settings.dense).save(tmp / "dense")
             manifest.stats["faiss_s"] = round(time.perf_counter() - started, 3)
+            if lexical is not None:
+                LearnedSparseIndex(lexical).save(tmp / "dense")
         manifest.stats["peak_rss_mb"] = round(peak_rss_mb(), 1)
         manifest.passages = len(digests)
         manifest.chunks = len(chunks)
@@ -257,6 +274,24 @@ def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool) -> np
     if embedder is None:
         return None
     return embedder.embed([index_text(c) for c in chunks], kind="passage", progress=progress)
+
+
+def _lexical(embedder: Embedder | None, chunks: list[Chunk], settings: Settings) -> object | None:
+    """BGE-M3 learned sparse weights of the chunks as a CSR matrix (a second encoder pass), or None."""
+    if embedder is None or not settings.embedder.bge_sparse or not hasattr(embedder, "lexical_weights"):
+        return None
+    texts = [index_text(c) for c in chunks]
+    size = settings.embedder.batch_size
+    out: list[dict[str, float]] = []
+    for start in range(0, len(texts), size):
+        out.extend(embedder.lexical_weights(texts[start : start + size]))
+    return LearnedSparseIndex.build(out, VOCAB_BOUND).matrix
+
+
+def _stored_lexical(folder: IndexFolder) -> object | None:
+    if folder.manifest.dense is None or not folder.manifest.dense.get("learned_sparse"):
+        return None
+    return LearnedSparseIndex.load(folder.path / "dense").matrix
 
 
 def _read_all(corpus: str | Path, skip_bad: bool) -> tuple[list[Passage], CorpusReport]:
@@ -304,7 +339,8 @@ def build_index(
         skipped=len(report.skipped),
         stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3)},
     )
-    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress)
+    lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
+    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical)
     return manifest
 
 
@@ -349,13 +385,18 @@ def add_documents(
         assert old is not None
         new_vectors = _embed(embedder, new_chunks, progress)
         vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
+    lexical = _stored_lexical(folder)
+    if lexical is not None:
+        from scipy import sparse
+
+        lexical = sparse.vstack([lexical[keep], _lexical(embedder, new_chunks, settings)]).tocsr()  # type: ignore[index]
     for pid in new_ids:
         digests.pop(pid, None)
     digests.update({p.id: passage_digest(p) for p in passages})
     manifest = folder.manifest
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical)
     return manifest
 
 
@@ -375,11 +416,14 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     chunks = [folder.chunks[i] for i in keep]
     old = _stored_vectors(folder)
     vectors = old[keep] if old is not None else None
+    lexical = _stored_lexical(folder)
+    if lexical is not None:
+        lexical = lexical[keep]  # type: ignore[index]
     for pid in removed_passages:
         digests.pop(pid, None)
     manifest = folder.manifest
     manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical)
     return manifest
 
 

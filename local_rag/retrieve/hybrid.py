@@ -9,7 +9,7 @@ from local_rag.embed.base import Embedder
 from local_rag.index.folder import IndexFolder
 from local_rag.records import Hit, Query
 from local_rag.retrieve.fusion import fuse
-from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, Retriever
+from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, LearnedSparseRetriever, Retriever
 from local_rag.settings import Settings
 
 
@@ -31,6 +31,8 @@ class HybridRetriever:
                 self.retrievers[name] = BM25Retriever(folder)
             elif name == "dense" and folder.dense is not None and embedder is not None:
                 self.retrievers[name] = DenseRetriever(folder, embedder)
+            elif name == "bge-sparse" and folder.learned is not None and embedder is not None:
+                self.retrievers[name] = LearnedSparseRetriever(folder, embedder)
         if not self.retrievers:
             from local_rag.errors import SettingsError
 

@@ -110,3 +110,20 @@ class DenseRetriever(Retriever):
             r, s = self.dense.search(vectors[i : i + 1], k)
             rows[i], scores[i] = r[0], s[0]
         return rows, scores
+
+
+class LearnedSparseRetriever(Retriever):
+    """BGE-M3 learned sparse (lexical) weights: query weights . chunk weights."""
+
+    name = "bge-sparse"
+
+    def __init__(self, folder: IndexFolder, embedder: Embedder) -> None:
+        super().__init__(folder)
+        if folder.learned is None or not hasattr(embedder, "lexical_weights"):
+            raise IndexError_(f"index {folder.path} has no learned sparse part, or the embedder cannot make weights")
+        self.learned = folder.learned
+        self.embedder = embedder
+
+    def search_chunks(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        weights = [self.embedder.lexical_weights([q])[0] for q in queries]  # type: ignore[attr-defined]
+        return self.learned.search(weights, k)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from local_rag.embed.base import Embedder
 from local_rag.index.folder import open_index
+from local_rag.index.folder import wants_dense as wants_dense_models
 from local_rag.retrieve.hybrid import HybridRetriever
 from local_rag.settings import Settings
 
@@ -13,7 +14,7 @@ def open_retriever(settings: Settings, embedder: Embedder | None = None) -> Hybr
 
     The embedder is loaded only when a dense retriever is asked for; its model checksum must match the index's.
     """
-    wants_dense = settings.dense.enabled and "dense" in settings.retrieval.retrievers
+    wants_dense = wants_dense_models(settings)
     if wants_dense and embedder is None:
         from local_rag.embed import load_embedder
 

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Build the hybrid (bm25s + FAISS Flat) indexes of the MTRAG pool corpora: indexes/mtrag-<domain>.
+# ~40 min on 2 CPU cores with all-MiniLM-L6-v2 (most of it is embedding ~45k chunks).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MTRAG=${LOCAL_RAG_MTRAG_DIR:-../shared/mtrag}
+PROFILE=${PROFILE:-cpu-test}
+for d in ${DOMAINS:-clapnq cloud fiqa govt}; do
+  .venv/bin/local-rag index build "$MTRAG/corpora/pool/$d.jsonl" --profile "$PROFILE" --index "mtrag-$d"
+done
