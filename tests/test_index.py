@@ -102,7 +102,7 @@ def test_mismatched_settings_are_refused_with_a_rebuild_hint(fake_settings: Sett
     build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
     cases = [
         {"chunker": fake_settings.chunker.model_copy(update={"size": 20})},
-        {"sparse": fake_settings.sparse.model_copy(update={"k1": 0.9})},
+        {"sparse": fake_settings.sparse.model_copy(update={"k1": 1.5})},
         {"embedder": fake_settings.embedder.model_copy(update={"model": "bge-m3", "backend": "bge-m3"})},
         {"dense": fake_settings.dense.model_copy(update={"factory": "HNSW32"})},
     ]
@@ -147,3 +147,21 @@ def test_sparse_only_index(fake_settings: Settings, corpus_file: Path):
     hybrid = HybridRetriever(open_index(settings), settings)
     assert hybrid.search([Query("bm25 ranking function")])[0].passage_id == "d3-0"
     assert hybrid.search([Query("the of and")]) == []  # only stopwords: nothing matches, nothing crashes
+
+
+def test_rebuild_changes_bm25_and_faiss_without_embedding(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
+    from local_rag.index.folder import rebuild_index
+
+    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    changed = fake_settings.model_copy(update={
+        "sparse": fake_settings.sparse.model_copy(update={"k1": 1.5, "b": 0.75}),
+        "dense": fake_settings.dense.model_copy(update={"factory": "HNSW16"}),
+    })
+    with pytest.raises(IndexError_, match="local-rag index rebuild"):
+        open_index(changed)
+    hash_embedder.calls = 0
+    manifest = rebuild_index(changed)
+    assert hash_embedder.calls == 0 and manifest.sparse["k1"] == 1.5 and manifest.dense["factory"] == "HNSW16"
+    folder = open_index(changed)
+    assert folder.dense is not None and folder.dense.size == len(folder.chunks)
+    assert verify_index(changed.index_dir) == []

@@ -98,6 +98,20 @@ def remove(ids, profile, config_file, index_name, by, from_file):  # type: ignor
 
 @index.command()
 @settings_options
+@click.option("--factory", help="New FAISS index factory string.")
+@handle_errors
+def rebuild(profile, config_file, index_name, factory):  # type: ignore[no-untyped-def]
+    """Rebuild BM25 and FAISS with the current settings from stored chunks and vectors (no re-embedding)."""
+    from local_rag.index.folder import rebuild_index
+
+    settings = load(profile, config_file, index_name, **{"dense.factory": factory})
+    started = time.perf_counter()
+    manifest = rebuild_index(settings)
+    click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, FAISS {manifest.dense and manifest.dense['factory']}")
+
+
+@index.command()
+@settings_options
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
 def info(profile, config_file, index_name, as_json):  # type: ignore[no-untyped-def]

@@ -125,22 +125,28 @@ def wants_dense(settings: Settings) -> bool:
     return settings.dense.enabled and bool({"dense", "bge-sparse"} & set(settings.retrieval.retrievers))
 
 
-def check_compatible(manifest: IndexManifest, settings: Settings, path: Path, model_checksum: str | None = None) -> None:
-    """Refuse an index whose manifest disagrees with the settings in use, saying how to rebuild."""
+def check_compatible(
+    manifest: IndexManifest, settings: Settings, path: Path, model_checksum: str | None = None, derived: bool = True
+) -> None:
+    """Refuse an index whose manifest disagrees with the settings in use, saying how to rebuild.
+
+    ``derived=False`` checks only what needs the corpus or the embedding model to redo (chunker, embedder), not what
+    `rebuild_index` can redo from the stored chunks and vectors (BM25 parameters, FAISS factory).
+    """
     rebuild = f"rebuild it with `local-rag index build CORPUS --index {manifest.name}` using these settings"
     tokenizer_name = settings.chunker.tokenizer or settings.embedder.model
     want = {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
     have = {k: manifest.chunker.get(k) for k in want}
     if want != have:
         raise IndexError_(f"index {path} was chunked with {have}, settings say {want}: {rebuild}")
-    if settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
+    if derived and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         if manifest.sparse is None:
             raise IndexError_(f"index {path} has no sparse (BM25) index: {rebuild}")
         for key in ("method", "k1", "b", "stemmer", "stopwords"):
             if manifest.sparse.get(key) != getattr(settings.sparse, key):
                 raise IndexError_(
                     f"index {path} has BM25 {key}={manifest.sparse.get(key)!r}, settings say "
-                    f"{getattr(settings.sparse, key)!r}: {rebuild}"
+                    f"{getattr(settings.sparse, key)!r}: {rebuild} (or `local-rag index rebuild`, which re-embeds nothing)"
                 )
     if wants_dense(settings):
         if manifest.dense is None:
@@ -154,9 +160,10 @@ def check_compatible(manifest: IndexManifest, settings: Settings, path: Path, mo
             raise IndexError_(
                 f"index {path} was embedded with other files of model {manifest.dense['model']} (checksum differs): {rebuild}"
             )
-        if manifest.dense["factory"] != settings.dense.factory:
+        if derived and manifest.dense["factory"] != settings.dense.factory:
             raise IndexError_(
-                f"index {path} uses FAISS {manifest.dense['factory']!r}, settings say {settings.dense.factory!r}: {rebuild}"
+                f"index {path} uses FAISS {manifest.dense['factory']!r}, settings say {settings.dense.factory!r}: "
+                f"{rebuild} (or `local-rag index rebuild`, which re-embeds nothing)"
             )
 
 
@@ -174,7 +181,9 @@ def read_chunks(path: Path) -> list[Chunk]:
     return out
 
 
-def open_index(settings: Settings, path: Path | None = None, model_checksum: str | None = None) -> IndexFolder:
+def open_index(
+    settings: Settings, path: Path | None = None, model_checksum: str | None = None, derived: bool = True
+) -> IndexFolder:
     """Open the index that settings name (or ``path``), checking its manifest against the settings.
 
     Raises:
@@ -182,12 +191,12 @@ def open_index(settings: Settings, path: Path | None = None, model_checksum: str
     """
     path = Path(path) if path is not None else settings.index_dir
     manifest = IndexManifest.load(path)
-    check_compatible(manifest, settings, path, model_checksum)
+    check_compatible(manifest, settings, path, model_checksum, derived)
     chunks = read_chunks(path)
     if len(chunks) != manifest.chunks:
         raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}; rebuild it")
     sparse = dense = None
-    if manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
+    if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
             sparse = SparseIndex.load(path / "sparse", settings.sparse, len(chunks))
         except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
@@ -348,8 +357,10 @@ def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
     return None if folder.dense is None else np.asarray(folder.dense.vectors, dtype=np.float32)
 
 
-def _open_for_update(settings: Settings, embedder: Embedder | None) -> tuple[IndexFolder, dict[str, str]]:
-    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None)
+def _open_for_update(
+    settings: Settings, embedder: Embedder | None, derived: bool = True
+) -> tuple[IndexFolder, dict[str, str]]:
+    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None, derived=derived)
     try:
         digests = json.loads((folder.path / PASSAGES_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -424,6 +435,21 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     manifest = folder.manifest
     manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
     _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical)
+    return manifest
+
+
+def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
+    """Rebuild the BM25 matrix and the FAISS index with the current settings (BM25 parameters, FAISS factory) from
+    the stored chunks and vectors, re-embedding nothing. Chunker and embedder must still match."""
+    all_parts = settings.model_copy(deep=True)
+    all_parts.retrieval.retrievers = ["bm25", "dense"] if settings.dense.enabled else ["bm25"]
+    folder, digests = _open_for_update(all_parts, None, derived=False)
+    manifest = folder.manifest
+    manifest.sparse = _sparse_section(settings)
+    if manifest.dense is not None:
+        manifest.dense["factory"] = settings.dense.factory
+    manifest.history.append({"action": "rebuild", "at": _now()})
+    _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
     return manifest
 
 
