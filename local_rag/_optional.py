@@ -21,6 +21,8 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "huggingface_hub": ("download", "pip install 'local-rag[download]'"),
     "matplotlib": ("plot", "pip install 'local-rag[plot]'"),
     "pynvml": ("gpu", "pip install nvidia-ml-py"),
+    "rouge_score": ("eval", "pip install 'local-rag[eval]'"),
+    "bert_score": ("eval", "pip install --no-deps bert-score (torch must already be installed)"),
 }
 
 

@@ -29,6 +29,17 @@ def enforce_offline() -> None:
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:
         constants.HF_HUB_OFFLINE = True
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+def quiet_transformers() -> None:
+    """Silence transformers' per-load progress bar ("Loading weights") after it is imported."""
+    try:
+        from transformers.utils import logging as hf_logging
+    except ImportError:
+        return
+    hf_logging.disable_progress_bar()
 
 
 def cpu_has_amx() -> bool:

@@ -105,6 +105,47 @@ class RetrievalConfig(_Config):
     top_k: int = Field(10, ge=1, description="hits returned after fusion")
 
 
+class RerankerConfig(_Config):
+    """Cross-encoder reranking of the fused candidates."""
+
+    enabled: bool = False
+    backend: Literal["sentence-transformers", "onnx"] = "sentence-transformers"
+    model: str = Field("bge-reranker-v2-m3", description="a name in models/manifest.json or a folder path")
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    max_length: int = Field(512, ge=8, description="tokens per (query, passage) pair")
+    batch_size: int = Field(16, ge=1)
+    candidates: int = Field(20, ge=1, description="fused hits that are reranked")
+
+
+class PipelineConfig(_Config):
+    """Which stages of the conversational pipeline run (each can be switched off from the CLI)."""
+
+    rewrite: bool = Field(True, description="LLM query rewriting (modes in `rewrite.modes`)")
+    cross_encoder: bool = Field(False, description="cross-encoder reranking (model in `reranker`)")
+    llm_rerank: bool = Field(False, description="listwise LLM reranking")
+    judge: bool = Field(False, description="LLM relevance judging (drops irrelevant passages)")
+    min_dense_score: float = Field(
+        0.0, description="drop hits whose dense cosine is below this; none left -> the IDK answer without an LLM call"
+    )
+
+
+class GenerateConfig(_Config):
+    """Grounded answer generation."""
+
+    prompt: str = Field("answer", description="prompt file: answer (role-separated, cited) or answer_plain (baseline)")
+    idk_answer: str = Field(
+        "I'm sorry, but I don't have the answer to that in the documents I have.",
+        description="the fixed answer when no passage survives filtering or the model declines",
+    )
+    max_words: int = Field(150, ge=10)
+    max_tokens: int = Field(320, ge=16)
+    passages: int = Field(5, ge=1, description="passages given to the model")
+    passage_tokens: int = Field(300, ge=16, description="tokens per passage at most")
+    history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")
+    agent_turn_tokens: int = Field(120, ge=0, description="tokens per earlier agent turn at most")
+    clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
+
+
 class LLMConfig(_Config):
     """The local GGUF LLM (llama.cpp)."""
 
@@ -155,6 +196,37 @@ class JudgeConfig(_Config):
     min_score: int = Field(1, ge=0, le=2, description="judged hits below this score are dropped")
 
 
+class JudgeLLMConfig(LLMConfig):
+    """The evaluation judge LLM: `LLMConfig` with the judge's own defaults (a partial override keeps them)."""
+
+    model: str = Field("qwen2.5-coder-1.5b-instruct-q4_k_m", description="a name in models/manifest.json or a .gguf path")
+    n_ctx: int = Field(8192, ge=256)
+    max_tokens: int = Field(384, ge=1)
+
+
+class GenEvalConfig(_Config):
+    """The offline MTRAG generation scorer (`local_rag.evaluation.generation`): BERTScore encoder, IDK detection and
+    the LLM judges. The judge model is set here, apart from the generator (``llm``)."""
+
+    bertscore_model: str = Field(
+        "auto", description="auto = deberta-xlarge-mnli (the official encoder) when in models/, else all-MiniLM-L6-v2; "
+        "or a name in models/manifest.json or a folder path",
+    )
+    bertscore_layers: int = Field(0, ge=0, description="hidden layer used; 0 = 40 for deberta-xlarge-mnli, else the last")
+    bertscore_batch_size: int = Field(16, ge=1)
+    idk_sentence: str = Field(
+        "", description="a fixed 'I don't know' answer always detected as declining; empty = generate.idk_answer",
+    )
+    idk_judge: Literal["rules", "llm"] = Field("rules", description="rules = deterministic detector; llm = judge model")
+    llm_judges: bool = Field(True, description="run RL_F and RB_llm with the judge model (off: RB_alg and IDK only)")
+    skip_decided: bool = Field(
+        True, description="skip the LLM judges where answerability conditioning fixes the score anyway",
+    )
+    max_claims: int = Field(10, ge=1, le=30, description="RL_F: claims taken from an answer")
+    passage_tokens: int = Field(384, ge=32, description="judge prompts: each passage is cut to this many tokens")
+    judge: JudgeLLMConfig = Field(default_factory=lambda: JudgeLLMConfig(), description="the judge LLM")
+
+
 class Settings(BaseSettings):
     """All of local-rag's settings. See the module docstring for where values come from."""
 
@@ -173,10 +245,14 @@ class Settings(BaseSettings):
     dense: DenseConfig = Field(default_factory=DenseConfig)
     fusion: FusionConfig = Field(default_factory=FusionConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
+    reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
+    generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
     llm_rerank: LLMRerankConfig = Field(default_factory=LLMRerankConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    gen_eval: GenEvalConfig = Field(default_factory=GenEvalConfig)
 
     @property
     def index_dir(self) -> Path:

@@ -101,3 +101,7 @@ def minilm(minilm_settings: Settings) -> Embedder:
     from local_rag.embed import load_embedder
 
     return load_embedder(minilm_settings.embedder, minilm_settings.models_dir)
+
+
+# --- LLM layer and model store (issue 3): fixtures live in tests/llm_fixtures.py --------------------------------
+pytest_plugins = ["tests.llm_fixtures"]

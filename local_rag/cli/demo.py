@@ -1,6 +1,8 @@
-"""``local-rag demo``: index the bundled docs and run a scripted multi-turn session."""
+"""``local-rag demo``: index the bundled docs and play a scripted multi-turn conversation through the pipeline."""
 
 from __future__ import annotations
+
+import sys
 
 import click
 
@@ -9,35 +11,48 @@ from local_rag.cli.main import handle_errors, load, settings_options
 
 @click.command()
 @settings_options
-@click.option("-k", "--top-k", type=int, default=3, show_default=True)
+@click.option("--retrieval-only", is_flag=True, help="Show retrieval only (no LLM).")
 @handle_errors
-def demo(profile, config_file, index_name, top_k):  # type: ignore[no-untyped-def]
-    """Index local-rag's own documentation (no download) and run a scripted conversation over it."""
+def demo(profile, config_file, index_name, retrieval_only):  # type: ignore[no-untyped-def]
+    """Index local-rag's own documentation (no download) and run a scripted conversation over it: a follow-up
+    resolved by rewriting, cited answers, and a question the documents cannot answer."""
     from rich.console import Console
     from rich.markup import escape
 
-    from local_rag.demo import DEMO_INDEX, SCRIPT, docs_folder, ensure_demo_index
+    from local_rag.demo import DEMO_INDEX, DEMO_OVERRIDES, SCRIPT, docs_folder, ensure_demo_index
+    from local_rag.pipeline import Pipeline
     from local_rag.records import Conversation, Turn
-    from local_rag.retrieve.queries import conversation_queries
-    from local_rag.retrieve.stack import open_retriever
 
-    console = Console()
-    settings = load(profile, config_file, index_name or DEMO_INDEX)
-    settings.retrieval.query_modes = ["lastturn", "questions"]
-    console.print(f"[bold]local-rag demo[/bold] profile={settings.profile} corpus={docs_folder()}")
+    console = Console(highlight=False)
+    settings = load(profile, config_file, index_name or DEMO_INDEX, **DEMO_OVERRIDES)
+    console.print(f"[bold]local-rag demo[/bold]  profile={settings.profile}  LLM={settings.llm.model}  "
+                  f"embedder={settings.embedder.model}\ncorpus: {docs_folder()}")
     if ensure_demo_index(settings):
         console.print(f"built index {settings.index_dir}")
-    retriever = open_retriever(settings)
+    pipeline = Pipeline(settings)
     conversation = Conversation([])
     for question in SCRIPT:
         conversation.turns.append(Turn("user", question))
-        queries = conversation_queries(conversation, settings.retrieval.query_modes)
-        hits = retriever.search(queries, top_k=top_k)
-        console.rule(f"[bold cyan]user:[/bold cyan] {question}")
-        for q in queries:
-            console.print(escape(f"  query [{q.mode}]: {q.text!r}"))
-        for hit in hits:
-            console.print(f"  [{hit.rank}] {hit.passage_id} ({hit.title}) score={hit.score:.4f}")
-            console.print(f"      {hit.text[:160].strip()}...".replace("\n", " "))
-        conversation.turns.append(Turn("agent", hits[0].text[:200] if hits else ""))
-    console.print(f"\n{len(SCRIPT)} turns; timings of the last search: {retriever.last_timings}")
+        console.rule()
+        console.print(f"[bold cyan]user>[/bold cyan] {escape(question)}")
+        if retrieval_only:
+            hits = pipeline.retriever.search(pipeline.queries(conversation))
+            for i, hit in enumerate(hits[:3], 1):
+                console.print(f"  [{i}] {escape(hit.title)} ({hit.passage_id}) {hit.score:.4f}")
+            conversation.turns.append(Turn("agent", hits[0].text[:200] if hits else ""))
+            continue
+        sys.stdout.write("agent> ")
+        sys.stdout.flush()
+        result = pipeline.answer(conversation, on_token=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+        print()
+        if result.answer.kind != "answer":
+            console.print(f"[bold]=> {result.answer.kind}:[/bold] {escape(result.answer.text)}")
+        for q in result.queries:
+            console.print(f"  [dim]query ({q.mode}): {escape(q.text)}[/dim]")
+        for c in result.answer.citations:
+            console.print(f"  [green]source \\[{c.n}][/green] {escape(c.title)} ({c.passage_id})")
+        if result.answer.invalid_citations:
+            console.print(f"  ({result.answer.invalid_citations} invalid citation(s) removed)")
+        timing = ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items() if "." not in k)
+        console.print(f"  [dim]{timing}[/dim]")
+        conversation.turns.append(Turn("agent", result.answer.text))

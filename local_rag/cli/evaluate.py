@@ -34,8 +34,13 @@ def evaluate() -> None:
 @click.option("--out", "out_dir", type=click.Path(), help="Folder for runs and scores (default: runs/<label>).")
 @click.option("--label", help="Name of this run in reports.")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--rewrite", "llm_modes", multiple=True, help="LLM query modes fused with --mode: rewrite (the system's own standalone rewrite; overrides the organizers' file), keywords, multi, hyde.")
+@click.option("--llm-rerank", is_flag=True, help="Listwise LLM reranking of the fused candidates (settings: llm_rerank).")
+@click.option("--judge", is_flag=True, help="LLM relevance judging: drop and order by level (settings: judge).")
+@click.option("--limit", type=int, help="A fixed subset: N queries per domain (first in sha1(id) order).")
+@click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
 @handle_errors
-def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json):  # type: ignore[no-untyped-def]
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, limit, llm_cache):  # type: ignore[no-untyped-def]
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
         items_from_generation_tasks,
@@ -50,7 +55,23 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes), "fusion.method": fusion,
     })
     modes = settings.retrieval.query_modes
-    label = label or f"{'+'.join(settings.retrieval.retrievers)}_{'+'.join(modes)}"
+    llm_modes = split_csv(llm_modes) or []
+    llm = provider = conversations = None
+    if llm_modes or llm_rerank or judge:  # the LLM stages (local_rag.llm), loaded only when asked for
+        from local_rag.llm import load_llm
+        from local_rag.llm.pipeline import LLMQueries, conversations_by_id
+
+        llm = load_llm(settings.llm, settings.models_dir)
+        if llm_modes:
+            queries = LLMQueries(llm, settings, llm_modes, llm_cache or Path("runs") / "llm-cache.jsonl")
+            conversations = conversations_by_id(generation_tasks or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+            provider = lambda item: queries(item.conversation or conversations[item.id])  # noqa: E731
+            modes = list(modes) + [m for m in llm_modes if m not in modes]
+        if llm_rerank or judge:
+            depth = max(settings.llm_rerank.candidates if llm_rerank else 0, settings.judge.candidates if judge else 0)
+            settings.retrieval.top_k = max(settings.retrieval.top_k, depth)
+    suffix = "".join([f"_llm-{'+'.join(llm_modes)}" if llm_modes else "", "_llmrerank" if llm_rerank else "", "_judge" if judge else ""])
+    label = label or f"{'+'.join(settings.retrieval.retrievers)}_{'+'.join(modes)}{suffix}"
     out = Path(out_dir or Path("runs") / label)
     root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
     embedder = None
@@ -63,8 +84,26 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
             items, qrels = items_from_generation_tasks(generation_tasks, domain)
         else:
             items, qrels = items_from_task_files(root, domain, modes)
-        per_domain[domain] = run_domain(retriever.search, items, qrels, modes, out / f"run-{domain}.jsonl", progress=not as_json)
+        if limit:
+            from local_rag.llm.pipeline import fixed_subset
+
+            keep = fixed_subset([i.id for i in items], limit)
+            items = [i for i in items if i.id in keep]
+        search = retriever.search
+        if llm is not None:
+            from local_rag.llm.pipeline import post_retrieval
+
+            search = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)
+        per_domain[domain] = run_domain(search, items, qrels, modes, out / f"run-{domain}.jsonl", provider=provider, progress=not as_json)
     summary = summarize(per_domain)
+    if llm is not None:
+        from local_rag.llm.pipeline import call_stats
+
+        summary["llm"] = {"model": settings.llm.model, "calls": call_stats(llm.calls), "limit_per_domain": limit}
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "llm-calls.jsonl").open("w", encoding="utf-8") as fh:
+            for call in llm.calls:
+                fh.write(json.dumps({k: v for k, v in call.to_json().items() if k not in ("prompt", "response")}) + "\n")
     summary["settings"] = {
         "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
         "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),
@@ -74,3 +113,4 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
     table = markdown_table(summary, label)
     (out / "scores.md").write_text(table, encoding="utf-8")
     click.echo(json.dumps(summary, indent=2) if as_json else table + f"\nwritten to {out}/")
+from local_rag.cli.eval_generation import generation as _generation; evaluate.add_command(_generation)  # noqa: E402, E702, I001

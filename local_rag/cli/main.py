@@ -27,6 +27,8 @@ SUBCOMMANDS: dict[str, str] = {
     "eval": "local_rag.cli.evaluate:evaluate",
     "models": "local_rag.cli.models:models",
     "demo": "local_rag.cli.demo:demo",
+    "ask": "local_rag.cli.ask:ask",
+    "chat": "local_rag.cli.ask:chat",
 }
 
 

@@ -46,8 +46,11 @@ def split_csv(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--fusion", type=click.Choice(["rrf", "max"]), help="Fusion method.")
 @click.option("-k", "--top-k", type=int, help="Passages to show.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--rewrite", "llm_modes", multiple=True, help="LLM query modes added to --mode: rewrite, keywords, multi, hyde.")
+@click.option("--llm-rerank", is_flag=True, help="Listwise LLM reranking of the fused candidates.")
+@click.option("--judge", is_flag=True, help="LLM relevance judging (drops irrelevant passages, orders by level).")
 @handle_errors
-def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json):  # type: ignore[no-untyped-def]
+def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge):  # type: ignore[no-untyped-def]
     """Search the index for QUESTION (or the last user turn of --conversation)."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn
@@ -63,9 +66,24 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
     if not conversation.last_user_turn.strip():
         raise BadInputError("the question is empty")
-    queries = conversation_queries(conversation, settings.retrieval.query_modes)
-    retriever = open_retriever(settings)
-    hits = retriever.search(queries)
+    llm_modes = split_csv(llm_modes) or []
+    if llm_modes or llm_rerank or judge:  # the LLM stages, loaded only when asked for
+        from local_rag.llm import load_llm
+        from local_rag.llm.pipeline import LLMQueries, post_retrieval
+
+        llm = load_llm(settings.llm, settings.models_dir)
+        given = LLMQueries(llm, settings, llm_modes)(conversation) if llm_modes else {}
+        modes = list(settings.retrieval.query_modes) + [m for m in llm_modes if m not in settings.retrieval.query_modes]
+        queries = conversation_queries(conversation, modes, given)
+        final_k = settings.retrieval.top_k
+        settings.retrieval.top_k = max(final_k, settings.llm_rerank.candidates if llm_rerank else 0,
+                                       settings.judge.candidates if judge else 0)
+        retriever = open_retriever(settings)
+        hits = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)(queries)[:final_k]
+    else:
+        queries = conversation_queries(conversation, settings.retrieval.query_modes)
+        retriever = open_retriever(settings)
+        hits = retriever.search(queries)
     if as_json:
         click.echo(json.dumps({
             "queries": [{"mode": q.mode, "text": q.text} for q in queries],

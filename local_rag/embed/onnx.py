@@ -8,7 +8,6 @@ a local sentence-transformers folder.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -83,47 +82,6 @@ def export_onnx(source: str | Path, dest: str | Path, opset: int = 17) -> Path:
     Example:
         >>> export_onnx("models/all-MiniLM-L6-v2", "models/all-MiniLM-L6-v2-onnx")  # doctest: +SKIP
     """
-    enforce_offline()
-    source, dest = Path(source), Path(dest)
-    torch = require("torch", "ONNX export")
-    transformers = require("transformers", "ONNX export")
-    if not (source / "config.json").exists():
-        raise ModelError(f"{source} is not a transformers model folder (no config.json)")
-    model = transformers.AutoModel.from_pretrained(str(source), local_files_only=True)
-    model.eval()
-    tmp = dest.with_name(dest.name + ".exporting")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt", "config.json"):
-        if (source / name).exists():
-            shutil.copy2(source / name, tmp / name)
-    if (source / "1_Pooling").exists():
-        shutil.copytree(source / "1_Pooling", tmp / "1_Pooling")
-    ids = torch.ones((2, 8), dtype=torch.long)
-    mask = torch.ones((2, 8), dtype=torch.long)
-    types = torch.zeros((2, 8), dtype=torch.long)
+    from local_rag.onnx_export import export_folder
 
-    class _Wrapper(torch.nn.Module):
-        def __init__(self, inner: object) -> None:
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids)[0]
-
-    axes = {0: "batch", 1: "sequence"}
-    with torch.inference_mode():
-        torch.onnx.export(
-            _Wrapper(model),
-            (ids, mask, types),
-            str(tmp / "model.onnx"),
-            input_names=["input_ids", "attention_mask", "token_type_ids"],
-            output_names=["last_hidden_state"],
-            dynamic_axes={"input_ids": axes, "attention_mask": axes, "token_type_ids": axes, "last_hidden_state": axes},
-            opset_version=opset,
-            dynamo=False,
-        )
-    if dest.exists():
-        shutil.rmtree(dest)
-    tmp.rename(dest)
-    return dest
+    return export_folder(source, dest, "AutoModel", "last_hidden_state", {0: "batch", 1: "sequence"}, lambda out: out[0], opset)

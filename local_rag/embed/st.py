@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from local_rag._optional import require
-from local_rag.device import cpu_has_amx, enforce_offline, torch_device
+from local_rag.device import cpu_has_amx, enforce_offline, quiet_transformers, torch_device
 from local_rag.embed.base import Embedder, Kind, register_embedder
 from local_rag.modelstore import resolve_model
 from local_rag.settings import EmbedderConfig
@@ -25,6 +25,7 @@ class SentenceTransformerEmbedder(Embedder):
         st = require("sentence_transformers", "the sentence-transformers embedder")
         self._torch = require("torch", "the sentence-transformers embedder")
         self.device = torch_device(config.device)
+        quiet_transformers()
         self.model = st.SentenceTransformer(str(self.folder), device=self.device, local_files_only=True)
         if config.max_length:
             self.model.max_seq_length = config.max_length

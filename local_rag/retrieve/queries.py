@@ -54,7 +54,8 @@ def conversation_queries(
             valid = sorted(set(QUERY_MODES) | set(given))
             raise BadInputError(f"query mode {mode!r} is not available here; valid: {', '.join(valid)}")
         for text in texts:
-            if text.strip():
+            # a variant identical to an earlier one (a rewrite that changed nothing) would only count twice in fusion
+            if text.strip() and text.strip().lower() not in {q.text.lower() for q in out}:
                 out.append(Query(text=text.strip(), mode=mode, weight=weights.get(mode, 1.0)))
     if not out:
         out.append(Query(text=conversation.last_user_turn.strip(), mode="lastturn"))

@@ -1,0 +1,167 @@
+"""``local-rag ask`` (one turn) and ``local-rag chat`` (an interactive session)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.search import read_conversation
+
+MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
+
+
+def stage_options(func: Any) -> Any:
+    """``--no-rewrite``, ``--cross-encoder``, ``--llm-rerank``, ``--judge``: switch pipeline stages on or off."""
+    for name, help_text in (
+        ("judge", "LLM relevance judging of the passages."),
+        ("llm-rerank", "Listwise LLM reranking."),
+        ("cross-encoder", "Cross-encoder reranking (settings: reranker)."),
+        ("rewrite", "LLM query rewriting of the last turn."),
+    ):
+        func = click.option(f"--{name}/--no-{name}", default=None, help=help_text)(func)
+    return func
+
+
+def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge):  # type: ignore[no-untyped-def]
+    return load(profile, config_file, index_name, **{
+        "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder,
+        "pipeline.llm_rerank": llm_rerank, "pipeline.judge": judge,
+    })
+
+
+def clip_message(text: str) -> tuple[str, bool]:
+    text = text.strip()
+    if len(text) > MAX_MESSAGE_CHARS:
+        return text[:MAX_MESSAGE_CHARS], True
+    return text, False
+
+
+def print_sources(result: Any, echo: Any = click.echo) -> None:
+    for c in result.answer.citations:
+        where = f" <{c.url}>" if c.url else ""
+        echo(f"  [{c.n}] {c.title or c.passage_id} ({c.passage_id}){where}")
+    if result.answer.invalid_citations:
+        echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
+
+
+@click.command()
+@click.argument("question", required=False)
+@settings_options
+@stage_options
+@click.option("--conversation", "conversation_file", help="Conversation JSON file (official 'input' shape; '-' = stdin).")
+@click.option("--json", "as_json", is_flag=True, help="Answer, citations, rewrite, passages and per-stage timings as JSON.")
+@handle_errors
+def ask(question, profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):  # type: ignore[no-untyped-def]
+    """Answer one turn: QUESTION, or the last user turn of --conversation."""
+    from local_rag.errors import BadInputError
+    from local_rag.pipeline import Pipeline
+    from local_rag.records import Conversation, Turn
+
+    if bool(question) == bool(conversation_file):
+        raise BadInputError("give either a QUESTION or --conversation FILE")
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge)
+    if conversation_file:
+        conversation = read_conversation(conversation_file)
+    else:
+        text, cut = clip_message(question)
+        if not text:
+            raise BadInputError("the question is empty")
+        if cut:
+            click.echo(f"note: the question was cut to {MAX_MESSAGE_CHARS} characters", err=True)
+        conversation = Conversation([Turn("user", text)])
+    pipeline = Pipeline(settings)
+    stream = None if as_json else (lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+    result = pipeline.answer(conversation, on_token=stream)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        return
+    if result.answer.kind != "answer" or not result.answer.raw:
+        click.echo(("\r" if stream else "") + result.answer.text)
+    else:
+        click.echo()
+    print_sources(result)
+
+
+HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /reset,
+/save FILE, /load FILE, /quit (or Ctrl-D)"""
+
+
+@click.command()
+@settings_options
+@stage_options
+@click.option("--load", "load_file", type=click.Path(), help="Start from a saved conversation (JSON).")
+@click.option("--save", "save_file", type=click.Path(), help="Save the conversation here after every turn.")
+@handle_errors
+def chat(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):  # type: ignore[no-untyped-def]
+    """An interactive multi-turn conversation with the index, answers streamed, sources listed under each."""
+    from local_rag.pipeline import Pipeline
+    from local_rag.records import Conversation, Turn
+
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge)
+    pipeline = Pipeline(settings)
+    conversation = read_conversation(load_file) if load_file else Conversation([])
+    last = None
+    click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}). {HELP}")
+    while True:
+        try:
+            line = input("you> ")
+        except EOFError:
+            break
+        except KeyboardInterrupt:
+            click.echo("\n(interrupted: the saved conversation is intact)")
+            break
+        text, cut = clip_message(line)
+        if not text:
+            continue
+        if text.startswith("/"):
+            cmd, _, arg = text.partition(" ")
+            if cmd in ("/quit", "/exit"):
+                break
+            if cmd == "/reset":
+                conversation, last = Conversation([]), None
+                click.echo("(new conversation)")
+            elif cmd == "/sources" and last:
+                for i, hit in enumerate(last.passages, 1):
+                    click.echo(f"  [{i}] {hit.passage_id} {hit.title} score={hit.score:.4f}\n      {' '.join(hit.text.split())[:300]}")
+            elif cmd == "/rewrite" and last:
+                for q in last.queries:
+                    click.echo(f"  {q.mode}: {q.text}")
+            elif cmd == "/save" and arg:
+                save_conversation(conversation, Path(arg))
+                click.echo(f"(saved to {arg})")
+            elif cmd == "/load" and arg:
+                conversation, last = read_conversation(arg), None
+                click.echo(f"(loaded {len(conversation.turns)} turns)")
+            else:
+                click.echo(HELP)
+            continue
+        if cut:
+            click.echo(f"(your message was cut to {MAX_MESSAGE_CHARS} characters)")
+        conversation.turns.append(Turn("user", text))
+        click.echo("agent> ", nl=False)
+        try:
+            last = pipeline.answer(conversation, on_token=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+        except KeyboardInterrupt:
+            conversation.turns.pop()
+            click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
+            continue
+        if last.answer.kind != "answer":
+            click.echo(f"\r{' ' * 80}\ragent> {last.answer.text}")
+        else:
+            click.echo()
+        print_sources(last)
+        conversation.turns.append(Turn("agent", last.answer.text))
+        if save_file:
+            save_conversation(conversation, Path(save_file))
+
+
+def save_conversation(conversation: Any, path: Path) -> None:
+    """Write the conversation (official ``input`` shape) atomically: an interrupted save keeps the old file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(conversation.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.replace(path)

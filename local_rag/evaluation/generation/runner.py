@@ -1,0 +1,198 @@
+"""Resumable runs: generate predictions for tasks, score them, one JSON line per finished task.
+
+Both steps append each finished task to their JSONL file at once (flushed), and on a rerun skip the task ids already
+there, so an interrupted run continues where it stopped and no task is generated or scored twice. A line cut short
+by the interruption is dropped on resume.
+
+The generator is any ``generate(task) -> prediction`` callable: the prediction is a dict with ``text`` (extra keys,
+e.g. ``citations``, are kept in ``predictions[0]``) and, in the ``rag`` setting, the retrieved ``contexts``. In the
+``reference`` setting (Task B) the generator answers from the task's gold ``contexts``. The conversational pipeline
+plugs in through `pipeline_generator`.
+
+Example:
+    >>> scored = score_predictions(records, scorer, Path("runs/gen/scored.jsonl"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from local_rag.errors import BadInputError, LocalRagError
+from local_rag.evaluation.generation.official import (
+    Setting,
+    answerability,
+    domain_of,
+    prediction_record,
+    validate_record,
+    write_record,
+)
+from local_rag.settings import Settings
+
+log = logging.getLogger("local_rag.evaluation.generation")
+
+Generate = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def load_done(path: Path) -> dict[str, dict[str, Any]]:
+    """Records already in ``path`` by task id (first wins); a torn last line is cut off the file."""
+    done: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    raw = path.read_bytes()
+    good = 0
+    for line in raw.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            task_id = record.get("task_id") if isinstance(record, dict) else None
+            if isinstance(task_id, str):
+                if task_id in done:
+                    log.warning("%s: task %s appears twice; keeping the first", path, task_id)
+                else:
+                    done[task_id] = record
+        good += len(line)
+    if good < len(raw):
+        log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", path,
+                    len(raw) - good)
+        with path.open("r+b") as fh:
+            fh.truncate(good)
+    return done
+
+
+def _progress(items: Sequence[Any], desc: str, enabled: bool) -> Any:
+    if not enabled:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="task", dynamic_ncols=True)
+
+
+def generate_predictions(
+    tasks: Iterable[dict[str, Any]],
+    generate: Generate,
+    setting: Setting,
+    out_path: Path,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Official prediction records for ``tasks`` (in task order), generating only those not yet in ``out_path``.
+
+    Raises:
+        BadInputError: the generator returned a prediction the official format rules reject.
+    """
+    tasks = list(tasks)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = load_done(out_path)
+    todo = [t for t in tasks if str(t["task_id"]) not in done]
+    with out_path.open("a", encoding="utf-8") as fh:
+        for task in _progress(todo, f"generate ({setting})", progress):
+            prediction = dict(generate(task))
+            contexts = prediction.pop("contexts", None)
+            record = prediction_record(task, prediction, setting, contexts)
+            errors = validate_record(record, setting, where=f"task {task['task_id']}")
+            if errors:
+                raise BadInputError("the generated prediction breaks the official format: " + "; ".join(errors[:3]))
+            write_record(fh, record)
+            done[str(task["task_id"])] = record
+    return [done[str(t["task_id"])] for t in tasks]
+
+
+def score_predictions(
+    records: Iterable[dict[str, Any]],
+    scorer: Any,
+    out_path: Path,
+    progress: bool = True,
+) -> list[dict[str, Any]]:
+    """Scored records (in input order), scoring only task ids not yet in ``out_path``.
+
+    ``scorer`` is a `GenerationScorer` (anything with ``score(record) -> record``).
+    """
+    records = list(records)
+    ids = [str(r.get("task_id")) for r in records]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise BadInputError(f"task ids appear more than once in the predictions: {', '.join(dupes[:5])}")
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    done = load_done(out_path)
+    todo = [r for r in records if str(r["task_id"]) not in done]
+    if done and todo:
+        log.info("%s: %d tasks already scored, %d to go", out_path, len(records) - len(todo), len(todo))
+    with out_path.open("a", encoding="utf-8") as fh:
+        for record in _progress(todo, "score", progress):
+            scored = scorer.score(record)
+            write_record(fh, scored)
+            done[str(record["task_id"])] = scored
+    return [done[i] for i in ids]
+
+
+def stratified_subset(tasks: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:
+    """A fixed subset of ``n`` tasks, stratified by (domain, answerability), in the original order.
+
+    Each stratum gets its proportional share (at least one task), taken in sha1(task_id) order, so the same tasks
+    are chosen on every machine and every run.
+    """
+    if n >= len(tasks):
+        return list(tasks)
+    strata: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for task in tasks:
+        strata[(domain_of(task), answerability(task))].append(task)
+    for members in strata.values():
+        members.sort(key=lambda t: hashlib.sha1(str(t["task_id"]).encode()).hexdigest())
+    quota = {k: max(1, round(n * len(v) / len(tasks))) for k, v in strata.items()}
+    while sum(quota.values()) > n:  # trim the largest strata first
+        biggest = max((k for k in quota if quota[k] > 1), key=lambda k: quota[k], default=None)
+        if biggest is None:
+            break
+        quota[biggest] -= 1
+    keep = {id(t) for k, v in strata.items() for t in v[: quota[k]]}
+    return [t for t in tasks if id(t) in keep]
+
+
+def merge_predictions(
+    tasks: Sequence[dict[str, Any]], predictions: Sequence[dict[str, Any]], setting: Setting
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Task records with the predictions' ``predictions`` (and, for ``rag``, ``contexts``), joined on task id.
+
+    The task file carries what scoring needs (``targets``, ``answerability``); a submission file may not. Returns the
+    merged records, in prediction order, and the ids of tasks without a prediction.
+    """
+    by_id = {same_task(t["task_id"]): t for t in tasks}
+    merged = []
+    for pred in predictions:
+        task_id = same_task(pred.get("task_id"))
+        if task_id not in by_id:
+            raise BadInputError(f"prediction for task {pred.get('task_id')!r}, which is not among the tasks")
+        record = dict(by_id[task_id])
+        record["predictions"] = pred.get("predictions")
+        if setting == "rag" or "contexts" not in record:
+            record["contexts"] = pred.get("contexts", [])
+        merged.append(record)
+    seen = {same_task(p.get("task_id")) for p in predictions}
+    return merged, [str(t["task_id"]) for k, t in by_id.items() if k not in seen]
+
+
+def same_task(task_id: Any) -> str:
+    """Task ids compared across official releases, which write the turn separator as ``<::>`` or ``::``."""
+    return str(task_id).replace("<::>", "::")
+
+
+def pipeline_generator(settings: Settings, setting: Setting) -> Generate:
+    """HOOK for the conversational pipeline (issue 4): ``generate(task) -> {"text", "contexts"?, ...}``.
+
+    ``reference``: answer the task's conversation from its gold ``contexts`` only. ``rag``: retrieve from the
+    collection's index with the full pipeline and return the top (at most 10) passages as ``contexts``
+    (``document_id``, ``text``, ``title``, ``url``, ``score``) beside the answer text.
+    """
+    raise LocalRagError(
+        "generating predictions with the local-rag pipeline is not wired in yet; score an existing file with "
+        "--predictions (local_rag.evaluation.generation.runner.pipeline_generator is the hook)"
+    )

@@ -1,0 +1,160 @@
+"""``local-rag models pack|unpack``: move verified models to an air-gapped machine as one tar bundle.
+
+A bundle is a plain tar (GGUF and safetensors do not compress) holding ``manifest.json`` first, then each model's
+files under its manifest path. ``pack`` refuses a model that does not verify; ``unpack`` checks every member name
+(no absolute paths, no ``..``, no links, nothing the bundle manifest does not list), every size and sha256, and each
+GGUF header, in a staging folder; only then are the models renamed into ``models/`` and the manifest merged. A model
+already present with other files is refused unless ``force`` is given.
+
+Example:
+    >>> pack("models", "bundle.tar", ["qwen2.5-7b-instruct-q4_k_m", "bge-m3"])  # doctest: +SKIP
+    >>> unpack("bundle.tar", "/srv/local-rag/models")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tarfile
+import tempfile
+from pathlib import Path, PurePosixPath
+
+from local_rag.errors import ModelError
+from local_rag.modelstore.gguf_check import check_gguf
+from local_rag.modelstore.manifest import MANIFEST_NAME, Manifest, ModelEntry, file_sha256
+
+
+def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None) -> list[ModelEntry]:
+    """Write the named models (default: all present ones) and their manifest entries to the tar ``out``.
+
+    Raises:
+        ModelError: an unknown name, or a model whose files are missing or do not verify.
+    """
+    manifest = Manifest.load(models_dir)
+    if names:
+        entries = [manifest.get(n) for n in names]
+    else:
+        entries = [e for e in manifest.entries.values() if manifest.is_present(e)]
+    if not entries:
+        raise ModelError(f"nothing to pack: no model in {Path(models_dir) / MANIFEST_NAME} is present")
+    for entry in entries:
+        if not manifest.location(entry).is_dir():
+            raise ModelError(f"cannot pack {entry.name}: its path {entry.path} is not a model folder; re-import it")
+        problems = manifest.verify(entry)
+        if problems:
+            raise ModelError(f"refusing to pack {entry.name}: {problems[0]}; run `local-rag models verify`")
+    out = Path(out)
+    tmp = out.with_name(f".{out.name}.partial")
+    data = json.dumps({"models": [e.to_json() for e in entries]}, indent=2).encode()
+    try:
+        with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
+            info = tarfile.TarInfo(MANIFEST_NAME)
+            info.size = len(data)
+            with tempfile.TemporaryFile() as fh:
+                fh.write(data)
+                fh.seek(0)
+                tar.addfile(info, fh)
+            for entry in entries:
+                root = manifest.location(entry)
+                for f in entry.files:
+                    tar.add(root / f.path, arcname=_member_name(entry, f.path), recursive=False)
+        os.replace(tmp, out)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return entries
+
+
+def _member_name(entry: ModelEntry, rel: str) -> str:
+    return str(PurePosixPath(entry.path) / rel)
+
+
+def _safe(name: str) -> bool:
+    p = PurePosixPath(name)
+    return not p.is_absolute() and ".." not in p.parts and name not in ("", ".")
+
+
+def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False) -> list[ModelEntry]:
+    """Verify and install every model of a bundle made by `pack`.
+
+    Raises:
+        ModelError: an unreadable bundle, an unsafe or unlisted member, a size or sha256 mismatch, a bad GGUF, or a
+            model already present with other files (without ``force``). Nothing is installed then.
+    """
+    bundle, models_dir = Path(bundle), Path(models_dir)
+    if not bundle.is_file():
+        raise ModelError(f"bundle not found: {bundle}")
+    models_dir.mkdir(parents=True, exist_ok=True)
+    manifest = Manifest.load(models_dir)
+    staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=models_dir))
+    try:
+        entries = _extract_verified(bundle, staging)
+        for entry in entries:
+            old = manifest.entries.get(entry.name)
+            if old and manifest.is_present(old) and old.checksum != entry.checksum and not force:
+                raise ModelError(
+                    f"{entry.name} is already in {models_dir} with other files; refusing to replace it "
+                    "(pass --force to replace)"
+                )
+        for entry in entries:
+            target = models_dir / entry.path
+            if target.exists():
+                shutil.rmtree(target) if target.is_dir() else target.unlink()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / entry.path, target)
+            manifest.entries[entry.name] = entry
+        manifest.save()
+        return entries
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:
+    try:
+        tar = tarfile.open(bundle, "r:*")
+    except (tarfile.TarError, OSError) as exc:
+        raise ModelError(f"{bundle}: not a readable tar bundle ({exc})") from exc
+    with tar:
+        try:
+            members = tar.getmembers()
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            raise ModelError(f"{bundle}: truncated or corrupt bundle ({exc})") from exc
+        if not members or members[0].name != MANIFEST_NAME:
+            raise ModelError(f"{bundle}: not a local-rag model bundle (no {MANIFEST_NAME} first)")
+        fh = tar.extractfile(members[0])
+        try:
+            data = json.loads(fh.read()) if fh else {}
+            entries = [ModelEntry.from_json(e) for e in data["models"]]
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise ModelError(f"{bundle}: its {MANIFEST_NAME} is corrupt ({exc})") from exc
+        expected: dict[str, tuple[int, str]] = {}
+        for entry in entries:
+            if not _safe(entry.path):
+                raise ModelError(f"{bundle}: unsafe model path {entry.path!r}; refusing the bundle")
+            for f in entry.files:
+                name = _member_name(entry, f.path)
+                if not _safe(name):
+                    raise ModelError(f"{bundle}: unsafe file path {name!r}; refusing the bundle")
+                expected[name] = (f.size, f.sha256)
+        seen: set[str] = set()
+        for m in members[1:]:
+            if m.isdir():
+                continue
+            if not m.isfile() or not _safe(m.name) or m.name not in expected:
+                raise ModelError(f"{bundle}: unexpected member {m.name!r} (a link, an unsafe path or not listed)")
+            try:
+                tar.extract(m, staging, filter="data")
+            except (tarfile.TarError, OSError, EOFError) as exc:
+                raise ModelError(f"{bundle}: truncated or corrupt bundle at {m.name} ({exc})") from exc
+            seen.add(m.name)
+    missing = sorted(set(expected) - seen)
+    if missing:
+        raise ModelError(f"{bundle}: incomplete bundle, {len(missing)} files missing (first: {missing[0]})")
+    for name, (size, sha) in expected.items():
+        path = staging / name
+        if path.stat().st_size != size or file_sha256(path, use_cache=False) != sha:
+            raise ModelError(f"{bundle}: {name} does not match its recorded size/sha256; nothing installed")
+        if path.suffix == ".gguf":
+            check_gguf(path)
+    return entries

@@ -1,0 +1,159 @@
+"""The conversational pipeline: rewrite -> multi-query hybrid retrieval -> cross-encoder -> LLM listwise rerank
+and relevance filter -> grounded generation. Which stages run, and with which models, comes from the settings
+(``pipeline``, ``reranker``, ``llm``...); each stage is loaded once, lazily.
+
+Example:
+    >>> pipeline = Pipeline(load_settings("cpu-test", overrides={"index": "demo"}))  # doctest: +SKIP
+    >>> turn = pipeline.answer(Conversation([Turn("user", "How are lists fused?")]))  # doctest: +SKIP
+    >>> turn.answer.text, turn.timings  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from local_rag.llm.generate import Answer, Generator
+from local_rag.records import Conversation, Hit, LLMCall, Query
+from local_rag.retrieve.queries import conversation_queries
+from local_rag.settings import Settings
+
+
+@dataclass
+class TurnResult:
+    """Everything one turn produced: the answer, the queries, the passages at each step, timings, LLM calls."""
+
+    answer: Answer
+    queries: list[Query]
+    retrieved: list[Hit]
+    passages: list[Hit]
+    timings: dict[str, float] = field(default_factory=dict)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer.text,
+            "kind": self.answer.kind,
+            "citations": [c.__dict__ for c in self.answer.citations],
+            "invalid_citations": self.answer.invalid_citations,
+            "queries": [{"mode": q.mode, "text": q.text} for q in self.queries],
+            "passages": [h.to_json() for h in self.passages],
+            "retrieved": [{"passage_id": h.passage_id, "score": h.score, "scores": h.scores} for h in self.retrieved],
+            "timings_s": self.timings,
+            "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.llm_calls],
+        }
+
+
+class Pipeline:
+    """One object composed of the stage interfaces; stages load on first use."""
+
+    def __init__(self, settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None) -> None:
+        self.settings = settings
+        self._retriever = retriever
+        self._llm = llm
+        self._reranker = reranker
+        self._stages: dict[str, Any] = {}
+
+    # ------------------------------------------------------------ lazily loaded stages
+    @property
+    def retriever(self) -> Any:
+        if self._retriever is None:
+            from local_rag.retrieve.stack import open_retriever
+
+            self._retriever = open_retriever(self.settings)
+        return self._retriever
+
+    @property
+    def llm(self) -> Any:
+        if self._llm is None:
+            from local_rag.llm import load_llm
+
+            self._llm = load_llm(self.settings.llm, self.settings.models_dir)
+        return self._llm
+
+    @property
+    def reranker(self) -> Any:
+        if self._reranker is None:
+            from local_rag.rerank import load_reranker
+
+            self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
+        return self._reranker
+
+    def _stage(self, name: str) -> Any:
+        if name not in self._stages:
+            s = self.settings
+            if name == "generate":
+                self._stages[name] = Generator(self.llm, s.generate)
+            elif name == "llm-rerank":
+                from local_rag.llm.rerank import ListwiseReranker
+
+                self._stages[name] = ListwiseReranker(self.llm, s.llm_rerank, seed=s.llm.seed)
+            elif name == "judge":
+                from local_rag.llm.judge import RelevanceJudge
+
+                self._stages[name] = RelevanceJudge(self.llm, s.judge)
+        return self._stages[name]
+
+    # ------------------------------------------------------------ one turn
+    def queries(self, conversation: Conversation) -> list[Query]:
+        """The query variants: the settings' plain modes plus the LLM rewrite modes when rewriting is on."""
+        cfg = self.settings
+        given: dict[str, list[str]] = {}
+        modes = list(cfg.retrieval.query_modes)
+        if cfg.pipeline.rewrite:
+            from local_rag.llm.rewrite import rewrite
+
+            for q in rewrite(conversation, self.llm, list(cfg.rewrite.modes), cfg.rewrite):
+                given.setdefault(q.mode, []).append(q.text)
+            modes += [m for m in given if m not in modes]
+        return conversation_queries(conversation, modes, given)
+
+    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None) -> TurnResult:
+        """Answer the last user turn of ``conversation``."""
+        from local_rag.llm.pipeline import question_of
+
+        cfg = self.settings
+        timings: dict[str, float] = {}
+        calls_before = len(self._llm.calls) if self._llm is not None else 0
+
+        started = time.perf_counter()
+        queries = self.queries(conversation)
+        timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0
+
+        started = time.perf_counter()
+        depth = max(cfg.retrieval.top_k, cfg.reranker.candidates, cfg.llm_rerank.candidates, cfg.judge.candidates)
+        retrieved = self.retriever.search(queries, top_k=depth)
+        timings["retrieval"] = time.perf_counter() - started
+        timings.update({f"retrieval.{k}": v for k, v in getattr(self.retriever, "last_timings", {}).items()})
+
+        hits = [h for h in retrieved if dense_score(h) is None or dense_score(h) >= cfg.pipeline.min_dense_score]  # type: ignore[operator]
+        question = question_of(queries)
+        for name, enabled in (("cross-encoder", cfg.pipeline.cross_encoder), ("llm-rerank", cfg.pipeline.llm_rerank), ("judge", cfg.pipeline.judge)):
+            if not enabled or not hits:
+                continue
+            started = time.perf_counter()
+            if name == "cross-encoder":
+                hits = self.reranker.rerank(question, hits)
+            elif name == "llm-rerank":
+                hits = self._stage(name).rerank(question, hits)
+            else:
+                hits = self._stage(name).filter(question, hits)
+            timings[name] = time.perf_counter() - started
+
+        passages = hits[: cfg.generate.passages]
+        started = time.perf_counter()
+        answer = self._stage("generate").answer(conversation, passages, on_token=on_token) if passages else Generator.idk(cfg.generate)
+        timings["generate"] = time.perf_counter() - started
+        timings["total"] = sum(v for k, v in timings.items() if "." not in k)
+        calls = self._llm.calls[calls_before:] if self._llm is not None else []
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls))
+
+
+def dense_score(hit: Hit) -> float | None:
+    """The best dense cosine a hit got from any query (None when no dense list found it)."""
+    values = [v for k, v in hit.scores.items() if k.startswith("dense:")]
+    if hit.source == "dense" and not values:
+        values = [hit.score]
+    return max(values) if values else None

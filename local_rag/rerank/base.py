@@ -1,0 +1,71 @@
+"""The `Reranker` interface: backends implement `Reranker.score`; `Reranker.rerank` orders hits by it."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from pathlib import Path
+
+from local_rag.errors import SettingsError
+from local_rag.records import Hit
+from local_rag.settings import RerankerConfig
+
+
+class Reranker(ABC):
+    name: str = ""
+    backend: str = ""
+
+    def __init__(self, config: RerankerConfig) -> None:
+        self.config = config
+
+    @abstractmethod
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        """Relevance of each text to ``query`` (higher is better), in input order."""
+
+    def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]:
+        """The first ``config.candidates`` hits reordered by cross-encoder score (ties keep their prior order); the
+        rest follow unchanged. Each reranked hit keeps its prior score in ``scores`` and gets ``scores['cross-encoder']``.
+
+        Example:
+            >>> reranker.rerank("what is rrf?", hits)[0].passage_id  # doctest: +SKIP
+        """
+        head, tail = hits[: self.config.candidates], hits[self.config.candidates :]
+        if not head:
+            return list(hits)
+        texts = [f"{h.title}\n{h.text}" if h.title else h.text for h in head]
+        scores = self.score(query, texts)
+        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        out = []
+        for rank, i in enumerate(order, start=1):
+            hit = head[i]
+            out.append(Hit(**{
+                **hit.to_json(), "score": float(scores[i]), "rank": rank, "source": "cross-encoder",
+                "scores": {**hit.scores, "fused": hit.score, "cross-encoder": float(scores[i])},
+            }))
+        for rank, hit in enumerate(tail, start=len(out) + 1):
+            out.append(Hit(**{**hit.to_json(), "rank": rank}))
+        return out[:top_k] if top_k else out
+
+
+_REGISTRY: dict[str, Callable[[RerankerConfig, Path], Reranker]] = {}
+
+
+def register_reranker(name: str) -> Callable[[Callable[[RerankerConfig, Path], Reranker]], Callable[[RerankerConfig, Path], Reranker]]:
+    def wrap(factory: Callable[[RerankerConfig, Path], Reranker]) -> Callable[[RerankerConfig, Path], Reranker]:
+        _REGISTRY[name] = factory
+        return factory
+
+    return wrap
+
+
+def load_reranker(config: RerankerConfig, models_dir: str | Path) -> Reranker:
+    """The cross-encoder that ``config`` names.
+
+    Raises:
+        SettingsError: unknown backend (lists the registered ones). ModelError: missing model files.
+    """
+    from local_rag.rerank import cross_encoder, onnx  # noqa: F401 - registers the backends
+
+    if config.backend not in _REGISTRY:
+        raise SettingsError(f"unknown reranker backend {config.backend!r}; valid: {', '.join(sorted(_REGISTRY))}")
+    return _REGISTRY[config.backend](config, Path(models_dir))

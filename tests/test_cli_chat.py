@@ -1,0 +1,61 @@
+"""``local-rag ask`` and ``local-rag chat`` end to end: a real index, the real SmolLM2 GGUF on llama.cpp."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from .conftest import CORPUS, needs_minilm, write_jsonl
+from .test_cli import assert_clean_error, run
+
+pytestmark = [pytest.mark.llm, needs_minilm]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("llama_cpp")
+    cwd = tmp_path_factory.mktemp("chat")
+    corpus = write_jsonl(cwd / "c.jsonl", CORPUS)
+    result = run("index", "build", str(corpus), "--index", "default", cwd=cwd)
+    assert result.returncode == 0, result.stderr
+    return cwd
+
+
+ENV = {"LOCAL_RAG_LLM__MAX_TOKENS": "48", "LOCAL_RAG_GENERATE__MAX_TOKENS": "48"}
+
+
+def test_ask_json_has_answer_citations_rewrite_passages_timings(workdir: Path):
+    result = run("ask", "How long do cats sleep?", "--json", cwd=workdir, env=ENV)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["kind"] in ("answer", "idk", "clarify") and isinstance(data["answer"], str) and data["answer"]
+    assert {q["mode"] for q in data["queries"]} <= {"lastturn", "rewrite"} and data["passages"]
+    assert {"rewrite", "retrieval", "generate", "total"} <= set(data["timings_s"])
+    assert {c["stage"] for c in data["llm_calls"]} <= {"rewrite", "generate"}
+    for citation in data["citations"]:
+        assert citation["passage_id"] in {p["passage_id"] for p in data["passages"]}
+
+
+def test_ask_bad_inputs(workdir: Path):
+    assert_clean_error(run("ask", "   ", cwd=workdir, env=ENV), 2, "the question is empty")
+    bad = workdir / "bad.json"
+    bad.write_text('{"input": [{"speaker": "user", "text": 3}]}')
+    assert_clean_error(run("ask", "--conversation", str(bad), cwd=workdir, env=ENV), 2, "'text' must be a string")
+    huge = run("ask", "cats " * 20_000, "--no-rewrite", "--json", cwd=workdir, env=ENV)
+    assert huge.returncode == 0, huge.stderr
+    assert "cut to" in huge.stderr
+
+
+def test_chat_session_commands_and_save(workdir: Path):
+    saved = workdir / "conv.json"
+    script = "\n".join(["/help", "", "Tell me about dogs", "/sources", "/rewrite", f"/save {saved}", "/reset", "/quit"]) + "\n"
+    result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=script)
+    assert result.returncode == 0, result.stderr
+    assert "commands:" in result.stdout and "agent>" in result.stdout and "lastturn: Tell me about dogs" in result.stdout
+    conv = json.loads(saved.read_text())
+    assert [t["speaker"] for t in conv] == ["user", "agent"] and conv[0]["text"] == "Tell me about dogs"
+    again = run("chat", "--no-rewrite", "--load", str(saved), "--save", str(saved), cwd=workdir, env=ENV, stdin="and do they bark?\n")
+    assert again.returncode == 0, again.stderr
+    assert len(json.loads(saved.read_text())) == 4

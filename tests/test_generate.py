@@ -1,0 +1,140 @@
+"""Grounded generation and the conversational pipeline, with a scripted LLM (logic) and real indexes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from local_rag.errors import BadInputError
+from local_rag.evaluation.mtrag import parse_conversation
+from local_rag.index import build_index, open_index
+from local_rag.llm.generate import Generator, check_citations, is_decline
+from local_rag.pipeline import Pipeline
+from local_rag.records import Conversation, Hit, Turn
+from local_rag.retrieve import HybridRetriever
+from local_rag.settings import GenerateConfig, Settings
+
+from .conftest import HashEmbedder
+from .llm_fixtures import ScriptedLLM
+
+HITS = [Hit("a-0", 1.0, title="Alpha", text="Alpha is the first letter.", url="u/a"), Hit("b-0", 0.5, title="Beta", text="Beta is the second letter.")]
+CONV = Conversation([Turn("user", "tell me about greek letters"), Turn("agent", "Sure."), Turn("user", "which one comes first?")])
+
+
+def test_citations_are_checked_and_mapped():
+    answer = Generator(ScriptedLLM("Alpha comes first [1]. Beta is second [2][5]. See also [3, 1].")).answer(CONV, HITS)
+    assert answer.kind == "answer"
+    assert answer.text == "Alpha comes first [1]. Beta is second [2]. See also [1]."
+    assert [(c.n, c.passage_id, c.title, c.url) for c in answer.citations] == [(1, "a-0", "Alpha", "u/a"), (2, "b-0", "Beta", "")]
+    assert answer.invalid_citations == 2
+
+
+def test_role_separated_prompt_puts_passages_first_and_question_last():
+    llm = ScriptedLLM("Alpha [1].")
+    Generator(llm, GenerateConfig(idk_answer="NO IDEA.")).answer(CONV, HITS)
+    system, *_, user = llm.seen[0]
+    assert "NO IDEA." in system["content"] and "CLARIFY:" in system["content"]
+    text = user["content"]
+    assert text.index("[1] Alpha: Alpha is the first letter.") < text.index("User: tell me about greek letters") < text.index("Question: which one comes first?")
+    assert "User: which one comes first?" not in text  # the last turn is the question, not history
+
+
+@pytest.mark.parametrize("reply", ["I'm sorry, but I don't have the answer to that in the documents I have.", "The passages do not mention which letter is first.", "  "])
+def test_declines_become_the_fixed_idk_sentence(reply: str):
+    answer = Generator(ScriptedLLM(reply)).answer(CONV, HITS)
+    assert answer.kind == "idk" and answer.text == GenerateConfig().idk_answer and answer.citations == []
+
+
+def test_no_passages_means_idk_without_a_model_call():
+    llm = ScriptedLLM("should not be called")
+    assert Generator(llm).answer(CONV, []).kind == "idk" and llm.calls == []
+
+
+def test_clarifying_question():
+    answer = Generator(ScriptedLLM("CLARIFY: Do you mean the Alpha rocket or the letter alpha?")).answer(CONV, HITS)
+    assert answer.kind == "clarify" and answer.text.startswith("Do you mean")
+    no_clarify = Generator(ScriptedLLM("CLARIFY: which?"), GenerateConfig(clarify=False))
+    assert no_clarify.answer(CONV, HITS).kind == "answer"
+
+
+def test_streaming_reaches_the_caller():
+    pieces: list[str] = []
+    Generator(ScriptedLLM("Alpha comes first [1].")).answer(CONV, HITS, on_token=pieces.append)
+    assert "".join(pieces).strip() == "Alpha comes first [1]."
+
+
+def test_empty_conversation_is_a_clear_error():
+    with pytest.raises(BadInputError):
+        Generator(ScriptedLLM("x")).answer(Conversation([]), HITS)
+
+
+@given(st.text(max_size=200), st.integers(0, 6))
+def test_check_citations_never_keeps_an_out_of_range_number(text: str, n: int):
+    cleaned, valid, _ = check_citations(text + " [1] [3] [99]", n)
+    assert all(1 <= v <= n for v in valid)
+    import re
+
+    for match in re.finditer(r"\[(\d+(?:\s*,\s*\d+)*)\]", cleaned):
+        assert all(1 <= int(x) <= n for x in match.group(1).split(","))
+
+
+def test_is_decline_examples():
+    assert is_decline("I don't know.") and is_decline("There is no information about that in the documents.")
+    assert not is_decline("Alpha is first [1].") and not is_decline("The tower is 330 metres tall.")
+
+
+messages = st.lists(
+    st.fixed_dictionaries({"speaker": st.sampled_from(["user", "agent", "assistant", "robot", None]), "text": st.one_of(st.text(max_size=30), st.integers())}),
+    max_size=6,
+)
+
+
+@given(st.one_of(messages, st.none(), st.integers(), st.text(max_size=10), st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3)))
+def test_conversation_parsing_accepts_valid_and_refuses_the_rest_cleanly(data: object):
+    try:
+        conv = parse_conversation(data)
+    except BadInputError:
+        return
+    assert conv.last_user_turn.strip()
+    assert all(t.speaker in ("user", "agent", "system") for t in conv.turns)
+
+
+@pytest.fixture
+def pipeline_parts(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
+    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    retriever = HybridRetriever(open_index(fake_settings), fake_settings, hash_embedder)
+    return fake_settings, retriever
+
+
+def test_pipeline_rewrites_retrieves_and_answers(pipeline_parts):
+    settings, retriever = pipeline_parts
+
+    def reply(messages, schema):  # type: ignore[no-untyped-def]
+        if schema is not None:  # the rewrite stage
+            return '{"query": "how many hours does a cat sleep"}'
+        return "Cats sleep twelve to sixteen hours a day [1]."
+
+    llm = ScriptedLLM(reply)
+    pipeline = Pipeline(settings, retriever=retriever, llm=llm)
+    conv = Conversation([Turn("user", "tell me about cats"), Turn("agent", "They purr."), Turn("user", "how long do they sleep?")])
+    result = pipeline.answer(conv)
+    assert [q.mode for q in result.queries] == ["lastturn", "rewrite"]
+    assert result.queries[1].text == "how many hours does a cat sleep"
+    assert result.answer.kind == "answer" and result.answer.citations[0].passage_id == result.passages[0].passage_id == "d1-1"
+    assert {"rewrite", "retrieval", "generate", "total"} <= set(result.timings)
+    assert [c.stage for c in result.llm_calls] == ["rewrite", "generate"]
+    assert result.to_json()["citations"][0]["passage_id"] == "d1-1"
+
+
+def test_pipeline_stages_switch_off_and_threshold_gives_idk(pipeline_parts):
+    settings, retriever = pipeline_parts
+    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False, "min_dense_score": 0.99})})
+    settings.retrieval.retrievers = ["dense"]
+    llm = ScriptedLLM("never")
+    result = Pipeline(settings, retriever=HybridRetriever(retriever.retrievers["dense"].folder, settings, retriever.retrievers["dense"].embedder), llm=llm).answer(
+        Conversation([Turn("user", "what is the capital of australia")])
+    )
+    assert result.answer.kind == "idk" and llm.calls == [] and [q.mode for q in result.queries] == ["lastturn"]

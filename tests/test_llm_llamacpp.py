@@ -1,0 +1,149 @@
+"""The real llama.cpp path with SmolLM2-135M (structure and valid JSON, not quality), and Qwen (slow).
+
+Deterministic: temperature 0, seed 0. Skipped with a reason when llama_cpp or the model is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from local_rag.errors import BadInputError, ModelError
+from local_rag.llm.base import LLM
+from local_rag.llm.judge import RelevanceJudge
+from local_rag.llm.rerank import ListwiseReranker
+from local_rag.llm.rewrite import rewrite
+from local_rag.records import Conversation, Hit, Turn
+from local_rag.settings import JudgeConfig, LLMConfig, LLMRerankConfig
+from tests.llm_fixtures import MODELS, QWEN15, SMOLLM, llama_cpp_or_skip, load_real, write_tiny_gguf
+
+pytestmark = pytest.mark.llm
+
+CONV = Conversation([
+    Turn("user", "When was the Eiffel Tower built?"),
+    Turn("agent", "It was built from 1887 to 1889 for the World's Fair in Paris."),
+    Turn("user", "how tall is it?"),
+], "c1")
+PASSAGES = [
+    Hit("p0", 0.9, 1, title="Louvre", text="The Louvre is the world's most-visited art museum, in Paris."),
+    Hit("p1", 0.8, 2, title="Eiffel Tower", text="The Eiffel Tower is 330 metres tall, about the height of an "
+                                                  "81-storey building."),
+    Hit("p2", 0.7, 3, title="Seine", text="The Seine is a 777-kilometre-long river in northern France."),
+    Hit("p3", 0.6, 4, title="Eiffel Tower", text="The tower was the tallest man-made structure in the world "
+                                                  "until the Chrysler Building was finished in 1930."),
+]
+SCHEMA = {"type": "object", "properties": {"answer": {"type": "string", "maxLength": 40},
+                                           "confidence": {"type": "integer", "enum": [0, 1, 2]}},
+          "required": ["answer", "confidence"]}
+
+
+def test_complete_records_tokens_and_times(smollm: LLM) -> None:
+    done = smollm.run([{"role": "user", "content": "What is the capital of France?"}], stage="t", max_tokens=16)
+    call = done.call
+    assert done.text and call.stage == "t" and call.response == done.text
+    assert call.prompt_tokens > 5 and 0 < call.completion_tokens <= 16
+    assert call.prefill_s > 0 and call.decode_s >= 0 and call.total_s == pytest.approx(call.prefill_s + call.decode_s)
+    assert "<|im_start|>" in call.prompt  # the GGUF's own chat template (ChatML for SmolLM2)
+    assert smollm.calls[-1] is call
+
+
+def test_schema_output_is_valid_json_and_deterministic(smollm: LLM) -> None:
+    messages = [{"role": "user", "content": "Which city is the Eiffel Tower in? Answer in JSON."}]
+    first, done = smollm.run_json(messages, SCHEMA, stage="json", max_tokens=64)
+    second, _ = smollm.run_json(messages, SCHEMA, stage="json", max_tokens=64)
+    assert isinstance(first, dict) and set(first) == {"answer", "confidence"}
+    assert isinstance(first["answer"], str) and first["confidence"] in (0, 1, 2)
+    assert json.loads(done.text) == first and second == first
+
+
+def test_count_tokens_uses_the_model_tokenizer(smollm: LLM) -> None:
+    assert smollm.count_tokens("") == 0
+    assert 1 <= smollm.count_tokens("hello world") <= 4
+
+
+def test_stages_run_end_to_end_with_valid_structure(smollm: LLM) -> None:
+    queries = rewrite(CONV, smollm, ["rewrite", "keywords", "multi", "hyde"])
+    assert {q.mode for q in queries} == {"rewrite", "keywords", "multi", "hyde"}
+    assert all(q.text.strip() for q in queries)
+    reranked = ListwiseReranker(smollm, LLMRerankConfig(candidates=4, window=4, step=2)).rerank(
+        "How tall is the Eiffel Tower?", PASSAGES)
+    assert sorted(h.passage_id for h in reranked) == ["p0", "p1", "p2", "p3"]
+    judged = RelevanceJudge(smollm, JudgeConfig(batch_size=2, min_score=0)).judge("How tall is the Eiffel Tower?",
+                                                                                  PASSAGES[:2])
+    assert [j.passage_id for j in judged] == ["p0", "p1"] and all(j.score in (0, 1, 2) for j in judged)
+    stages = {c.stage for c in smollm.calls}
+    assert {"rewrite", "keywords", "multi", "hyde", "rerank", "judge"} <= stages
+    assert all(c.prompt_tokens > 0 and c.total_s > 0 for c in smollm.calls)
+
+
+def test_prompt_over_the_context_is_refused(smollm: LLM) -> None:
+    with pytest.raises(BadInputError, match="no room to answer"):
+        smollm.complete([{"role": "user", "content": "word " * 3000}], stage="t")
+    with pytest.raises(BadInputError):
+        smollm.complete([], stage="t")
+
+
+def test_loading_needs_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    llama_cpp_or_skip()
+
+    def blocked(*args: object, **kwargs: object) -> None:
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", blocked)
+    monkeypatch.setattr(socket, "create_connection", blocked)
+    monkeypatch.setattr(socket, "getaddrinfo", blocked)
+    llm = load_real(SMOLLM, n_ctx=512)
+    assert llm.run([{"role": "user", "content": "Hi"}], stage="offline", max_tokens=4).call.completion_tokens > 0
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage"])
+def test_corrupt_gguf_gives_a_model_error(tmp_path: Path, damage: str) -> None:
+    llama_cpp_or_skip()
+    from local_rag.llm import load_llm
+
+    path = tmp_path / "model.gguf"
+    src = MODELS / SMOLLM
+    real = next(src.glob("*.gguf"), None) if src.is_dir() else None
+    data = real.read_bytes() if real else write_tiny_gguf(tmp_path / "t.gguf").read_bytes()
+    path.write_bytes(data[: len(data) // 2] if damage == "truncate" else b"GGUF" + b"\x03" * 4096)
+    with pytest.raises(ModelError, match=str(path)):
+        load_llm(LLMConfig(model=str(path)), MODELS)
+
+
+def test_gguf_without_a_chat_template_or_unloadable_is_refused(tmp_path: Path) -> None:
+    llama_cpp_or_skip()
+    from local_rag.llm import load_llm
+
+    no_template = write_tiny_gguf(tmp_path / "nt.gguf", template=None)
+    with pytest.raises(ModelError, match="no chat template"):
+        load_llm(LLMConfig(model=str(no_template)))
+    tiny = write_tiny_gguf(tmp_path / "tiny.gguf")  # a valid file, but not a model llama.cpp can run
+    with pytest.raises(ModelError, match="llama.cpp could not load"):
+        load_llm(LLMConfig(model=str(tiny)))
+
+
+def test_missing_model_gives_a_model_error(tmp_path: Path) -> None:
+    from local_rag.llm import load_llm
+
+    with pytest.raises(ModelError, match="unknown model 'no-such-model'"):
+        load_llm(LLMConfig(model="no-such-model"), tmp_path)
+
+
+@pytest.mark.slow
+def test_qwen_coder_rewrites_and_ranks() -> None:
+    llm = load_real(QWEN15, n_ctx=4096)
+    queries = rewrite(CONV, llm, ["rewrite", "keywords"])
+    assert "eiffel" in queries[0].text.lower() and "eiffel" in queries[1].text.lower()
+    reranked = ListwiseReranker(llm, LLMRerankConfig(candidates=4, window=4, step=2)).rerank(
+        "How tall is the Eiffel Tower?", PASSAGES)
+    assert reranked[0].passage_id in {"p1", "p3"}  # an Eiffel Tower passage first (1.5B: not always the best one)
+
+
+def test_streaming_pieces_make_up_the_reply(smollm: LLM) -> None:
+    pieces: list[str] = []
+    done = smollm.run([{"role": "user", "content": "Name three colours."}], stage="stream", max_tokens=12,
+                      on_token=pieces.append)
+    assert len(pieces) > 1 and "".join(pieces).strip() == done.text

@@ -1,0 +1,74 @@
+"""Wiring the LLM stages into retrieval, with deterministic fakes: query providers, their cache, rerank/judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from local_rag.errors import SettingsError
+from local_rag.llm.pipeline import LLMQueries, call_stats, fixed_subset, post_retrieval, question_of
+from local_rag.records import Conversation, Hit, Query, Turn
+from local_rag.settings import load_settings
+from tests.llm_fixtures import ScriptedLLM, order_by_keyword
+
+CONV = Conversation([Turn("user", "What is BM25?"), Turn("agent", "A ranking function."),
+                     Turn("user", "who made it?")], "conv-1")
+
+
+def reply(messages: list, schema: dict | None) -> str:
+    props = (schema or {}).get("properties", {})
+    if "query" in props:
+        return '{"query": "Who created BM25?"}'
+    if "keywords" in props:
+        return '{"keywords": ["BM25", "inventor"]}'
+    return "x"
+
+
+def test_llm_queries_are_cached_by_conversation_and_settings(tmp_path: Path) -> None:
+    settings = load_settings("cpu-test")
+    cache = tmp_path / "cache.jsonl"
+    llm = ScriptedLLM(reply)
+    queries = LLMQueries(llm, settings, ["rewrite", "keywords"], cache)
+    assert queries(CONV) == {"rewrite": ["Who created BM25?"], "keywords": ["BM25 inventor"]}
+    assert len(llm.calls) == 2
+    again = ScriptedLLM("never called")
+    assert LLMQueries(again, settings, ["rewrite", "keywords"], cache)(CONV) == queries(CONV)
+    assert again.calls == [] and len(cache.read_text().splitlines()) == 2
+    other = load_settings("cpu-test", overrides={"llm": {"model": "another"}})
+    LLMQueries(again, other, ["rewrite"], cache)(CONV)  # another model: not the cached answer
+    assert len(again.calls) == 1
+    with pytest.raises(SettingsError):
+        LLMQueries(llm, settings, ["nope"])
+
+
+def test_post_retrieval_reranks_then_judges_with_the_rewrite_as_question() -> None:
+    settings = load_settings("cpu-test", overrides={"llm_rerank": {"candidates": 6, "window": 4, "step": 2},
+                                                    "judge": {"candidates": 3, "batch_size": 3}})
+    hits = [Hit(f"p{i}", 1 - i / 10, i + 1, text=("GOLD " if i == 5 else "") + f"text {i}") for i in range(8)]
+
+    def fake(messages: list, schema: dict | None) -> str:
+        if "order" in (schema or {}).get("properties", {}):
+            assert "Question: Who created BM25?" in messages[-1]["content"]
+            return order_by_keyword("GOLD")(messages, schema)
+        return json.dumps({"judgments": [{"id": 1, "score": 2, "reason": "r"}, {"id": 2, "score": 0, "reason": "r"},
+                                         {"id": 3, "score": 1, "reason": "r"}]})
+
+    llm = ScriptedLLM(fake)
+    search = post_retrieval(lambda queries: hits, llm, settings, rerank=True, judge=True)
+    out = search([Query("who made it?", "lastturn"), Query("Who created BM25?", "rewrite")])
+    assert out[0].passage_id == "p5" and out[0].scores["judge"] == 2.0
+    assert len(out) == 7  # the second judged passage (score 0) is dropped
+    assert {c.stage for c in llm.calls} == {"rerank", "judge"}
+    stats = call_stats(llm.calls)
+    assert stats["judge"]["calls"] == 1 and stats["rerank"]["calls"] == 2  # windows (2, 6), (0, 4)
+
+
+def test_question_of_and_fixed_subset() -> None:
+    assert question_of([Query("a", "lastturn"), Query("b", "rewrite")]) == "b"
+    assert question_of([Query("k", "keywords"), Query("a", "lastturn")]) == "a"
+    ids = [f"q{i}" for i in range(100)]
+    subset = fixed_subset(ids, 10)
+    assert len(subset) == 10 and subset == fixed_subset(list(reversed(ids)), 10)
+    assert fixed_subset(ids, None) == set(ids)

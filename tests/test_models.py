@@ -1,0 +1,313 @@
+"""The model store: GGUF header checks, PyPI-part imports, local imports, pull (faked hub), pack/unpack, the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from local_rag.cli.main import cli
+from local_rag.errors import ModelError
+from local_rag.modelstore import Manifest
+from local_rag.modelstore import importer as importer_mod
+from local_rag.modelstore.bundle import pack, unpack
+from local_rag.modelstore.gguf_check import check_gguf, read_gguf, resolve_gguf
+from local_rag.modelstore.importer import import_known, import_path
+from local_rag.modelstore.pull import pull
+from local_rag.modelstore.sources import KNOWN_MODELS, KnownModel, PyPISource
+from tests.llm_fixtures import write_tiny_gguf
+
+# --- GGUF headers ---------------------------------------------------------------------------------------------
+
+
+def test_header_of_a_valid_gguf(tiny_gguf: Path) -> None:
+    info = check_gguf(tiny_gguf)
+    assert info.architecture == "llama" and info.name == "tiny test model" and info.block_count == 3
+    assert info.chat_template and info.expected_size == info.actual_size == tiny_gguf.stat().st_size
+
+
+def test_truncated_gguf_is_refused_with_the_promised_size(tiny_gguf: Path) -> None:
+    data = tiny_gguf.read_bytes()
+    cut = tiny_gguf.with_name("cut.gguf")
+    cut.write_bytes(data[: len(data) - 1000])
+    with pytest.raises(ModelError, match=r"truncated GGUF: its header promises [\d,]+ bytes"):
+        check_gguf(cut)
+    cut.write_bytes(data[:200])  # cut inside the header
+    with pytest.raises(ModelError, match="header ends early"):
+        check_gguf(cut)
+
+
+@pytest.mark.parametrize("content", [b"", b"not a model at all", b"GGUF" + b"\xff" * 64])
+def test_corrupt_gguf_is_refused(tmp_path: Path, content: bytes) -> None:
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(content)
+    with pytest.raises(ModelError, match=str(bad)):
+        read_gguf(bad)
+
+
+def test_missing_gguf(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="not found"):
+        read_gguf(tmp_path / "nope.gguf")
+
+
+# --- import from PyPI parts and local paths -------------------------------------------------------------------
+
+
+def fake_parts(tmp_path: Path, gguf: Path, n: int) -> tuple[Path, KnownModel]:
+    """Split ``gguf`` over ``n`` fake installed packages ``fakepart1..n/data/partNN.bin`` and register them."""
+    site = tmp_path / "site"
+    data = gguf.read_bytes()
+    size = -(-len(data) // n)
+    for i in range(1, n + 1):
+        (site / f"fakepart{i}" / "data").mkdir(parents=True)
+        (site / f"fakepart{i}" / "data" / f"part{i:02d}.bin").write_bytes(data[(i - 1) * size: i * size])
+    known = KnownModel(
+        name="fake-llm", role="llm", format="gguf", licence="apache-2.0", description="test",
+        pypi=PyPISource(tuple(f"fakepart{i}" for i in range(1, n + 1)),
+                        tuple(f"fakepart{i}/data/part{i:02d}.bin" for i in range(1, n + 1)),
+                        sha256=hashlib.sha256(data).hexdigest(), size=len(data)),
+    )
+    return site, known
+
+
+def test_import_concatenates_parts_in_order_and_records_source_and_sha(
+    tmp_path: Path, tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, known = fake_parts(tmp_path, tiny_gguf, 4)
+    monkeypatch.setattr(importer_mod, "site_packages", lambda: [site])
+    monkeypatch.setitem(KNOWN_MODELS, "fake-llm", known)
+    entry = import_known("fake-llm", tmp_path / "models")
+    assert entry.source == "pypi:fakepart1..fakepart4"
+    assert entry.files[0].sha256 == known.pypi.sha256 and entry.files[0].path == "fake-llm.gguf"
+    saved = json.loads((tmp_path / "models" / "manifest.json").read_text())["models"][0]
+    assert saved["files"][0]["sha256"] == known.pypi.sha256
+    assert resolve_gguf("fake-llm", tmp_path / "models").read_bytes() == tiny_gguf.read_bytes()
+
+
+def test_import_refuses_missing_or_altered_parts_and_leaves_nothing(
+    tmp_path: Path, tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site, known = fake_parts(tmp_path, tiny_gguf, 3)
+    monkeypatch.setattr(importer_mod, "site_packages", lambda: [site])
+    monkeypatch.setitem(KNOWN_MODELS, "fake-llm", known)
+    models = tmp_path / "models"
+    shutil.rmtree(site / "fakepart2")
+    with pytest.raises(ModelError, match=r"pip install --no-deps fakepart2"):
+        import_known("fake-llm", models)
+    site, known = fake_parts(tmp_path / "b", tiny_gguf, 3)
+    part = site / "fakepart3" / "data" / "part03.bin"
+    part.write_bytes(part.read_bytes()[:-10])  # a part of another version: size differs
+    monkeypatch.setattr(importer_mod, "site_packages", lambda: [site])
+    monkeypatch.setitem(KNOWN_MODELS, "fake-llm", known)
+    with pytest.raises(ModelError, match="expected"):
+        import_known("fake-llm", models)
+    assert not (models / "fake-llm").exists() and not list(models.glob(".*importing"))
+
+
+def test_import_unknown_name_lists_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="known models: .*smollm2-135m-instruct"):
+        import_known("gpt-9", tmp_path)
+
+
+def test_import_local_file_checks_the_gguf(tmp_path: Path, tiny_gguf: Path) -> None:
+    entry = import_path(tiny_gguf, tmp_path / "models", name="my-llm")
+    assert entry.format == "gguf" and entry.source.startswith("file:") and len(entry.files) == 1
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(tiny_gguf.read_bytes()[:-500])
+    with pytest.raises(ModelError, match="truncated"):
+        import_path(bad, tmp_path / "models", name="bad")
+    with pytest.raises(ModelError, match="no such file"):
+        import_path(tmp_path / "none.gguf", tmp_path / "models")
+
+
+def test_resolve_refuses_a_checksum_mismatch_and_a_missing_model(tmp_path: Path, tiny_gguf: Path) -> None:
+    models = tmp_path / "models"
+    import_path(tiny_gguf, models, name="my-llm")
+    target = models / "my-llm" / "tiny.gguf"
+    data = bytearray(target.read_bytes())
+    data[-1] ^= 0xFF  # same size, other bytes
+    target.write_bytes(bytes(data))
+    with pytest.raises(ModelError, match="sha256 does not match"):
+        resolve_gguf("my-llm", models)
+    target.unlink()
+    with pytest.raises(ModelError, match="models import my-llm"):
+        resolve_gguf("my-llm", models)
+    with pytest.raises(ModelError, match="unknown model 'other'"):
+        resolve_gguf("other", models)
+
+
+# --- pull (the hub faked: no network) ---------------------------------------------------------------------------
+
+
+def fake_hub(files: dict[str, bytes]) -> Any:
+    calls: list[dict[str, Any]] = []
+
+    def snapshot_download(**kwargs: Any) -> str:
+        calls.append(kwargs)
+        for rel, data in files.items():
+            path = Path(kwargs["local_dir"]) / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        return kwargs["local_dir"]
+
+    snapshot_download.calls = calls  # type: ignore[attr-defined]
+    return snapshot_download
+
+
+BGE_FILES = {"pytorch_model.bin": b"w" * 100, "colbert_linear.pt": b"c" * 10, "sparse_linear.pt": b"s" * 10,
+             "tokenizer.json": b"{}", "config.json": b"{}"}
+
+
+def test_pull_installs_official_files_with_their_checksums(tmp_path: Path) -> None:
+    hub = fake_hub(BGE_FILES)
+    entry = pull("bge-m3", tmp_path / "models", downloader=hub)
+    assert entry.source == "hf:BAAI/bge-m3@main"
+    assert {f.path for f in entry.files} == set(BGE_FILES)
+    assert "colbert_linear.pt" in hub.calls[0]["allow_patterns"]
+    assert Manifest.load(tmp_path / "models").verify(entry) == []
+
+
+def test_pull_refuses_a_download_without_required_files(tmp_path: Path) -> None:
+    files = {k: v for k, v in BGE_FILES.items() if k != "sparse_linear.pt"}
+    with pytest.raises(ModelError, match="lacks sparse_linear.pt; nothing installed"):
+        pull("bge-m3", tmp_path / "models", downloader=fake_hub(files))
+    assert not (tmp_path / "models" / "bge-m3").exists()
+
+
+def test_pull_reports_hub_errors_in_one_line(tmp_path: Path) -> None:
+    def failing(**kwargs: Any) -> str:
+        raise OSError("connection refused")
+
+    with pytest.raises(ModelError, match="download of BAAI/bge-m3 failed: OSError: connection refused"):
+        pull("bge-m3", tmp_path / "models", downloader=failing)
+    with pytest.raises(ModelError, match="no official download source"):
+        pull("smollm2-135m-instruct", tmp_path / "models", downloader=failing)
+
+
+# --- pack / unpack ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def packed(tmp_path: Path, tiny_gguf: Path) -> tuple[Path, Path]:
+    src = tmp_path / "src-models"
+    import_path(tiny_gguf, src, name="my-llm")
+    pull("bge-m3", src, downloader=fake_hub(BGE_FILES))
+    bundle = tmp_path / "bundle.tar"
+    pack(src, bundle)
+    return src, bundle
+
+
+def test_pack_unpack_round_trip(tmp_path: Path, packed: tuple[Path, Path]) -> None:
+    src, bundle = packed
+    dest = tmp_path / "airgapped"
+    entries = unpack(bundle, dest)
+    assert sorted(e.name for e in entries) == ["bge-m3", "my-llm"]
+    manifest = Manifest.load(dest)
+    assert all(manifest.verify(e) == [] for e in manifest.entries.values())
+    assert (dest / "my-llm" / "tiny.gguf").read_bytes() == (src / "my-llm" / "tiny.gguf").read_bytes()
+    unpack(bundle, dest)  # the same models again: fine
+
+
+def test_unpack_refuses_a_tampered_bundle_and_installs_nothing(tmp_path: Path, packed: tuple[Path, Path]) -> None:
+    _, bundle = packed
+    tampered = tmp_path / "tampered.tar"
+    with tarfile.open(bundle) as src, tarfile.open(tampered, "w") as out:
+        for m in src.getmembers():
+            data = src.extractfile(m).read() if m.isfile() else b""
+            if m.name.endswith("colbert_linear.pt"):
+                data = b"x" * len(data)
+            import io
+
+            out.addfile(m, io.BytesIO(data))
+    dest = tmp_path / "dest"
+    with pytest.raises(ModelError, match="does not match its recorded size/sha256"):
+        unpack(tampered, dest)
+    assert not (dest / "bge-m3").exists() and not (dest / "my-llm").exists()
+    assert [p.name for p in dest.iterdir()] == []
+
+
+def test_unpack_refuses_unsafe_members(tmp_path: Path, packed: tuple[Path, Path]) -> None:
+    _, bundle = packed
+    evil = tmp_path / "evil.tar"
+    shutil.copy(bundle, evil)
+    with tarfile.open(evil, "a") as tar:
+        info = tarfile.TarInfo("../../escape.txt")
+        info.size = 0
+        tar.addfile(info)
+    with pytest.raises(ModelError, match="unexpected member"):
+        unpack(evil, tmp_path / "dest")
+    assert not (tmp_path / "escape.txt").exists()
+
+
+def test_unpack_refuses_truncated_and_foreign_bundles(tmp_path: Path, packed: tuple[Path, Path]) -> None:
+    _, bundle = packed
+    cut = tmp_path / "cut.tar"
+    cut.write_bytes(bundle.read_bytes()[: bundle.stat().st_size // 2])
+    with pytest.raises(ModelError):
+        unpack(cut, tmp_path / "dest")
+    other = tmp_path / "other.tar"
+    with tarfile.open(other, "w") as tar:
+        tar.add(packed[0] / "manifest.json", arcname="something.json")
+    with pytest.raises(ModelError, match="not a local-rag model bundle"):
+        unpack(other, tmp_path / "dest")
+
+
+def test_unpack_refuses_to_replace_other_files_without_force(
+    tmp_path: Path, packed: tuple[Path, Path], tiny_gguf: Path
+) -> None:
+    _, bundle = packed
+    dest = tmp_path / "dest"
+    import_path(write_tiny_gguf(tmp_path / "other.gguf", n_tensors=2), dest, name="my-llm")
+    before = (dest / "my-llm").iterdir().__next__().read_bytes()
+    with pytest.raises(ModelError, match="--force"):
+        unpack(bundle, dest)
+    assert next((dest / "my-llm").iterdir()).read_bytes() == before
+    unpack(bundle, dest, force=True)
+    assert (dest / "my-llm" / "tiny.gguf").exists()
+
+
+def test_pack_refuses_a_model_that_does_not_verify(tmp_path: Path, packed: tuple[Path, Path]) -> None:
+    src, _ = packed
+    (src / "bge-m3" / "config.json").write_bytes(b"[]")
+    with pytest.raises(ModelError, match="refusing to pack bge-m3"):
+        pack(src, tmp_path / "x.tar", ["bge-m3"])
+    assert not (tmp_path / "x.tar").exists()
+
+
+# --- CLI ---------------------------------------------------------------------------------------------------------
+
+
+def test_cli_models_list_verify_import_pack_unpack(tmp_path: Path, tiny_gguf: Path) -> None:
+    runner = CliRunner()
+    models = tmp_path / "models"
+    env = {"LOCAL_RAG_MODELS_DIR": str(models)}
+    res = runner.invoke(cli, ["models", "import", str(tiny_gguf), "--name", "my-llm"], env=env)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["models", "list", "--json"], env=env)
+    rows = {r["name"]: r for r in json.loads(res.output)}
+    assert rows["my-llm"]["status"] == "present" and rows["qwen2.5-7b-instruct-q4_k_m"]["get_with"] == ["pull"]
+    assert runner.invoke(cli, ["models", "verify"], env=env).exit_code == 0
+    res = runner.invoke(cli, ["models", "pack", str(tmp_path / "b.tar")], env=env)
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(cli, ["models", "unpack", str(tmp_path / "b.tar"), "--models-dir", str(tmp_path / "m2")])
+    assert res.exit_code == 0, res.output
+    (models / "my-llm" / "tiny.gguf").write_bytes(b"GGUF")
+    res = runner.invoke(cli, ["models", "verify", "--json"], env=env)
+    assert res.exit_code == 4 and json.loads(res.output)[0]["ok"] is False
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["models", "import", "gpt-9"], "cannot import gpt-9: no such file or folder"),
+    (["models", "verify", "nope"], "unknown model 'nope'"),
+    (["models", "unpack", "missing.tar"], "bundle not found"),
+])
+def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    res = CliRunner().invoke(cli, [*args, "--models-dir", str(tmp_path / "models")])
+    assert res.exit_code == 4
+    assert message in res.output and "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1

@@ -1,0 +1,72 @@
+"""Cross-encoder code paths on a cross-encoder built from MiniLM weights with a random (seeded) head: no trained
+cross-encoder ships on PyPI, so these check structure and backend agreement, not ranking quality."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from local_rag.records import Hit
+from local_rag.rerank.base import Reranker
+from local_rag.settings import RerankerConfig
+
+from .conftest import MODELS, needs_minilm
+
+
+class LengthReranker(Reranker):
+    """Deterministic fake: longer texts are more relevant."""
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        return [float(len(t)) for t in texts]
+
+
+def test_rerank_orders_head_and_keeps_tail():
+    hits = [Hit(f"p{i}", 1.0 / (i + 1), rank=i + 1, text="x" * (i % 3)) for i in range(6)]
+    out = LengthReranker(RerankerConfig(candidates=4)).rerank("q", hits)
+    assert [h.passage_id for h in out] == ["p2", "p1", "p0", "p3", "p4", "p5"]  # ties keep prior order
+    assert [h.rank for h in out] == [1, 2, 3, 4, 5, 6]
+    assert out[0].scores["fused"] == pytest.approx(1 / 3) and out[0].scores["cross-encoder"] == 2.0
+    assert out[4].scores == {} and LengthReranker(RerankerConfig()).rerank("q", []) == []
+
+
+@pytest.fixture(scope="module")
+def cross_encoder_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    if not (MODELS / "all-MiniLM-L6-v2" / "model.safetensors").exists():
+        pytest.skip("all-MiniLM-L6-v2 not imported")
+    dest = tmp_path_factory.mktemp("ce") / "minilm-ce"
+    torch.manual_seed(0)
+    model = transformers.AutoModelForSequenceClassification.from_pretrained(str(MODELS / "all-MiniLM-L6-v2"), num_labels=1)
+    model.save_pretrained(str(dest))
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"):
+        shutil.copy2(MODELS / "all-MiniLM-L6-v2" / name, dest / name)
+    return dest
+
+
+@needs_minilm
+def test_sentence_transformers_and_onnx_backends_agree(cross_encoder_dir: Path, tmp_path: Path):
+    pytest.importorskip("onnx")
+    from local_rag.rerank import load_reranker
+    from local_rag.rerank.onnx import export_cross_encoder_onnx
+
+    hits = [Hit(f"p{i}", 1.0, text=t) for i, t in enumerate(["cats purr", "bm25 ranks documents by term weights", "faiss searches vectors", ""])]
+    st = load_reranker(RerankerConfig(backend="sentence-transformers", model=str(cross_encoder_dir), max_length=64), MODELS)
+    onnx_dir = export_cross_encoder_onnx(cross_encoder_dir, tmp_path / "ce-onnx")
+    ort = load_reranker(RerankerConfig(backend="onnx", model=str(onnx_dir), max_length=64, batch_size=3), MODELS)
+    a = np.array(st.score("how does bm25 rank", [h.text for h in hits]))
+    b = np.array(ort.score("how does bm25 rank", [h.text for h in hits]))
+    assert a.shape == (4,) and np.allclose(a, b, atol=1e-3)
+    assert [h.passage_id for h in st.rerank("how does bm25 rank", hits)] == [h.passage_id for h in ort.rerank("how does bm25 rank", hits)]
+    assert ort.providers == ["CPUExecutionProvider"]
+
+
+def test_unknown_backend_is_refused():
+    from local_rag.errors import SettingsError
+    from local_rag.rerank import load_reranker
+
+    with pytest.raises(SettingsError, match="valid: onnx, sentence-transformers"):
+        load_reranker(RerankerConfig.model_construct(backend="colbert", model="x"), MODELS)
