@@ -9,17 +9,20 @@ as a clarifying question.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from local_rag.llm.base import LLM, Message
+from local_rag.llm.budget import truncate
 from local_rag.llm.context import conversation_text, last_question, passages_text
 from local_rag.llm.prompts import load_prompt
 from local_rag.records import Conversation, Hit, LLMCall
 from local_rag.settings import GenerateConfig
 
+log = logging.getLogger("local_rag.llm.generate")
 Kind = Literal["answer", "idk", "clarify"]
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _DECLINE = re.compile(
@@ -126,6 +129,10 @@ class Generator:
     def messages(self, conversation: Conversation, hits: list[Hit]) -> list[Message]:
         cfg = self.config
         question = last_question(conversation)
+        room = max(64, self.llm.n_ctx // 4)
+        if self.llm.count_tokens(question) > room:
+            question = truncate(question, room, self.llm.count_tokens)
+            log.warning("generate: the question was cut to %d tokens to fit the context", room)
         system = self.prompt.system.format(idk=cfg.idk_answer, max_words=cfg.max_words)
         if not cfg.clarify:
             system = "\n".join(line for line in system.splitlines() if "CLARIFY" not in line)
