@@ -211,23 +211,10 @@ def validate_records(
 
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
-    """JSON objects, one a line (``NaN`` accepted, as in the official sample files)."""
-    path = Path(path)
-    if not path.exists():
-        raise BadInputError(f"file not found: {path}")
-    out = []
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BadInputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(record, dict):
-                raise BadInputError(f"{path}:{lineno}: expected a JSON object")
-            out.append(record)
-    return out
+    """JSON objects, one a line (``NaN`` accepted, as in the official sample files: `json.loads` takes it)."""
+    from local_rag.evaluation.mtrag import read_jsonl
+
+    return read_jsonl(path)
 
 
 def write_record(fh: Any, record: dict[str, Any]) -> None:
