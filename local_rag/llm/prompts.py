@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import yaml
@@ -51,27 +52,37 @@ class Prompt:
         return out
 
 
-def list_prompts() -> list[str]:
-    folder = resources.files("local_rag") / "prompts"
+_KNOWN = {"system", "user", "examples", "schema", "max_tokens", "description"}
+
+
+def list_prompt_files(folder: Traversable) -> list[str]:
+    """Names of the ``<name>.yaml`` prompt files in a package-data folder."""
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def read_prompt_file(folder: Traversable, name: str, kind: str = "prompt") -> Prompt:
+    """The prompt ``name`` of a package-data folder; `SettingsError` listing the valid names if there is none."""
+    names = list_prompt_files(folder)
+    if name not in names:
+        raise SettingsError(f"unknown {kind} {name!r}; valid {kind}s: {', '.join(names)}")
+    raw = yaml.safe_load((folder / f"{name}.yaml").read_text(encoding="utf-8"))
+    return Prompt(
+        name=name,
+        system=raw["system"],
+        user=raw["user"],
+        examples=tuple((e["user"], e["assistant"]) for e in raw.get("examples") or []),
+        schema=raw.get("schema"),
+        max_tokens=int(raw.get("max_tokens", 128)),
+        description=raw.get("description", ""),
+        extra={k: v for k, v in raw.items() if k not in _KNOWN},
+    )
+
+
+def list_prompts() -> list[str]:
+    return list_prompt_files(resources.files("local_rag") / "prompts")
 
 
 @functools.cache
 def load_prompt(name: str) -> Prompt:
     """The bundled prompt ``name``; `SettingsError` listing the valid names if there is none."""
-    names = list_prompts()
-    if name not in names:
-        raise SettingsError(f"unknown prompt {name!r}; valid prompts: {', '.join(names)}")
-    raw = yaml.safe_load((resources.files("local_rag") / "prompts" / f"{name}.yaml").read_text(encoding="utf-8"))
-    known = {"system", "user", "examples", "schema", "max_tokens", "description"}
-    examples = tuple((e["user"], e["assistant"]) for e in raw.get("examples") or [])
-    return Prompt(
-        name=name,
-        system=raw["system"],
-        user=raw["user"],
-        examples=examples,
-        schema=raw.get("schema"),
-        max_tokens=int(raw.get("max_tokens", 128)),
-        description=raw.get("description", ""),
-        extra={k: v for k, v in raw.items() if k not in known},
-    )
+    return read_prompt_file(resources.files("local_rag") / "prompts", name, "prompt")

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from local_rag.errors import BadInputError
-from local_rag.evaluation.mtrag import DOMAIN_OF_COLLECTION, DOMAINS
+from local_rag.evaluation.mtrag import DOMAINS, task_domain
 
 Setting = Literal["reference", "rag"]
 SETTINGS: tuple[Setting, ...] = ("reference", "rag")
@@ -74,12 +74,13 @@ def turn_number(task: dict[str, Any]) -> int:
 
 
 def domain_of(task: dict[str, Any]) -> str:
-    """The MTRAG domain (``clapnq``, ``cloud``, ``fiqa``, ``govt``) from ``domain`` or the collection name."""
-    if task.get("domain") in DOMAINS:
-        return str(task["domain"])
+    """The MTRAG domain (``clapnq``, ``cloud``, ``fiqa``, ``govt``) from ``domain`` or the collection name; unlike
+    `task_domain`, a collection name that merely contains a domain is accepted, and an unknown one gives ``unknown``."""
+    try:
+        return task_domain(task)
+    except BadInputError:
+        pass
     collection = task.get("Collection") or task.get("collection")
-    if collection in DOMAIN_OF_COLLECTION:
-        return DOMAIN_OF_COLLECTION[collection]
     for domain in DOMAINS:  # e.g. "mt-rag-ibmcloud-..." or a custom collection name containing the domain
         if isinstance(collection, str) and (domain in collection or (domain == "cloud" and "ibmcloud" in collection)):
             return domain

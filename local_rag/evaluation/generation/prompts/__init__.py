@@ -14,33 +14,14 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
-import yaml
-
-from local_rag.errors import SettingsError
-from local_rag.llm.prompts import Prompt
-
-_KNOWN = {"system", "user", "examples", "schema", "max_tokens", "description"}
+from local_rag.llm.prompts import Prompt, list_prompt_files, read_prompt_file
 
 
 def list_eval_prompts() -> list[str]:
-    folder = resources.files(__name__)
-    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+    return list_prompt_files(resources.files(__name__))
 
 
 @functools.cache
 def load_eval_prompt(name: str) -> Prompt:
     """The judge prompt ``name``; `SettingsError` listing the valid names if there is none."""
-    names = list_eval_prompts()
-    if name not in names:
-        raise SettingsError(f"unknown judge prompt {name!r}; valid: {', '.join(names)}")
-    raw = yaml.safe_load((resources.files(__name__) / f"{name}.yaml").read_text(encoding="utf-8"))
-    return Prompt(
-        name=name,
-        system=raw["system"],
-        user=raw["user"],
-        examples=tuple((e["user"], e["assistant"]) for e in raw.get("examples") or []),
-        schema=raw.get("schema"),
-        max_tokens=int(raw.get("max_tokens", 128)),
-        description=raw.get("description", ""),
-        extra={k: v for k, v in raw.items() if k not in _KNOWN},
-    )
+    return read_prompt_file(resources.files(__name__), name, "judge prompt")
