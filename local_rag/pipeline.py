@@ -31,6 +31,7 @@ class TurnResult:
     passages: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)
     llm_calls: list[LLMCall] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic mode: think / search / information / answer steps
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -43,6 +44,7 @@ class TurnResult:
             "retrieved": [{"passage_id": h.passage_id, "score": h.score, "scores": h.scores} for h in self.retrieved],
             "timings_s": self.timings,
             "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.llm_calls],
+            **({"trace": self.trace} if self.trace else {}),
         }
 
 
@@ -157,3 +159,15 @@ def dense_score(hit: Hit) -> float | None:
     if hit.source == "dense" and not values:
         values = [hit.score]
     return max(values) if values else None
+
+
+def make_pipeline(settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None) -> Any:
+    """The answering object for ``settings.pipeline.mode``: `Pipeline`, or the agentic (ChatR1) mode.
+
+    Both answer with ``.answer(conversation, on_token=None) -> TurnResult``.
+    """
+    if settings.pipeline.mode == "agentic":
+        from local_rag.agent import AgenticPipeline
+
+        return AgenticPipeline(settings, retriever=retriever, llm=llm, reranker=reranker)
+    return Pipeline(settings, retriever=retriever, llm=llm, reranker=reranker)

@@ -120,6 +120,9 @@ class RerankerConfig(_Config):
 class PipelineConfig(_Config):
     """Which stages of the conversational pipeline run (each can be switched off from the CLI)."""
 
+    mode: Literal["pipeline", "agentic"] = Field(
+        "pipeline", description="pipeline: rewrite -> retrieve -> rerank -> generate; agentic: the LLM searches (ChatR1)"
+    )
     rewrite: bool = Field(True, description="LLM query rewriting (modes in `rewrite.modes`)")
     cross_encoder: bool = Field(False, description="cross-encoder reranking (model in `reranker`)")
     llm_rerank: bool = Field(False, description="listwise LLM reranking")
