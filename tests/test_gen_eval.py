@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from local_rag.errors import BadInputError, LocalRagError, MissingDependencyError
+from local_rag.errors import BadInputError, MissingDependencyError
 from local_rag.evaluation.generation import algorithmic
 from local_rag.evaluation.generation.algorithmic import harmonic_mean, rb_agg, rouge_l
 from local_rag.evaluation.generation.conditioning import condition, decided, final_score
@@ -387,8 +387,25 @@ def test_merge_subset_and_the_pipeline_hook() -> None:
     assert merge_predictions(tasks, older, "reference")[0][0]["task_id"] == tasks[2]["task_id"]
     with pytest.raises(BadInputError):
         merge_predictions(tasks, [{"task_id": "nope"}], "reference")
-    with pytest.raises(LocalRagError, match="--predictions"):
-        pipeline_generator(load_settings("cpu-test"), "reference")
+
+
+def test_reference_generator_answers_from_the_gold_contexts_only() -> None:
+    from .llm_fixtures import ScriptedLLM
+
+    seen: list[str] = []
+
+    def reply(messages, schema):  # type: ignore[no-untyped-def]
+        seen.append(messages[-1]["content"])
+        return "It is blue [1] and round [3]."
+
+    t = task(0, "ANSWERABLE", "clapnq")
+    generate = pipeline_generator(load_settings("cpu-test"), "reference", llm=ScriptedLLM(reply))
+    prediction = generate(t)
+    assert prediction["text"] == "It is blue [1] and round." and prediction["kind"] == "answer"
+    assert prediction["citations"] == [{"n": 1, "document_id": t["contexts"][0]["document_id"], "valid": True}, {"valid": False}]
+    assert t["contexts"][0]["text"] in seen[0]
+    empty = generate(dict(t, contexts=[]))
+    assert empty["kind"] == "idk" and len(seen) == 1
 
 
 def test_reports_write_markdown_json_and_charts(tmp_path: Path) -> None:

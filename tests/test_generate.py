@@ -138,3 +138,18 @@ def test_pipeline_stages_switch_off_and_threshold_gives_idk(pipeline_parts):
         Conversation([Turn("user", "what is the capital of australia")])
     )
     assert result.answer.kind == "idk" and llm.calls == [] and [q.mode for q in result.queries] == ["lastturn"]
+
+
+def test_rag_generator_returns_the_pipeline_passages_as_official_contexts(pipeline_parts):
+    from local_rag.evaluation.generation.official import prediction_record, validate_record
+    from local_rag.evaluation.generation.runner import pipeline_generator
+
+    settings, retriever = pipeline_parts
+    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False})})
+    generate = pipeline_generator(settings, "rag", llm=ScriptedLLM("Cats sleep a lot [1]."), retriever=retriever)
+    task = {"task_id": "c1<::>1", "Collection": "mt-rag-clapnq", "answerability": ["ANSWERABLE"],
+            "input": [{"speaker": "user", "text": "how long do cats sleep?"}], "targets": [{"speaker": "agent", "text": "long"}]}
+    prediction = generate(task)
+    contexts = prediction.pop("contexts")
+    assert 1 <= len(contexts) <= 10 and contexts[0]["document_id"] == prediction["citations"][0]["document_id"]
+    assert validate_record(prediction_record(task, prediction, "rag", contexts), "rag", where="t") == []

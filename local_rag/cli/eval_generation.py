@@ -1,6 +1,7 @@
 """``local-rag eval generation``: MTRAG Tasks B (``reference``) and C (``rag``), scored offline.
 
-Scores an official-shape predictions file (or, once the pipeline is wired in, generates one), appending each scored
+Scores an official-shape predictions file (or generates one with the pipeline: gold passages for ``reference``, the
+full pipeline over ``<index-prefix><domain>`` for ``rag``), appending each scored
 task to ``<out>/scored.jsonl`` as it finishes (a rerun continues where it stopped), then writes ``scores.json``,
 ``scores.md`` and ``scores_by_{domain,answerability,turn}.png``.
 """
@@ -26,6 +27,8 @@ from local_rag.cli.main import handle_errors, load, settings_options
               help="Predictions jsonl in the official shape to score. Without it, predictions are generated with the "
                    "pipeline into <out>/predictions.jsonl.")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Output folder (default: runs/gen-<setting>-<name>).")
+@click.option("--index-prefix", default="mtrag-", show_default=True, help="rag: index of a domain = <prefix><domain> (unless --index).")
+@click.option("--prompt", type=click.Choice(["answer", "answer_plain"]), help="Generation prompt (default generate.prompt; answer_plain = baseline without role separation and IDK rules).")
 @click.option("--limit", type=int, help="A fixed subset of N tasks, stratified by domain and answerability.")
 @click.option("--judge-model", help="Judge LLM (a models/manifest.json name or .gguf path); default gen_eval.judge.model.")
 @click.option("--idk-judge", type=click.Choice(["rules", "llm"]), help="IDK detection (default gen_eval.idk_judge).")
@@ -35,7 +38,7 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--no-charts", is_flag=True, help="Skip the PNG charts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, limit, judge_model,
+def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, limit, judge_model,
                idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
     from local_rag.cli.evaluate import default_mtrag_dir
@@ -54,8 +57,9 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
     settings = load(profile, config_file, index_name, **{
         "gen_eval.judge.model": judge_model, "gen_eval.idk_judge": idk_judge,
         "gen_eval.llm_judges": False if no_llm_judges else None, "gen_eval.bertscore_model": bertscore_model,
+        "generate.prompt": prompt,
     })
-    name = Path(predictions_file).stem if predictions_file else "pipeline"
+    name = Path(predictions_file).stem if predictions_file else f"{settings.profile}-{settings.generate.prompt}"
     out = Path(out_dir or Path("runs") / f"gen-{setting}-{name}")
     tasks = None
     if tasks_file or not predictions_file:
@@ -74,7 +78,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
             if missing:
                 click.echo(f"warning: {len(missing)} task(s) have no prediction; they are not scored", err=True)
     else:
-        generate = pipeline_generator(settings, setting)  # the hook the pipeline plugs into
+        generate = pipeline_generator(settings, setting, index_prefix)
         chosen = stratified_subset(tasks or [], limit) if limit else tasks or []
         records = generate_predictions(chosen, generate, setting, out / "predictions.jsonl", progress=not as_json)
     if limit:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from local_rag.errors import BadInputError, LocalRagError
+from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.official import (
     Setting,
     answerability,
@@ -185,14 +185,56 @@ def same_task(task_id: Any) -> str:
     return str(task_id).replace("<::>", "::")
 
 
-def pipeline_generator(settings: Settings, setting: Setting) -> Generate:
-    """HOOK for the conversational pipeline (issue 4): ``generate(task) -> {"text", "contexts"?, ...}``.
+def pipeline_generator(
+    settings: Settings, setting: Setting, index_prefix: str = "mtrag-", llm: Any = None, retriever: Any = None
+) -> Generate:
+    """``generate(task) -> {"text", "citations", "kind", "contexts"?}`` with the conversational pipeline.
 
-    ``reference``: answer the task's conversation from its gold ``contexts`` only. ``rag``: retrieve from the
-    collection's index with the full pipeline and return the top (at most 10) passages as ``contexts``
-    (``document_id``, ``text``, ``title``, ``url``, ``score``) beside the answer text.
+    ``reference`` (Task B): the generator answers the task's conversation from its gold ``contexts`` only (no
+    retrieval, no rerank). ``rag`` (Task C): the full pipeline of ``settings`` over the index of the task's domain
+    (``settings.index`` when it was set explicitly, else ``<index_prefix><domain>``), returning its passages (at
+    most 10) as ``contexts``. One LLM is loaded and shared by every domain's pipeline (``llm``/``retriever``: prebuilt
+    stages, e.g. for tests).
     """
-    raise LocalRagError(
-        "generating predictions with the local-rag pipeline is not wired in yet; score an existing file with "
-        "--predictions (local_rag.evaluation.generation.runner.pipeline_generator is the hook)"
-    )
+    from local_rag.evaluation.mtrag import parse_conversation, task_domain
+    from local_rag.llm.generate import Generator
+    from local_rag.pipeline import make_pipeline
+    from local_rag.records import Hit
+
+    state: dict[str, Any] = {} if llm is None else {"llm": llm}
+
+    def llm() -> Any:
+        if "llm" not in state:
+            from local_rag.llm import load_llm
+
+            state["llm"] = load_llm(settings.llm, settings.models_dir)
+        return state["llm"]
+
+    def prediction(answer: Any, passages: list[Hit]) -> dict[str, Any]:
+        cited = [{"n": c.n, "document_id": c.passage_id, "valid": True} for c in answer.citations]
+        cited += [{"valid": False}] * answer.invalid_citations
+        return {"text": answer.text, "kind": answer.kind, "citations": cited}
+
+    def reference(task: dict[str, Any]) -> dict[str, Any]:
+        conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
+        hits = [Hit(passage_id=str(c.get("document_id", i)), score=1.0, rank=i + 1, title=str(c.get("title") or ""),
+                    text=str(c.get("text") or ""), url=str(c.get("url") or ""))
+                for i, c in enumerate(task.get("contexts") or [])]
+        if "generator" not in state:
+            state["generator"] = Generator(llm(), settings.generate)
+        answer = state["generator"].answer(conversation, hits) if hits else Generator.idk(settings.generate)
+        return prediction(answer, hits)
+
+    explicit_index = "index" in settings.model_fields_set
+
+    def rag(task: dict[str, Any]) -> dict[str, Any]:
+        conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
+        index = settings.index if explicit_index else f"{index_prefix}{task_domain(task)}"
+        if index not in state:
+            state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=llm(), retriever=retriever)
+        result = state[index].answer(conversation)
+        contexts = [{"document_id": h.passage_id, "text": h.text, "title": h.title, "url": h.url, "score": h.score}
+                    for h in result.passages[:10]]
+        return prediction(result.answer, result.passages) | {"contexts": contexts}
+
+    return reference if setting == "reference" else rag
