@@ -153,3 +153,54 @@ def test_rag_generator_returns_the_pipeline_passages_as_official_contexts(pipeli
     contexts = prediction.pop("contexts")
     assert 1 <= len(contexts) <= 10 and contexts[0]["document_id"] == prediction["citations"][0]["document_id"]
     assert validate_record(prediction_record(task, prediction, "rag", contexts), "rag", where="t") == []
+
+
+def test_history_longer_than_the_context_is_trimmed_and_logged(caplog: pytest.LogCaptureFixture):
+    turns = []
+    for i in range(60):
+        turns += [Turn("user", f"question {i} " + "about letters " * 20), Turn("agent", "answer " * 40)]
+    conv = Conversation(turns + [Turn("user", "which one comes first?")])
+    llm = ScriptedLLM("Alpha comes first [1].", n_ctx=1024)
+    with caplog.at_level("INFO"):
+        answer = Generator(llm, GenerateConfig(max_tokens=64)).answer(conv, HITS)
+    prompt = "\n".join(m["content"] for m in llm.seen[0])
+    assert answer.kind == "answer" and llm.count_tokens(prompt) <= 1024
+    assert "which one comes first?" in prompt and "question 59" in prompt and "question 0 " not in prompt
+    assert any("cut" in r.getMessage() or "trim" in r.getMessage() or "drop" in r.getMessage() for r in caplog.records)
+
+
+def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import builtins
+    import json
+
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+    from local_rag.pipeline import Pipeline as RealPipeline
+
+    settings, retriever = pipeline_parts
+    answers = iter(["Cats sleep a lot [1].", KeyboardInterrupt()])
+    real_answer = RealPipeline.answer
+
+    def fake_answer(self, conversation, on_token=None):  # type: ignore[no-untyped-def]
+        reply = next(answers)
+        if isinstance(reply, BaseException):
+            raise reply
+        return real_answer(RealPipeline(settings, retriever=retriever, llm=ScriptedLLM(reply)), conversation, on_token=on_token)
+
+    lines = iter(["how long do cats sleep?", "and dogs?", KeyboardInterrupt()])
+
+    def fake_input(prompt: str = "") -> str:
+        line = next(lines)
+        if isinstance(line, BaseException):
+            raise line
+        return line
+
+    monkeypatch.setattr(RealPipeline, "answer", fake_answer)
+    monkeypatch.setattr(builtins, "input", fake_input)
+    saved = tmp_path / "conv.json"
+    result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved)])
+    assert result.exit_code == 0, result.output
+    assert "the turn was dropped" in result.output and "saved conversation is intact" in result.output
+    conv = json.loads(saved.read_text())
+    assert [t["speaker"] for t in conv] == ["user", "agent"] and conv[0]["text"] == "how long do cats sleep?"
