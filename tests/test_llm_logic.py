@@ -219,6 +219,15 @@ def test_rerank_with_a_useless_reply_keeps_the_prior_order() -> None:
     assert [h.passage_id for h in out] == [f"p{i}" for i in range(10)]
 
 
+def test_rerank_reply_that_echoes_the_shuffled_ids_keeps_the_retrieval_order() -> None:
+    # measured: Qwen2.5-Coder-1.5B answers {"order": [1, 2, ..., 10]} to most windows; with shuffled ids that is a
+    # random permutation, so it is treated as no ranking
+    reranker = ListwiseReranker(ScriptedLLM('{"order": [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]}'),
+                                LLMRerankConfig(candidates=10, window=10, step=5))
+    out = reranker.rerank("q", hits(10))
+    assert [h.passage_id for h in out] == [f"p{i}" for i in range(10)] and reranker.echoed == 1
+
+
 # --- relevance judging --------------------------------------------------------------------------------------
 
 def judge_reply(scores: dict[str, int]) -> ScriptedLLM:

@@ -83,6 +83,7 @@ class ListwiseReranker:
         self.config = config or LLMRerankConfig()
         self.seed = seed
         self.prompt = load_prompt("rerank")
+        self.echoed = 0  # windows whose reply only echoed the shown ids (kept in retrieval order)
 
     def rerank(self, query: str, hits: list[Hit]) -> list[Hit]:
         """``hits`` reordered; ranks renumbered from 1 and scores made descending (the fused score is kept in
@@ -115,6 +116,12 @@ class ListwiseReranker:
             self.prompt.messages(passages=text, question=query, n=str(n)), schema, stage="rerank",
             max_tokens=self.prompt.max_tokens,
         )
-        labels = validate_order(data.get("order") if isinstance(data, dict) else None, n,
-                                prior=[label_of[p] for p in range(n)])
+        prior = [label_of[p] for p in range(n)]
+        labels = validate_order(data.get("order") if isinstance(data, dict) else None, n, prior=prior)
+        if self.config.shuffle and n > 2 and labels == list(range(1, n + 1)):
+            # the ids echoed in the order shown: with shuffled ids that carries no ranking (a real ranking equals it
+            # with chance 1/n!), so keep the retrieval order instead of a random one (small models do this often)
+            log.info("rerank: the LLM echoed the shown ids 1..%d; keeping the retrieval order of this window", n)
+            self.echoed += 1
+            labels = prior
         return [window[shown[label - 1]] for label in labels]
