@@ -106,9 +106,8 @@ class RetrievalConfig(_Config):
 
 
 class RerankerConfig(_Config):
-    """Cross-encoder reranking of the fused candidates."""
+    """Cross-encoder reranking of the fused candidates (switched on by ``pipeline.cross_encoder``)."""
 
-    enabled: bool = False
     backend: Literal["sentence-transformers", "onnx"] = "sentence-transformers"
     model: str = Field("bge-reranker-v2-m3", description="a name in models/manifest.json or a folder path")
     device: Literal["auto", "cpu", "cuda"] = "auto"
