@@ -229,6 +229,19 @@ class GenEvalConfig(_Config):
     judge: JudgeLLMConfig = Field(default_factory=lambda: JudgeLLMConfig(), description="the judge LLM")
 
 
+class ServerConfig(_Config):
+    """The OpenAI-compatible HTTP server (`local-rag serve`, `local_rag.server`)."""
+
+    host: str = Field("127.0.0.1", description="address to bind; anything beyond loopback needs api_key")
+    port: int = Field(8000, ge=0, le=65535, description="TCP port (0 = any free port)")
+    api_key: str = Field("", description="bearer token required on /v1/*; empty = no key (loopback only)")
+    queue: int = Field(8, ge=0, description="requests that may wait for the one generation slot; past it: 429")
+    retry_after_s: int = Field(0, ge=0, description="Retry-After on a 429; 0 = estimated from recent turn times")
+    max_body_bytes: int = Field(1_048_576, ge=1024, description="larger request bodies are refused with 413")
+    max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
+    model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
+
+
 class Settings(BaseSettings):
     """All of local-rag's settings. See the module docstring for where values come from."""
 
@@ -255,6 +268,7 @@ class Settings(BaseSettings):
     llm_rerank: LLMRerankConfig = Field(default_factory=LLMRerankConfig)
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     gen_eval: GenEvalConfig = Field(default_factory=GenEvalConfig)
+    server: ServerConfig = Field(default_factory=ServerConfig)
 
     @property
     def index_dir(self) -> Path:

@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "demo": "local_rag.cli.demo:demo",
     "ask": "local_rag.cli.ask:ask",
     "chat": "local_rag.cli.ask:chat",
+    "serve": "local_rag.cli.serve:serve",
 }
 
 

@@ -1,0 +1,55 @@
+"""``local-rag serve``: the OpenAI-compatible HTTP server (docs/server.md).
+
+The server flags (``--host``, ``--port``, ``--api-key``, ``--queue``...) are made from the fields of
+`ServerConfig`, as llama-cpp-python's server makes its flags from its settings model: the settings stay the one
+source of defaults and help texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from local_rag.cli.ask import stage_options
+from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.settings import ServerConfig
+
+ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY (the settings' own variable)
+
+
+def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """One option per `ServerConfig` field, ``None`` by default so the profile/file/environment value stands."""
+    for name, field in reversed(ServerConfig.model_fields.items()):
+        kind = field.annotation if field.annotation in (int, str, float) else str
+        func = click.option(
+            f"--{name.replace('_', '-')}", name, type=kind, default=None, envvar=ENVVARS.get(name),
+            help=f"{field.description} [default: {field.default}]",
+        )(func)
+    return func
+
+
+@click.command()
+@settings_options
+@stage_options
+@click.option("--mode", type=click.Choice(["pipeline", "agentic"]), default=None,
+              help="pipeline: rewrite -> retrieve -> rerank -> generate; agentic: the LLM searches.")
+@server_options
+@handle_errors
+def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, **server):  # type: ignore[no-untyped-def]
+    """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
+    from local_rag.server import check_bind
+    from local_rag.server import serve as run_server
+
+    settings = load(profile, config_file, index_name, **{
+        "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder, "pipeline.llm_rerank": llm_rerank,
+        "pipeline.judge": judge, "pipeline.mode": mode, **{f"server.{k}": v for k, v in server.items()},
+    })
+    cfg = settings.server
+    check_bind(cfg)
+    click.echo(
+        f"local-rag serve: index {settings.index}, model {settings.llm.model}, mode {settings.pipeline.mode}, "
+        f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}; loading the pipeline...", err=True,
+    )
+    run_server(settings)

@@ -1,0 +1,73 @@
+"""An OpenAI-compatible HTTP server over the RAG pipeline (``local-rag serve``; docs/server.md).
+
+- ``protocol``: OpenAI chat-completions requests -> `Conversation`; responses and stream chunks.
+- ``turns``: one generation at a time, a bounded wait queue, a worker thread that stops when its client leaves.
+- ``app``: the FastAPI routes, bearer key, size limit, errors in the OpenAI shape.
+
+FastAPI and uvicorn come with the ``server`` extra and are imported only here, when a server starts.
+
+Example:
+    >>> serve(load_settings("cpu-test", overrides={"index": "docs"}))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from types import ModuleType
+from typing import Any
+
+from local_rag.errors import MissingDependencyError, SettingsError
+from local_rag.settings import ServerConfig, Settings
+
+log = logging.getLogger("local_rag.server")
+
+
+def require_server() -> ModuleType:
+    """uvicorn (and FastAPI), or `MissingDependencyError` naming the ``server`` extra."""
+    try:
+        import fastapi  # noqa: F401
+        import uvicorn
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"{exc.name or 'fastapi'} is needed for the HTTP server but is not installed. "
+            "Install it with: pip install 'local-rag[server]'"
+        ) from exc
+    return uvicorn
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); any other name or address is not."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(config: ServerConfig) -> None:
+    """Refuse to listen beyond loopback without an API key."""
+    if not is_loopback(config.host) and not config.api_key:
+        raise SettingsError(
+            f"refusing to bind {config.host} without an API key: set --api-key or LOCAL_RAG_API_KEY "
+            "(or bind 127.0.0.1)"
+        )
+
+
+def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> Any:
+    """The FastAPI app (see `local_rag.server.app.create_app`)."""
+    require_server()
+    from local_rag.server.app import create_app as _create_app
+
+    return _create_app(settings, pipeline, load)
+
+
+def serve(settings: Settings, pipeline: Any = None) -> None:
+    """Load the pipeline's stages, then serve until interrupted (Ctrl-C)."""
+    cfg = settings.server
+    check_bind(cfg)
+    uvicorn = require_server()
+    app = create_app(settings, pipeline)
+    log.info("serving index %s with %s", settings.index, settings.llm.model)
+    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="info", timeout_graceful_shutdown=3)

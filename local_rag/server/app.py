@@ -1,0 +1,247 @@
+"""The FastAPI application: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /healthz``.
+
+Shaped after llama-cpp-python's server (``llama_cpp/server/app.py``): the settings model builds the app, a bearer
+key guards ``/v1``, the model runs in a worker thread and streams as server-sent events. Unlike it, requests are
+read by hand (size limit, JSON errors in the OpenAI shape), admission is bounded (429 + ``Retry-After``), and the
+answer carries local-rag's citations, passages and per-stage timings in an extra ``local_rag`` field.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import Receive, Scope, Send
+
+from local_rag import __version__
+from local_rag.errors import BadInputError, LocalRagError
+from local_rag.server import protocol
+from local_rag.server.errors import ApiError, ClientGone, error_body
+from local_rag.server.turns import Turn, TurnRunner
+from local_rag.settings import Settings
+
+log = logging.getLogger("local_rag.server")
+SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+
+
+def model_id(settings: Settings) -> str:
+    """The model name clients see: ``server.model_name``, else the LLM's name (a .gguf path gives its stem)."""
+    name = settings.server.model_name or settings.llm.model
+    return Path(name).stem if name.endswith(".gguf") else name
+
+
+def load_stages(pipeline: Any, settings: Settings) -> None:
+    """Load the index, the embedder and the LLM now, so a missing one fails at start-up (exit 3 / 4), not at the
+    first request."""
+    for name in ("retriever", "llm"):
+        getattr(pipeline, name, None)
+    if settings.pipeline.cross_encoder:
+        getattr(pipeline, "reranker", None)
+
+
+def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> FastAPI:
+    """The app answering with ``pipeline`` (default: `make_pipeline(settings)`, its stages loaded now).
+
+    Example:
+        >>> app = create_app(load_settings("cpu-test", overrides={"index": "docs"}))  # doctest: +SKIP
+        >>> uvicorn.run(app, host="127.0.0.1", port=8000)  # doctest: +SKIP
+    """
+    if pipeline is None:
+        from local_rag.pipeline import make_pipeline
+
+        pipeline = make_pipeline(settings)
+    if load:
+        load_stages(pipeline, settings)
+    cfg = settings.server
+    runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s)
+    model = model_id(settings)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        runner.executor.shutdown(wait=False, cancel_futures=True)
+
+    app = FastAPI(title="local-rag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.runner = runner
+    app.state.settings = settings
+
+    def check_key(request: Request) -> None:
+        if not cfg.api_key:
+            return
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), cfg.api_key.encode()):
+            raise ApiError(401, "missing or wrong API key (send 'Authorization: Bearer <key>')", "invalid_api_key",
+                           {"WWW-Authenticate": "Bearer"})
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), exc.status, headers=exc.headers)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return JSONResponse(error_body(exc.status_code, str(exc.detail), code), exc.status_code, headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return JSONResponse(error_body(400, f"invalid request: {exc.errors()[:3]}", "invalid_request"), 400)
+
+    @app.exception_handler(Exception)
+    async def internal_error(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s", request.url.path)
+        return JSONResponse(error_body(500, f"internal error ({type(exc).__name__})", "internal_error"), 500)
+
+    @app.get("/healthz")
+    async def healthz() -> dict[str, Any]:
+        return {"status": "ok", "index": settings.index, "model": model, "mode": settings.pipeline.mode,
+                "profile": settings.profile, "turns": runner.status()}
+
+    @app.get("/v1/models")
+    async def models(request: Request) -> dict[str, Any]:
+        check_key(request)
+        return {"object": "list", "data": [{"id": model, "object": "model", "created": 0, "owned_by": "local-rag"}]}
+
+    @app.post("/v1/chat/completions")
+    async def chat_completions(request: Request) -> Response:
+        check_key(request)
+        chat = protocol.parse_request(await read_body(request, cfg.max_body_bytes))
+        conversation, notes = protocol.to_conversation(chat, cfg.max_message_chars)
+        queued = time.perf_counter()
+        if not await runner.admit():
+            raise ApiError(429, f"busy: one turn runs and {runner.queue} wait; try again later", "queue_full",
+                           {"Retry-After": str(runner.retry_after())})
+        notes["queue_s"] = round(time.perf_counter() - queued, 4)
+        if await request.is_disconnected():
+            runner._release()
+            return Response(status_code=204)
+        turn = runner.start(conversation, stream=chat.stream)
+        handed_off = False
+        try:
+            kind, first = await turn.next_event(request.is_disconnected)
+            if kind == "done":
+                result = turn_result(turn)
+                if not chat.stream:
+                    extra = {**result.to_json(), **notes}
+                    return JSONResponse(protocol.completion(protocol.completion_id(), model, result, extra, max_tokens(settings)))
+            handed_off = True
+            events = stream_events(turn, first if kind == "piece" else None, model, notes, settings)
+            return TurnStream(events, turn, media_type="text/event-stream", headers=SSE_HEADERS)
+        finally:
+            if not handed_off:
+                turn.close()
+
+    return app
+
+
+def max_tokens(settings: Settings) -> int:
+    return settings.generate.max_tokens
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused with 413 past ``limit`` bytes (before reading it when Content-Length says so)."""
+    length = request.headers.get("content-length", "")
+    if length.isdigit() and int(length) > limit:
+        raise ApiError(413, f"the request body is over {limit} bytes", "body_too_large")
+    body = bytearray()
+    async for part in request.stream():
+        body += part
+        if len(body) > limit:
+            raise ApiError(413, f"the request body is over {limit} bytes", "body_too_large")
+    return bytes(body)
+
+
+def turn_result(turn: Turn) -> Any:
+    """The turn's `TurnResult`, or the `ApiError` its failure maps to (bad input 400, anything else 500)."""
+    try:
+        return turn.result()
+    except ClientGone as exc:
+        raise ApiError(499, "the client disconnected", "client_gone") from exc
+    except BadInputError as exc:
+        raise ApiError(400, str(exc), "bad_input") from exc
+    except LocalRagError as exc:
+        log.error("turn failed: %s", exc)
+        raise ApiError(500, str(exc), "pipeline_error") from exc
+    except Exception as exc:
+        log.exception("turn failed")
+        raise ApiError(500, f"internal error ({type(exc).__name__})", "internal_error") from exc
+
+
+class TurnStream(StreamingResponse):
+    """A streaming response that closes its turn however it ends (sent, failed, the client gone, never started)."""
+
+    def __init__(self, content: AsyncIterator[bytes], turn: Turn, **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self.turn = turn
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.turn.close()
+
+
+async def stream_events(turn: Turn, first: str | None, model: str, notes: dict[str, Any], settings: Settings) -> AsyncIterator[bytes]:
+    """The SSE stream: a role chunk, content chunks as the model writes, a final chunk with ``finish_reason``,
+    ``usage`` and the ``local_rag`` field, then ``data: [DONE]``. A failure after the first byte becomes an
+    ``error`` event (the OpenAI client raises it)."""
+    cid = protocol.completion_id()
+    yield protocol.sse(protocol.chunk(cid, model, {"role": "assistant", "content": ""}))
+    prefix = ClarifyPrefix(settings.generate.clarify)
+    sent = False
+    piece = first
+    while piece is not None:
+        text = prefix.feed(piece)
+        if text:
+            sent = True
+            yield protocol.sse(protocol.chunk(cid, model, {"content": text}))
+        kind, piece = await turn.next_event()
+    try:
+        result = turn_result(turn)
+    except ApiError as exc:
+        yield protocol.sse(exc.body())
+        return
+    rest = prefix.flush()
+    if not sent:
+        rest = result.answer.text  # nothing was streamed (e.g. the fixed IDK answer without a model call)
+    if rest:
+        yield protocol.sse(protocol.chunk(cid, model, {"content": rest}))
+    extra = {**result.to_json(), **notes}
+    final = protocol.chunk(cid, model, {}, protocol.finish_reason(result, max_tokens(settings)),
+                           usage=protocol.usage(result), local_rag=extra)
+    yield protocol.sse(final)
+    yield protocol.sse("[DONE]")
+
+
+class ClarifyPrefix:
+    """Drops a leading ``CLARIFY:`` from the streamed text (the pipeline returns the question without it): the
+    first characters are held back until they cannot be that prefix."""
+
+    MARK = "CLARIFY:"
+
+    def __init__(self, enabled: bool) -> None:
+        self.held = "" if enabled else None
+
+    def feed(self, piece: str) -> str:
+        if self.held is None:
+            return piece
+        self.held += piece
+        head = self.held.lstrip().upper()
+        if head.startswith(self.MARK):
+            out, self.held = self.held.lstrip()[len(self.MARK):].lstrip(), None
+            return out
+        if self.MARK.startswith(head):
+            return ""  # could still become the prefix
+        return self.flush()
+
+    def flush(self) -> str:
+        out, self.held = self.held or "", None
+        return out

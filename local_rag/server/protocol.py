@@ -1,0 +1,157 @@
+"""The OpenAI chat-completions wire format: request parsing into a `Conversation`, responses and stream chunks.
+
+Roles: ``user`` -> MTRAG speaker ``user``, ``assistant`` -> ``agent``. ``system`` (and ``developer``) messages
+are *ignored* for answering: the grounded-answer prompt (``prompts/answer.yaml``) is the system prompt, and a
+client's generic "You are a helpful assistant" would weaken its rule that the passages are the only source of
+facts. They are counted in the response's ``local_rag.system_messages_ignored``. Any other role (``tool``,
+``function``...) is refused with 400. The last non-system message must be a non-empty user message.
+
+Example:
+    >>> req = parse_request(b'{"model": "x", "messages": [{"role": "user", "content": "hi"}]}')
+    >>> conv, notes = to_conversation(req, max_chars=1000)
+    >>> conv.turns
+    [Turn(speaker='user', text='hi')]
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from local_rag.records import Conversation, Turn
+from local_rag.server.errors import ApiError
+
+SPEAKERS = {"user": "user", "assistant": "agent"}
+IGNORED_ROLES = ("system", "developer")
+
+
+class TextPart(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    text: str | None = None
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="allow")  # name, tool_calls, ... : accepted, not used
+
+    role: str
+    content: str | list[TextPart] | None = None
+
+
+class ChatRequest(BaseModel):
+    """The fields local-rag reads. Other OpenAI parameters (temperature, max_tokens, ...) are accepted and
+    ignored: the settings profile decides how the pipeline generates."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str = ""
+    messages: list[ChatMessage] = Field(min_length=1)
+    stream: bool = False
+    n: int = 1
+
+
+def parse_request(body: bytes) -> ChatRequest:
+    """Decode and validate a request body; `ApiError` 400 with a message naming the problem."""
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ApiError(400, f"the request body is not valid JSON: {exc}", "invalid_json") from exc
+    if not isinstance(data, dict):
+        raise ApiError(400, "the request body must be a JSON object", "invalid_request")
+    try:
+        request = ChatRequest.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()[:5])
+        raise ApiError(400, f"invalid request: {problems}", "invalid_request") from exc
+    if request.n != 1:
+        raise ApiError(400, "n must be 1: one answer per turn", "invalid_request")
+    return request
+
+
+def _text(message: ChatMessage, i: int) -> str:
+    if message.content is None:
+        return ""
+    if isinstance(message.content, str):
+        return message.content
+    texts = []
+    for part in message.content:
+        if part.type != "text" or part.text is None:
+            raise ApiError(400, f"messages[{i}]: only text content parts are supported (got {part.type!r})", "invalid_content")
+        texts.append(part.text)
+    return "\n".join(texts)
+
+
+def to_conversation(request: ChatRequest, max_chars: int) -> tuple[Conversation, dict[str, Any]]:
+    """The MTRAG conversation of ``request.messages`` and notes for the response (ignored system messages, cuts).
+
+    Raises:
+        ApiError: 400 for an unknown role, non-text content, or no non-empty user message last.
+    """
+    turns: list[Turn] = []
+    ignored = 0
+    cuts: list[int] = []
+    for i, message in enumerate(request.messages):
+        if message.role in IGNORED_ROLES:
+            _text(message, i)
+            ignored += 1
+            continue
+        if message.role not in SPEAKERS:
+            raise ApiError(400, f"messages[{i}]: role {message.role!r} is not supported (expected system, user or "
+                           "assistant)", "invalid_role")
+        text = _text(message, i)
+        if len(text) > max_chars:
+            text = text[:max_chars]
+            cuts.append(i)
+        if message.role == "assistant" and not text.strip():
+            continue  # e.g. a tool-call turn: nothing the pipeline can use
+        turns.append(Turn(SPEAKERS[message.role], text))  # type: ignore[arg-type]
+    if not turns or turns[-1].speaker != "user" or not turns[-1].text.strip():
+        raise ApiError(400, "the last message must be a non-empty user message", "invalid_request")
+    notes: dict[str, Any] = {"system_messages_ignored": ignored}
+    if cuts:
+        notes["messages_cut"] = {"indexes": cuts, "to_chars": max_chars}
+    return Conversation(turns), notes
+
+
+# ------------------------------------------------------------------------------------------ responses
+def completion_id() -> str:
+    return f"chatcmpl-{uuid.uuid4().hex}"
+
+
+def usage(result: Any) -> dict[str, int]:
+    prompt = sum(c.prompt_tokens for c in result.llm_calls)
+    completion = sum(c.completion_tokens for c in result.llm_calls)
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+
+def finish_reason(result: Any, max_tokens: int) -> str:
+    call = getattr(result.answer, "call", None)
+    return "length" if call is not None and call.completion_tokens >= max_tokens else "stop"
+
+
+def completion(cid: str, model: str, result: Any, extra: dict[str, Any], max_tokens: int) -> dict[str, Any]:
+    """A ``chat.completion`` object; local-rag's citations, passages and timings ride in ``local_rag``."""
+    return {
+        "id": cid, "object": "chat.completion", "created": int(time.time()), "model": model,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": result.answer.text},
+                     "logprobs": None, "finish_reason": finish_reason(result, max_tokens)}],
+        "usage": usage(result),
+        "local_rag": extra,
+    }
+
+
+def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
+    """One ``chat.completion.chunk`` of a stream."""
+    return {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}], **more}
+
+
+def sse(data: dict[str, Any] | str) -> bytes:
+    """One server-sent event (``data: ...`` and a blank line)."""
+    text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
+    return f"data: {text}\n\n".encode()

@@ -1,0 +1,152 @@
+"""One generation at a time: a slot, a bounded wait queue, and a worker thread per turn that stops when its client
+leaves.
+
+The pipeline is synchronous and the model (one GPU, or the CPU) serves one generation at a time, so turns run one
+by one on a single worker thread. Requests wait for the slot in arrival order (``asyncio.Lock`` is fair); at most
+``queue`` wait, the next ones are refused (the caller answers 429 with `TurnRunner.retry_after`). The slot is
+released when the worker thread is really done, never earlier, so a cancelled request cannot overlap the next one.
+A client that disconnects sets the turn's cancel flag; the pipeline's ``on_token`` callback raises `ClientGone` at
+the next token, which ends the generation.
+
+Example:
+    >>> runner = TurnRunner(pipeline, queue=8)  # doctest: +SKIP
+    >>> if await runner.admit():  # doctest: +SKIP
+    ...     turn = runner.start(conversation, stream=True)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections import Counter, deque
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+from local_rag.records import Conversation
+from local_rag.server.errors import ClientGone
+
+log = logging.getLogger("local_rag.server")
+POLL_S = 0.2  # how often a waiting request checks that its client is still there
+
+
+class TurnRunner:
+    """Admits, queues and runs pipeline turns one at a time; keeps counters for ``/healthz``."""
+
+    def __init__(self, pipeline: Any, queue: int, retry_after_s: int = 0) -> None:
+        self.pipeline = pipeline
+        self.queue = queue
+        self.retry_after_s = retry_after_s
+        self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-rag-turn")
+        self.waiting = 0
+        self.busy = False
+        self.durations: deque[float] = deque(maxlen=20)
+        self.counts: Counter[str] = Counter()
+        self._lock: asyncio.Lock | None = None
+
+    # ------------------------------------------------------------ the slot
+    async def admit(self) -> bool:
+        """Wait for the slot; False (at once) when ``queue`` requests are already waiting."""
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        if self._lock.locked() and self.waiting >= self.queue:
+            self.counts["refused"] += 1
+            return False
+        self.waiting += 1
+        try:
+            await self._lock.acquire()
+        finally:
+            self.waiting -= 1
+        self.busy = True
+        return True
+
+    def _release(self) -> None:
+        self.busy = False
+        assert self._lock is not None
+        self._lock.release()
+
+    def retry_after(self) -> int:
+        """Seconds a refused client should wait: the setting, or recent turn time x the turns ahead of it."""
+        if self.retry_after_s:
+            return self.retry_after_s
+        mean = sum(self.durations) / len(self.durations) if self.durations else 1.0
+        return max(1, min(600, round(mean * (self.waiting + 1))))
+
+    def start(self, conversation: Conversation, stream: bool) -> Turn:
+        """Run the pipeline on ``conversation`` in the worker thread (the caller holds the slot)."""
+        turn = Turn(self, asyncio.get_running_loop(), stream)
+        turn.start(conversation)
+        return turn
+
+    def status(self) -> dict[str, Any]:
+        return {"busy": self.busy, "waiting": self.waiting, "queue": self.queue, **dict(self.counts)}
+
+
+class Turn:
+    """One admitted turn: its worker future, the stream of token events and a cancel flag."""
+
+    def __init__(self, runner: TurnRunner, loop: asyncio.AbstractEventLoop, stream: bool) -> None:
+        self.runner = runner
+        self.loop = loop
+        self.stream = stream
+        self.cancel = threading.Event()
+        self.events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.future: Future[Any] | None = None
+        self.started = time.perf_counter()
+        self._released = False
+        self._get: asyncio.Future[tuple[str, Any]] | None = None
+
+    def _on_token(self, piece: str) -> None:  # runs in the worker thread
+        if self.cancel.is_set():
+            raise ClientGone("the client disconnected")
+        if self.stream:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, ("piece", piece))
+
+    def start(self, conversation: Conversation) -> None:
+        self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, self._on_token)
+        self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
+
+    def _finished(self) -> None:  # on the event loop, once the worker thread is done
+        assert self.future is not None
+        self.runner.durations.append(time.perf_counter() - self.started)
+        error = None if self.future.cancelled() else self.future.exception()
+        outcome = "cancelled" if isinstance(error, ClientGone) or self.future.cancelled() else "failed" if error else "served"
+        self.runner.counts[outcome] += 1
+        if outcome == "cancelled":
+            log.info("turn stopped: the client disconnected")
+        self.events.put_nowait(("done", None))
+        self._release()
+
+    def _release(self) -> None:
+        if not self._released:
+            self._released = True
+            self.runner._release()
+
+    def close(self) -> None:
+        """The response is over (sent, failed or its client left): stop the generation if it still runs."""
+        self.cancel.set()
+        if self._get is not None:
+            self._get.cancel()
+        if self.future is None:
+            self._release()
+
+    async def next_event(self, is_disconnected: Callable[[], Awaitable[bool]] | None = None) -> tuple[str, Any]:
+        """The next ``("piece", text)`` or ``("done", None)``; with ``is_disconnected``, polls the client meanwhile
+        and cancels the turn when it has gone."""
+        while True:
+            if self._get is None:
+                self._get = asyncio.ensure_future(self.events.get())
+            done, _ = await asyncio.wait({self._get}, timeout=POLL_S if is_disconnected else None)
+            if done:
+                event, self._get = self._get.result(), None
+                return event
+            assert is_disconnected is not None
+            if not self.cancel.is_set() and await is_disconnected():
+                self.cancel.set()
+
+    def result(self) -> Any:
+        """The `TurnResult` (re-raises the pipeline's error); call after the ``done`` event."""
+        assert self.future is not None
+        return self.future.result()

@@ -1,0 +1,338 @@
+"""The OpenAI-compatible server: the real server (uvicorn on loopback) over a real tiny index, driven by the official
+`openai` client and raw HTTP; a scripted LLM with a delay for the queue, 429, disconnect and concurrency logic."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from local_rag.index import build_index, open_index
+from local_rag.pipeline import Pipeline
+from local_rag.retrieve import HybridRetriever
+from local_rag.settings import ServerConfig, Settings
+
+from .conftest import CORPUS, HashEmbedder, make_settings, write_jsonl
+from .llm_fixtures import ScriptedLLM
+
+pytest.importorskip("fastapi")
+pytest.importorskip("uvicorn")
+openai = pytest.importorskip("openai")
+httpx = pytest.importorskip("httpx")
+
+from local_rag.server import check_bind, create_app, is_loopback  # noqa: E402
+
+ANSWER = "Cats sleep twelve to sixteen hours a day [1]."
+
+
+class SlowLLM(ScriptedLLM):
+    """`ScriptedLLM` that takes ``delay`` seconds per token, streamed or not, and counts the tokens it produced."""
+
+    def __init__(self, reply: Any = ANSWER, delay: float = 0.0) -> None:
+        super().__init__(reply)
+        self.delay = delay
+        self.emitted = 0
+
+    def complete(self, messages, *, stage, schema=None, max_tokens=None, on_token=None):  # type: ignore[no-untyped-def]
+        def slow(piece: str) -> None:
+            time.sleep(self.delay)
+            self.emitted += 1
+            if on_token is not None:
+                on_token(piece)
+
+        return super().complete(messages, stage=stage, schema=schema, max_tokens=max_tokens, on_token=slow)
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> tuple[Settings, HybridRetriever]:
+    tmp = tmp_path_factory.mktemp("server")
+    settings = make_settings(tmp, chunker={"tokenizer": "whitespace", "size": 12, "overlap": 3}, pipeline={"rewrite": False})
+    embedder = HashEmbedder(settings.embedder)
+    build_index(settings, write_jsonl(tmp / "corpus.jsonl", CORPUS), embedder=embedder, progress=False)
+    return settings, HybridRetriever(open_index(settings), settings, embedder)
+
+
+def app_for(index: tuple[Settings, HybridRetriever], llm: Any, **server: Any) -> Any:
+    settings, retriever = index
+    settings = settings.model_copy(update={"server": ServerConfig(**server)})
+    return create_app(settings, Pipeline(settings, retriever=retriever, llm=llm))
+
+
+@contextmanager
+def running(app: Any) -> Iterator[str]:
+    """The real uvicorn server on 127.0.0.1 (a free port) in a thread; yields its base URL."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.time() + 20
+    while not server.started:
+        assert time.time() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def client(url: str, key: str = "none") -> Any:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+
+
+CONV = [{"role": "system", "content": "SYSTEM TEXT THAT IS IGNORED"}, {"role": "user", "content": "tell me about cats"},
+        {"role": "assistant", "content": "EARLIER AGENT ANSWER"}, {"role": "user", "content": "how long do cats sleep?"}]
+
+
+def test_chat_completion_with_the_openai_client(index):
+    llm = SlowLLM()
+    with running(app_for(index, llm)) as url:
+        oa = client(url)
+        assert [m.id for m in oa.models.list().data] == ["smollm2-135m-instruct"]
+        reply = oa.chat.completions.create(model="smollm2-135m-instruct", messages=CONV)
+    assert reply.object == "chat.completion" and reply.choices[0].finish_reason == "stop"
+    assert reply.choices[0].message.role == "assistant" and reply.choices[0].message.content == ANSWER
+    assert reply.usage.completion_tokens == len(ANSWER.split())
+    extra = reply.model_extra["local_rag"]
+    assert extra["kind"] == "answer" and extra["citations"][0]["passage_id"] == extra["passages"][0]["passage_id"] == "d1-1"
+    assert {"retrieval", "generate", "total"} <= set(extra["timings_s"]) and extra["queue_s"] >= 0
+    assert extra["system_messages_ignored"] == 1
+    prompt = "\n".join(m["content"] for m in llm.seen[-1])  # system ignored, assistant -> agent turn in the history
+    assert "EARLIER AGENT ANSWER" in prompt and "SYSTEM TEXT" not in prompt and "how long do cats sleep?" in prompt
+
+
+def test_streaming_with_the_openai_client(index):
+    with running(app_for(index, SlowLLM(delay=0.01))) as url:
+        chunks = list(client(url).chat.completions.create(model="any", messages=CONV, stream=True))
+    assert chunks[0].choices[0].delta.role == "assistant"
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text.strip() == ANSWER and len(chunks) >= len(ANSWER.split()) + 2
+    assert all(c.object == "chat.completion.chunk" and c.id == chunks[0].id for c in chunks)
+    final = chunks[-1]
+    assert final.choices[0].finish_reason == "stop" and final.usage.total_tokens > 0
+    assert final.model_extra["local_rag"]["citations"][0]["passage_id"] == "d1-1"
+    assert all("local_rag" not in (c.model_extra or {}) for c in chunks[:-1])
+
+
+def test_stream_ends_with_done_and_a_clarify_prefix_is_not_streamed(index):
+    with running(app_for(index, SlowLLM("CLARIFY: Do you mean house cats or big cats?"))) as url:
+        body = httpx.post(f"{url}/v1/chat/completions", json={"messages": CONV, "stream": True}, timeout=30).text
+    events = [line[len("data: "):] for line in body.splitlines() if line.startswith("data: ")]
+    assert events[-1] == "[DONE]"
+    chunks = [json.loads(e) for e in events[:-1]]
+    text = "".join(c["choices"][0]["delta"].get("content", "") for c in chunks)
+    assert text.strip() == "Do you mean house cats or big cats?"
+    assert chunks[-1]["local_rag"]["kind"] == "clarify"
+
+
+def test_idk_without_a_model_call_still_streams_the_answer(index):
+    settings, retriever = index
+    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"min_dense_score": 2.0})})
+    llm = SlowLLM("never")
+    app = create_app(settings, Pipeline(settings, retriever=retriever, llm=llm))
+    with running(app) as url:
+        chunks = list(client(url).chat.completions.create(model="m", messages=CONV, stream=True))
+        plain = client(url).chat.completions.create(model="m", messages=CONV)
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text == plain.choices[0].message.content == settings.generate.idk_answer and llm.calls == []
+
+
+def test_models_and_healthz(index):
+    with running(app_for(index, SlowLLM(), model_name="my-rag")) as url:
+        health = httpx.get(f"{url}/healthz").json()
+        models = httpx.get(f"{url}/v1/models").json()
+    assert health["status"] == "ok" and health["index"] == "test" and health["model"] == "my-rag"
+    assert health["turns"]["busy"] is False
+    assert models["object"] == "list" and models["data"][0]["id"] == "my-rag"
+
+
+BAD: list[tuple[str, Any, int, str]] = [
+    ("malformed JSON", b"{not json", 400, "invalid_json"),
+    ("not UTF-8", b"\xff\xfe{", 400, "invalid_json"),
+    ("not an object", b"[1, 2]", 400, "invalid_request"),
+    ("missing messages", {"model": "m"}, 400, "invalid_request"),
+    ("empty messages", {"messages": []}, 400, "invalid_request"),
+    ("messages not a list", {"messages": "hi"}, 400, "invalid_request"),
+    ("message without role", {"messages": [{"content": "hi"}]}, 400, "invalid_request"),
+    ("tool role", {"messages": [{"role": "tool", "content": "x"}, {"role": "user", "content": "hi"}]}, 400, "invalid_role"),
+    ("unknown role", {"messages": [{"role": "robot", "content": "hi"}]}, 400, "invalid_role"),
+    ("content a number", {"messages": [{"role": "user", "content": 5}]}, 400, "invalid_request"),
+    ("image content", {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]}, 400, "invalid_content"),
+    ("last turn not user", {"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}, 400, "invalid_request"),
+    ("empty user turn", {"messages": [{"role": "user", "content": "   "}]}, 400, "invalid_request"),
+    ("only system", {"messages": [{"role": "system", "content": "be nice"}]}, 400, "invalid_request"),
+    ("n > 1", {"messages": [{"role": "user", "content": "hi"}], "n": 3}, 400, "invalid_request"),
+    ("stream not a bool", {"messages": [{"role": "user", "content": "hi"}], "stream": [1]}, 400, "invalid_request"),
+    ("huge body", {"messages": [{"role": "user", "content": "x" * 2_000_000}]}, 413, "body_too_large"),
+]
+
+
+def test_bad_input_is_a_4xx_json_error_and_the_server_lives_on(index):
+    with running(app_for(index, SlowLLM())) as url, httpx.Client(base_url=url, timeout=30) as http:
+        for name, body, status, code in BAD:
+            raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+            r = http.post("/v1/chat/completions", content=raw, headers={"content-type": "application/json"})
+            assert r.status_code == status, (name, r.text)
+            error = r.json()["error"]
+            assert error["code"] == code and error["message"] and error["type"] == "invalid_request_error", name
+        chunked = http.post("/v1/chat/completions", content=iter([b"{" + b" " * 600_000] * 3))  # no Content-Length
+        assert chunked.status_code == 413 and chunked.json()["error"]["code"] == "body_too_large"
+        for method, path, status in (("GET", "/v1/chat/completions", 405), ("GET", "/nowhere", 404)):
+            r = http.request(method, path)
+            assert r.status_code == status and r.json()["error"]["message"]
+        assert http.get("/healthz").json()["status"] == "ok"
+        ok = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "cats?"}]})
+        assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == ANSWER
+
+
+def test_an_over_long_message_is_cut_and_noted(index):
+    with running(app_for(index, SlowLLM(), max_message_chars=1000)) as url:
+        reply = client(url).chat.completions.create(model="m", messages=[{"role": "user", "content": "cats " * 2000}])
+    assert reply.model_extra["local_rag"]["messages_cut"] == {"indexes": [0], "to_chars": 1000}
+
+
+def test_api_key(index):
+    with running(app_for(index, SlowLLM(), api_key="s3cret")) as url:
+        with pytest.raises(openai.AuthenticationError):
+            client(url, "wrong").chat.completions.create(model="m", messages=CONV)
+        r = httpx.get(f"{url}/v1/models")
+        assert r.status_code == 401 and r.json()["error"]["code"] == "invalid_api_key" and r.headers["www-authenticate"] == "Bearer"
+        assert client(url, "s3cret").chat.completions.create(model="m", messages=CONV).choices[0].message.content == ANSWER
+        assert httpx.get(f"{url}/healthz").status_code == 200  # health checks need no key
+
+
+def test_no_key_means_loopback_only():
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost") and is_loopback("127.1.2.3")
+    assert not is_loopback("0.0.0.0") and not is_loopback("192.168.1.5") and not is_loopback("example.org")
+    check_bind(ServerConfig())
+    check_bind(ServerConfig(host="0.0.0.0", api_key="k"))
+    from local_rag.errors import SettingsError
+
+    with pytest.raises(SettingsError, match="refusing to bind 0.0.0.0 without an API key"):
+        check_bind(ServerConfig(host="0.0.0.0"))
+
+
+def post_all(url: str, n: int, stream: bool = False) -> list[httpx.Response]:
+    """``n`` requests at once, one thread each."""
+    out: list[Any] = [None] * n
+
+    def one(i: int) -> None:
+        out[i] = httpx.post(f"{url}/v1/chat/completions", json={"messages": CONV, "stream": stream}, timeout=60)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)  # in order: the first holds the slot before the others arrive
+    for t in threads:
+        t.join()
+    return out
+
+
+def test_one_turn_at_a_time_a_bounded_queue_then_429(index):
+    llm = SlowLLM(delay=0.1)  # ~1 s per turn
+    with running(app_for(index, llm, queue=1, retry_after_s=0)) as url:
+        replies = post_all(url, 4)
+        health = httpx.get(f"{url}/healthz").json()
+    assert [r.status_code for r in replies] == [200, 200, 429, 429]
+    for r in replies[2:]:
+        assert r.json()["error"]["code"] == "queue_full" and r.json()["error"]["type"] == "rate_limit_error"
+        assert int(r.headers["retry-after"]) >= 1
+    assert health["turns"]["served"] == 2 and health["turns"]["refused"] == 2 and health["turns"]["waiting"] == 0
+
+
+def test_a_client_that_disconnects_mid_stream_frees_its_slot(index):
+    reply = " ".join(f"word{i}" for i in range(300))
+    llm = SlowLLM(reply, delay=0.02)  # 6 s if it ran to the end
+    with running(app_for(index, llm, queue=0)) as url, httpx.Client(base_url=url, timeout=30) as http:
+        with http.stream("POST", "/v1/chat/completions", json={"messages": CONV, "stream": True}) as r:
+            assert r.status_code == 200
+            for line in r.iter_lines():
+                if "word3" in line:
+                    break
+        # the connection is closed: the generation stops at its next token and the slot is free again
+        deadline = time.time() + 5
+        while (turns := http.get("/healthz").json()["turns"])["busy"] and time.time() < deadline:
+            time.sleep(0.05)
+        assert turns == {**turns, "busy": False, "cancelled": 1}
+        assert llm.emitted < 100
+        llm.reply = lambda m, s: ANSWER
+        assert http.post("/v1/chat/completions", json={"messages": CONV}).status_code == 200
+
+
+def test_a_client_that_disconnects_while_waiting_non_streaming_stops_its_turn(index):
+    llm = SlowLLM(" ".join(["word"] * 300), delay=0.02)
+    with running(app_for(index, llm, queue=0)) as url:
+        with pytest.raises(httpx.ReadTimeout):
+            httpx.post(f"{url}/v1/chat/completions", json={"messages": CONV}, timeout=0.5)
+        deadline = time.time() + 5
+        while (turns := httpx.get(f"{url}/healthz").json()["turns"])["busy"] and time.time() < deadline:
+            time.sleep(0.05)
+    assert turns["cancelled"] == 1 and llm.emitted < 100
+
+
+def test_bounded_concurrent_load_every_request_is_answered_or_refused(index):
+    """20 clients x 5 requests (half streamed) against one slot and a queue of 4: only 200s and 429s."""
+    llm = SlowLLM(delay=0.002)
+    counts: Counter[str] = Counter()
+    lock = threading.Lock()
+
+    def worker(k: int, url: str) -> None:
+        oa = client(url)
+        for i in range(5):
+            try:
+                if (k + i) % 2:
+                    text = "".join(c.choices[0].delta.content or "" for c in oa.chat.completions.create(model="m", messages=CONV, stream=True))
+                else:
+                    text = oa.chat.completions.create(model="m", messages=CONV).choices[0].message.content
+                outcome = "200" if text.strip() == ANSWER else f"wrong answer {text!r}"
+            except openai.RateLimitError:
+                outcome = "429"
+            except Exception as exc:  # counted, not swallowed: the test asserts there are none
+                outcome = f"error {type(exc).__name__}: {exc}"
+            with lock:
+                counts[outcome] += 1
+
+    with running(app_for(index, llm, queue=4)) as url:
+        started = time.perf_counter()
+        threads = [threading.Thread(target=worker, args=(k, url)) for k in range(20)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        elapsed = time.perf_counter() - started
+        health = httpx.get(f"{url}/healthz").json()
+    assert sum(counts.values()) == 100 and set(counts) <= {"200", "429"}, counts
+    assert counts["200"] >= 5 and health["turns"]["served"] == counts["200"] and health["turns"]["busy"] is False
+    print(f"load: {dict(counts)} in {elapsed:.1f} s")
+
+
+# ------------------------------------------------------------------------------------------ the command
+def test_serve_refuses_a_public_address_without_a_key(monkeypatch: pytest.MonkeyPatch):
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    monkeypatch.delenv("LOCAL_RAG_API_KEY", raising=False)
+    result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--host", "0.0.0.0"])
+    assert result.exit_code == 6 and "refusing to bind 0.0.0.0 without an API key" in result.output
+
+
+def test_serve_fails_fast_on_a_missing_index(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    config = tmp_path / "s.yaml"
+    config.write_text(f"indexes_dir: {tmp_path}\nretrieval: {{retrievers: [bm25]}}\n")
+    result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--config", str(config), "--index", "nope"])
+    assert result.exit_code == 3, result.output
+    assert result.output.count("\n") <= 2 and "error:" in result.output
