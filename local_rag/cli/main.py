@@ -30,6 +30,8 @@ SUBCOMMANDS: dict[str, str] = {
     "ask": "local_rag.cli.ask:ask",
     "chat": "local_rag.cli.ask:chat",
     "serve": "local_rag.cli.serve:serve",
+    "bench": "local_rag.cli.bench:bench",
+    "plan": "local_rag.cli.plan:plan",
 }
 
 

@@ -1,0 +1,51 @@
+"""The machine and library builds a benchmark ran on, written into every report."""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any
+
+_PACKAGES = ("numpy", "torch", "faiss-cpu", "faiss-gpu-cu12", "sentence-transformers", "transformers", "onnxruntime",
+             "onnxruntime-gpu", "llama_cpp_python", "bm25s", "nvidia-ml-py")
+
+
+def library_builds() -> dict[str, Any]:
+    """Installed versions, plus what the builds can do: torch's CUDA, faiss GPUs, llama.cpp's offload and flags."""
+    out: dict[str, Any] = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    try:
+        import torch
+
+        out["torch_cuda"] = torch.version.cuda
+        out["torch_threads"] = torch.get_num_threads()
+    except ImportError:
+        pass
+    from local_rag.device import faiss_gpu_count
+
+    out["faiss_gpus"] = faiss_gpu_count()
+    try:
+        import llama_cpp
+
+        out["llama_cpp_gpu_offload"] = bool(llama_cpp.llama_supports_gpu_offload())
+        info = llama_cpp.llama_print_system_info()
+        out["llama_cpp_system_info"] = (info.decode() if isinstance(info, bytes) else str(info)).strip()
+    except (ImportError, AttributeError, OSError):
+        pass
+    return out
+
+
+def describe_machine() -> dict[str, Any]:
+    """CPU, cores, RAM, GPUs with driver (NVML), Python and platform, and the library builds."""
+    import psutil
+
+    from local_rag.sysinfo import machine
+
+    out = dict(machine())
+    out["physical_cores"] = psutil.cpu_count(logical=False)
+    out["ram_gib"] = round(psutil.virtual_memory().total / 2**30, 1)
+    out["libraries"] = library_builds()
+    return out
