@@ -336,3 +336,76 @@ def test_serve_fails_fast_on_a_missing_index(tmp_path: Path):
     result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--config", str(config), "--index", "nope"])
     assert result.exit_code == 3, result.output
     assert result.output.count("\n") <= 2 and "error:" in result.output
+
+
+def bm25_only(tmp_path: Path, **more: Any) -> tuple[Settings, Path]:
+    """Settings (and the same as a settings file for the command) for a BM25-only index built from the test corpus."""
+    overrides = {"indexes_dir": str(tmp_path / "indexes"), "index": "srv", "dense": {"enabled": False},
+                 "retrieval": {"retrievers": ["bm25"]}, "chunker": {"tokenizer": "whitespace", "size": 64, "overlap": 8},
+                 "pipeline": {"rewrite": False}, **more}
+    settings = make_settings(tmp_path, **overrides)
+    build_index(settings, write_jsonl(tmp_path / "corpus.jsonl", CORPUS), progress=False)
+    config = tmp_path / "settings.json"
+    config.write_text(json.dumps({**overrides, "models_dir": str(settings.models_dir)}))
+    return settings, config
+
+
+def test_serve_fails_fast_on_a_missing_model(tmp_path: Path):
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    from .llm_fixtures import llama_cpp_or_skip
+
+    llama_cpp_or_skip()
+    _, config = bm25_only(tmp_path, llm={"model": str(tmp_path / "missing.gguf")})
+    result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--config", str(config)])
+    assert result.exit_code == 4, result.output
+
+
+@contextmanager
+def serve_command(config: Path, *args: str) -> Iterator[str]:
+    """``python -m local_rag serve`` in a subprocess on a free port; yields its URL once it listens."""
+    import re
+    import subprocess
+    import sys
+
+    cmd = [sys.executable, "-m", "local_rag", "serve", "--profile", "cpu-test", "--config", str(config), "--port", "0", *args]
+    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+            found = re.search(r"Uvicorn running on (http://\S+)", line)
+            if found:
+                break
+        else:
+            raise AssertionError("the server did not start:\n" + "".join(lines))
+        threading.Thread(target=lambda: [lines.append(x) for x in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
+        yield found.group(1)
+    finally:
+        proc.terminate()  # SIGTERM: uvicorn shuts down gracefully
+        assert proc.wait(30) == 0, "".join(lines)
+
+
+def test_the_serve_command_answers_with_the_real_smollm2(tmp_path: Path):
+    """The real path: `local-rag serve` with SmolLM2-135M on llama.cpp, asked through the openai client."""
+    from .llm_fixtures import SMOLLM, llama_cpp_or_skip, model_or_skip
+
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    _, config = bm25_only(tmp_path, generate={"max_tokens": 48}, llm={"n_ctx": 2048})
+    messages = [{"role": "user", "content": "How many hours a day does a cat sleep?"}]
+    with serve_command(config) as url:
+        assert httpx.get(f"{url}/healthz").json()["model"] == SMOLLM
+        oa = client(url)
+        reply = oa.chat.completions.create(model=SMOLLM, messages=messages)
+        chunks = list(oa.chat.completions.create(model=SMOLLM, messages=messages, stream=True))
+    assert reply.choices[0].message.content.strip() and reply.usage.completion_tokens > 0
+    extra = reply.model_extra["local_rag"]
+    assert extra["passages"][0]["passage_id"] == "d1-1" and extra["timings_s"]["generate"] > 0
+    assert extra["llm_calls"][0]["stage"] == "generate"
+    streamed = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert streamed.strip() and chunks[-1].model_extra["local_rag"]["passages"][0]["passage_id"] == "d1-1"
+    assert chunks[-1].model_extra["local_rag"]["answer"] == reply.choices[0].message.content  # deterministic (temp 0)

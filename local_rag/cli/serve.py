@@ -37,7 +37,7 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
               help="pipeline: rewrite -> retrieve -> rerank -> generate; agentic: the LLM searches.")
 @server_options
 @handle_errors
-def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, **server):  # type: ignore[no-untyped-def]
+def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, **server):
     """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
     from local_rag.server import check_bind
     from local_rag.server import serve as run_server

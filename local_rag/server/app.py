@@ -68,6 +68,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
+        runner.stop()
         runner.executor.shutdown(wait=False, cancel_futures=True)
 
     app = FastAPI(title="local-rag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)

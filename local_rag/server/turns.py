@@ -45,13 +45,14 @@ class TurnRunner:
         self.durations: deque[float] = deque(maxlen=20)
         self.counts: Counter[str] = Counter()
         self._lock: asyncio.Lock | None = None
+        self.active: Turn | None = None  # the turn running now
 
     # ------------------------------------------------------------ the slot
     async def admit(self) -> bool:
         """Wait for the slot; False (at once) when ``queue`` requests are already waiting."""
         if self._lock is None:
             self._lock = asyncio.Lock()
-        if self._lock.locked() and self.waiting >= self.queue:
+        if (self._lock.locked() or self.waiting) and self.waiting >= self.queue:
             self.counts["refused"] += 1
             return False
         self.waiting += 1
@@ -80,6 +81,11 @@ class TurnRunner:
         turn.start(conversation)
         return turn
 
+    def stop(self) -> None:
+        """Server shutdown: stop the running turn at its next token."""
+        if self.active is not None:
+            self.active.cancel.set()
+
     def status(self) -> dict[str, Any]:
         return {"busy": self.busy, "waiting": self.waiting, "queue": self.queue, **dict(self.counts)}
 
@@ -105,11 +111,13 @@ class Turn:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("piece", piece))
 
     def start(self, conversation: Conversation) -> None:
+        self.runner.active = self
         self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, self._on_token)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
 
     def _finished(self) -> None:  # on the event loop, once the worker thread is done
         assert self.future is not None
+        self.runner.active = None
         self.runner.durations.append(time.perf_counter() - self.started)
         error = None if self.future.cancelled() else self.future.exception()
         outcome = "cancelled" if isinstance(error, ClientGone) or self.future.cancelled() else "failed" if error else "served"
