@@ -185,7 +185,8 @@ def test_conversation_files(tmp_path: Path):
 @pytest.mark.llm
 def test_bench_with_real_smollm_reports_llama_cpp_figures(parts, smollm, tmp_path: Path):
     settings, retriever, _ = parts
-    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False})})
+    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False}),
+                                           "generate": settings.generate.model_copy(update={"max_tokens": 24})})
     smollm.calls.clear()
     report = run_bench(settings, SESSIONS[1:], "one", repeats=1, llm=smollm, retriever=retriever, build_passages=0)
     s = report["summary"]
@@ -198,3 +199,28 @@ def test_bench_with_real_smollm_reports_llama_cpp_figures(parts, smollm, tmp_pat
     if "generate" in b:  # the model may stop after one token, leaving no decode time
         assert 0 < b["generate"]["ratio"] < 2
     assert "Memory-bandwidth bound" in markdown(report)
+
+
+@pytest.mark.slow
+def test_bench_cli_on_the_demo_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The whole command: demo index (MiniLM), SmolLM2, the demo script once, files written."""
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+    from tests.conftest import minilm_present
+    from tests.llm_fixtures import llama_cpp_or_skip, model_or_skip
+
+    llama_cpp_or_skip()
+    model_or_skip("smollm2-135m-instruct")
+    if not minilm_present():
+        pytest.skip("all-MiniLM-L6-v2 not imported")
+    monkeypatch.setenv("LOCAL_RAG_INDEXES_DIR", str(tmp_path / "indexes"))
+    monkeypatch.setenv("LOCAL_RAG_MODELS_DIR", str(Path(__file__).resolve().parents[1] / "models"))
+    monkeypatch.setenv("LOCAL_RAG_GENERATE__MAX_TOKENS", "48")
+    result = CliRunner().invoke(cli, ["bench", "--profile", "cpu-test", "--repeats", "1", "--build-passages", "10",
+                                      "--out", str(tmp_path / "out"), "--name", "b", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["headline"]["turn_p50_s"] > 0 and Path(data["files"]["md"]).exists()
+    report = json.loads(Path(data["files"]["json"]).read_text())
+    assert report["summary"]["turns"] == 4 and report["bandwidth"]["cpu_bandwidth"]["read_gbps"] > 0

@@ -137,7 +137,9 @@ def bound_report(llm: Any, calls: list[Any], measure: bool = True) -> dict[str, 
     gpu_layers = int(getattr(llm, "n_gpu_layers", 0) or 0)
     share = 1.0 if gpu_layers < 0 else min(1.0, gpu_layers / shape.n_layers if shape.n_layers else 0.0)
     out: dict[str, Any] = {"model": shape.name, "bytes_read_per_token": shape.bytes_read_per_token,
-                           "kv_bytes_per_context_token": shape.kv_bytes_per_token, "decode_threads": threads,
+                           "kv_bytes_per_context_token": shape.kv_bytes_per_token,
+                           "kv_cache_bytes_at_n_ctx": shape.kv_bytes(int(getattr(llm, "n_ctx", 0) or 0)),
+                           "decode_threads": threads,
                            "gpu_share_of_weights": round(share, 3)}
     if not measure:
         return out
