@@ -198,6 +198,21 @@ class JudgeConfig(_Config):
     min_score: int = Field(1, ge=0, le=2, description="judged hits below this score are dropped")
 
 
+class AgentConfig(_Config):
+    """The agentic (ChatR1) answering mode (`local_rag.agent`): the LLM searches, reads, may search again, answers."""
+
+    prompt: str = Field("agent", description="prompt file (package data) with the tag protocol and a worked example")
+    max_searches: int = Field(2, ge=0, le=10, description="searches per turn (ChatR1: 2)")
+    top_k: int = Field(3, ge=1, le=20, description="passages returned per search (ChatR1: 3)")
+    rerank: bool = Field(False, description="cross-encoder rerank each search's candidates (model in `reranker`)")
+    candidates: int = Field(20, ge=1, description="hits reranked per search when `rerank` is on")
+    max_steps: int = Field(4, ge=1, le=12, description="LLM steps before the answer is forced (searches + corrections)")
+    step_tokens: int = Field(256, ge=16, description="max new tokens per LLM step")
+    passage_tokens: int = Field(160, ge=16, description="tokens per passage shown in <information>")
+    history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")
+    agent_turn_tokens: int = Field(120, ge=0, description="tokens per earlier agent turn at most")
+
+
 class JudgeLLMConfig(LLMConfig):
     """The evaluation judge LLM: `LLMConfig` with the judge's own defaults (a partial override keeps them)."""
 
@@ -269,6 +284,7 @@ class Settings(BaseSettings):
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
     gen_eval: GenEvalConfig = Field(default_factory=GenEvalConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
+    agent: AgentConfig = Field(default_factory=AgentConfig)
 
     @property
     def index_dir(self) -> Path:

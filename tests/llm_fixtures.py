@@ -41,9 +41,13 @@ class ScriptedLLM(LLM):
         return len(text.split())
 
     def complete(self, messages: list[Message], *, stage: str, schema: dict[str, Any] | None = None,
-                 max_tokens: int | None = None, on_token: Callable[[str], None] | None = None) -> Completion:
+                 max_tokens: int | None = None, on_token: Callable[[str], None] | None = None,
+                 stop: list[str] | None = None) -> Completion:
         self.seen.append(messages)
         text = self.reply(messages, schema)
+        ends = [text.find(s) + len(s) for s in stop or [] if s and s in text]
+        if ends:  # like a backend: cut after the first stop string, which is kept
+            text = text[: min(ends)]
         for piece in re.findall(r"\S+\s*", text):
             if on_token is not None:
                 on_token(piece)

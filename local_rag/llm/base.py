@@ -55,6 +55,7 @@ class LLM(ABC):
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         on_token: OnToken | None = None,
+        stop: list[str] | None = None,
     ) -> Completion:
         """Generate the assistant's reply to ``messages``.
 
@@ -64,6 +65,8 @@ class LLM(ABC):
             schema: a JSON schema the output must follow (enforced by a grammar where the backend can).
             max_tokens: completion budget; default ``self.max_tokens``.
             on_token: called with each new piece of text as it is generated (streaming to a user).
+            stop: strings that end the reply as soon as it contains one; the stop string is KEPT at the end of the
+                text (so a caller can tell a stop from a ``max_tokens`` cut). Backends that predate it may omit it.
         """
 
     def count_tokens(self, text: str) -> int:
@@ -71,9 +74,10 @@ class LLM(ABC):
         return max(1, len(text) // 4) if text else 0
 
     def run(self, messages: list[Message], *, stage: str, max_tokens: int | None = None,
-            on_token: OnToken | None = None) -> Completion:
-        """`complete` a free-text reply and record the call in ``self.calls``."""
-        done = self.complete(messages, stage=stage, max_tokens=max_tokens, on_token=on_token)
+            on_token: OnToken | None = None, stop: list[str] | None = None) -> Completion:
+        """`complete` a free-text reply and record the call in ``self.calls`` (``stop``: see `complete`)."""
+        extra = {"stop": stop} if stop else {}  # only when asked: backends written before `stop` keep working
+        done = self.complete(messages, stage=stage, max_tokens=max_tokens, on_token=on_token, **extra)
         self.calls.append(done.call)
         return done
 

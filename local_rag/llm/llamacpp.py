@@ -157,6 +157,7 @@ class LlamaCppLLM(LLM):
         schema: dict[str, Any] | None = None,
         max_tokens: int | None = None,
         on_token: OnToken | None = None,
+        stop: list[str] | None = None,
     ) -> Completion:
         if not messages:
             raise BadInputError(f"{stage}: no messages to send to the LLM")
@@ -175,6 +176,9 @@ class LlamaCppLLM(LLM):
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")  # a character may span tokens
         start = time.perf_counter()
         first = None
+        stops = [s for s in stop or [] if s]
+        tail = ""  # the last characters generated, enough to see a stop string that spans tokens
+        stopped = False
         for token in self._llama.generate(
             tokens, temp=self.config.temperature, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
             grammar=self._grammar(schema),
@@ -188,11 +192,19 @@ class LlamaCppLLM(LLM):
                 if piece:
                     on_token(piece)
             out.append(token)
+            if stops:
+                tail = (tail + self._llama.detokenize([token], prev_tokens=out[:-1]).decode("utf-8", errors="replace"))[-256:]
+                if any(s in tail for s in stops):
+                    stopped = True
+                    break
             if len(out) >= limit:
                 break
         end = time.perf_counter()
         first = first or end
         text = self._llama.detokenize(out).decode("utf-8", errors="replace").strip()
+        if stopped:  # cut after the first stop string (the last token may run past it), keeping the stop string
+            cut = min((text.find(s) + len(s) for s in stops if s in text), default=len(text))
+            text = text[:cut]
         call = LLMCall(
             stage=stage, prompt_tokens=len(tokens), completion_tokens=len(out), prefill_s=first - start,
             decode_s=end - first, total_s=end - start, prompt=prompt, response=text,
