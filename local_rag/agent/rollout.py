@@ -126,7 +126,7 @@ class AgentLoop:
     def _step(self, rollout: Rollout) -> str | None:
         rollout.steps += 1
         try:
-            text = self.generate(rollout.messages, STOPS)
+            text = self.generate(list(rollout.messages), STOPS)  # a copy: the loop appends to its own list
         except BadInputError as exc:  # the prompt outgrew the context: stop searching
             log.warning("agent: %s", exc)
             rollout.trace.append({"type": "error", "text": str(exc)})

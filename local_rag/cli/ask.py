@@ -16,7 +16,11 @@ MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a 
 
 
 def stage_options(func: Any) -> Any:
-    """``--no-rewrite``, ``--cross-encoder``, ``--llm-rerank``, ``--judge``: switch pipeline stages on or off."""
+    """``--no-rewrite``, ``--cross-encoder``, ``--llm-rerank``, ``--judge``: switch pipeline stages on or off;
+    ``--mode pipeline|agentic`` picks the answering mode (``pipeline.mode``)."""
+    func = click.option("--mode", type=click.Choice(["pipeline", "agentic"]), default=None,
+                        help="pipeline: rewrite -> retrieve -> rerank -> generate; agentic: the LLM searches (ChatR1), "
+                             "settings in `agent`.")(func)
     for name, help_text in (
         ("judge", "LLM relevance judging of the passages."),
         ("llm-rerank", "Listwise LLM reranking."),
@@ -27,10 +31,10 @@ def stage_options(func: Any) -> Any:
     return func
 
 
-def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge):  # type: ignore[no-untyped-def]
+def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None):  # type: ignore[no-untyped-def]
     return load(profile, config_file, index_name, **{
         "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder,
-        "pipeline.llm_rerank": llm_rerank, "pipeline.judge": judge,
+        "pipeline.llm_rerank": llm_rerank, "pipeline.judge": judge, "pipeline.mode": mode,
     })
 
 
@@ -56,15 +60,15 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
 @click.option("--conversation", "conversation_file", help="Conversation JSON file (official 'input' shape; '-' = stdin).")
 @click.option("--json", "as_json", is_flag=True, help="Answer, citations, rewrite, passages and per-stage timings as JSON.")
 @handle_errors
-def ask(question, profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):  # type: ignore[no-untyped-def]
+def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):  # type: ignore[no-untyped-def]
     """Answer one turn: QUESTION, or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
-    from local_rag.pipeline import Pipeline
+    from local_rag.pipeline import make_pipeline
     from local_rag.records import Conversation, Turn
 
     if bool(question) == bool(conversation_file):
         raise BadInputError("give either a QUESTION or --conversation FILE")
-    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge)
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode)
     if conversation_file:
         conversation = read_conversation(conversation_file)
     else:
@@ -74,7 +78,7 @@ def ask(question, profile, config_file, index_name, rewrite, cross_encoder, llm_
         if cut:
             click.echo(f"note: the question was cut to {MAX_MESSAGE_CHARS} characters", err=True)
         conversation = Conversation([Turn("user", text)])
-    pipeline = Pipeline(settings)
+    pipeline = make_pipeline(settings)
     stream = None if as_json else (lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
     result = pipeline.answer(conversation, on_token=stream)
     if as_json:
@@ -87,8 +91,8 @@ def ask(question, profile, config_file, index_name, rewrite, cross_encoder, llm_
     print_sources(result)
 
 
-HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /reset,
-/save FILE, /load FILE, /quit (or Ctrl-D)"""
+HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /trace (agentic
+mode: thoughts, searches, passages read), /reset, /save FILE, /load FILE, /quit (or Ctrl-D)"""
 
 
 @click.command()
@@ -97,13 +101,13 @@ HELP = """commands: /sources (passages of the last answer), /rewrite (queries of
 @click.option("--load", "load_file", type=click.Path(), help="Start from a saved conversation (JSON).")
 @click.option("--save", "save_file", type=click.Path(), help="Save the conversation here after every turn.")
 @handle_errors
-def chat(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):  # type: ignore[no-untyped-def]
+def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):  # type: ignore[no-untyped-def]
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each."""
-    from local_rag.pipeline import Pipeline
+    from local_rag.pipeline import make_pipeline
     from local_rag.records import Conversation, Turn
 
-    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge)
-    pipeline = Pipeline(settings)
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode)
+    pipeline = make_pipeline(settings)
     conversation = read_conversation(load_file) if load_file else Conversation([])
     last = None
     click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}). {HELP}")
@@ -131,6 +135,8 @@ def chat(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, j
             elif cmd == "/rewrite" and last:
                 for q in last.queries:
                     click.echo(f"  {q.mode}: {q.text}")
+            elif cmd == "/trace" and last:
+                print_trace(last)
             elif cmd == "/save" and arg:
                 save_conversation(conversation, Path(arg))
                 click.echo(f"(saved to {arg})")
@@ -150,7 +156,7 @@ def chat(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, j
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
             continue
-        if last.answer.kind != "answer":
+        if last.answer.kind != "answer" or (last.trace and not last.answer.raw):  # agentic: nothing was streamed
             click.echo(f"\r{' ' * 80}\ragent> {last.answer.text}")
         else:
             click.echo()
@@ -158,6 +164,24 @@ def chat(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, j
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:
             save_conversation(conversation, Path(save_file))
+
+
+def print_trace(result: Any, echo: Any = click.echo) -> None:
+    """The agentic trace of a turn: thoughts, searches (with latency), passages read, corrections, the answer."""
+    if not result.trace:
+        echo("  (no trace: this turn was answered in pipeline mode; start chat with --mode agentic)")
+    for step in result.trace:
+        kind = step["type"]
+        if kind == "search":
+            echo(f"  search: {step['query']} ({step['latency_s'] * 1000:.0f} ms)")
+        elif kind == "information":
+            echo("  read: " + ", ".join(f"[{n}] {pid}" for n, pid in zip(step["numbers"], step["passage_ids"], strict=False)))
+        elif kind == "answer":
+            echo(f"  answer{' (forced)' if step.get('forced') else ''}: {step['text']}")
+        elif kind == "invalid":
+            echo(f"  invalid step ({step['problem']})")
+        else:
+            echo(f"  {kind}: {' '.join(str(step.get('text', '')).split())[:300]}")
 
 
 def save_conversation(conversation: Any, path: Path) -> None:

@@ -30,6 +30,8 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="rag: index of a domain = <prefix><domain> (unless --index).")
 @click.option("--prompt", type=click.Choice(["answer", "answer_plain"]), help="Generation prompt (default generate.prompt; answer_plain = baseline without role separation and IDK rules).")
 @click.option("--limit", type=int, help="A fixed subset of N tasks, stratified by domain and answerability.")
+@click.option("--mode", "answer_mode", type=click.Choice(["pipeline", "agentic"]),
+              help="Answering mode when generating (default pipeline.mode): agentic = the LLM searches (ChatR1).")
 @click.option("--judge-model", help="Judge LLM (a models/manifest.json name or .gguf path); default gen_eval.judge.model.")
 @click.option("--idk-judge", type=click.Choice(["rules", "llm"]), help="IDK detection (default gen_eval.idk_judge).")
 @click.option("--no-llm-judges", is_flag=True, help="Skip RL_F and RB_llm: RB_alg and the IDK judge only.")
@@ -38,7 +40,7 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--no-charts", is_flag=True, help="Skip the PNG charts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, limit, judge_model,
+def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, limit, answer_mode, judge_model,
                idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
     from local_rag.cli.evaluate import default_mtrag_dir
@@ -57,9 +59,11 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
     settings = load(profile, config_file, index_name, **{
         "gen_eval.judge.model": judge_model, "gen_eval.idk_judge": idk_judge,
         "gen_eval.llm_judges": False if no_llm_judges else None, "gen_eval.bertscore_model": bertscore_model,
-        "generate.prompt": prompt,
+        "generate.prompt": prompt, "pipeline.mode": answer_mode,
     })
     name = Path(predictions_file).stem if predictions_file else f"{settings.profile}-{settings.generate.prompt}"
+    if not predictions_file and settings.pipeline.mode == "agentic":
+        name += "-agentic"
     out = Path(out_dir or Path("runs") / f"gen-{setting}-{name}")
     tasks = None
     if tasks_file or not predictions_file:
