@@ -100,7 +100,10 @@ class AnswerStream:
         self.sent = 0
 
     def reset(self) -> None:
-        """A new LLM step starts: its text is a new buffer."""
+        """A new LLM step starts: its text is a new buffer (after a step that streamed an answer it then broke, e.g.
+        an unclosed ``<answer>``, a new line keeps the next answer apart)."""
+        if self.sent:
+            self.on_token("\n")
         self.buffer, self.sent = "", 0
 
     def __call__(self, piece: str) -> None:
