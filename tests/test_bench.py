@@ -188,7 +188,8 @@ def test_bench_with_real_smollm_reports_llama_cpp_figures(parts, smollm, tmp_pat
     settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False}),
                                            "generate": settings.generate.model_copy(update={"max_tokens": 24})})
     smollm.calls.clear()
-    report = run_bench(settings, SESSIONS[1:], "one", repeats=1, llm=smollm, retriever=retriever, build_passages=0)
+    report = run_bench(settings, SESSIONS[1:], "one", repeats=1, warmup=False, llm=smollm, retriever=retriever,
+                       build_passages=0)
     s = report["summary"]
     gen = s["llm"]["generate"]
     assert gen["calls"] == 1 and gen["prompt_tokens"] > 50 and finite(gen["prefill_tokens_per_s"])

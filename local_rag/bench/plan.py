@@ -9,7 +9,7 @@ context that fits with every layer on the GPU.
 Example:
     >>> p = plan_profile(load_settings("gpu-8gb"), vram=8 << 30, ram=16 << 30)  # doctest: +SKIP
     >>> p.verdict  # doctest: +SKIP
-    'fits: every layer on the GPU at n_ctx 8192; the largest context that fits is 32768'
+    'fits (every layer on the GPU) at n_ctx 8192; GPU 7.74 GiB of 8.00 GiB; RAM 926 MiB of 16.00 GiB; ...'
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
     where = "CPU only" if not gpu else (
         "every layer on the GPU" if layers == shape.n_layers else
         f"offload: {layers} of {shape.n_layers} layers on the GPU, {cpu_layers} on the CPU")
-    parts = [f"{'fits' if plan.fits else 'does NOT fit'}: {where} at n_ctx {n_ctx}",
+    parts = [f"{'fits' if plan.fits else 'does NOT fit'} ({where}) at n_ctx {n_ctx}",
              f"GPU {human(gpu_total)} of {human(vram)}" if gpu else "",
              f"RAM {human(cpu_total)} of {human(ram)}"]
     if gpu and plan.max_n_ctx is not None:

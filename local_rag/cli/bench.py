@@ -30,8 +30,8 @@ from local_rag.cli.main import handle_errors, settings_options
 @click.option("--name", help="Report file stem (default: bench-<profile>-<index>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the headline figures as JSON.")
 @handle_errors
-def bench(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, conversations_file, limit,  # type: ignore[no-untyped-def]
-          repeats, no_warmup, build_passages, build_corpus, no_bandwidth, no_plot, out_dir, name, as_json):
+def bench(profile, config_file, index_name, conversations_file, limit, repeats, no_warmup, build_passages,  # type: ignore[no-untyped-def]
+          build_corpus, no_bandwidth, no_plot, out_dir, name, as_json, **stages):
     """Run a fixed set of conversations through the pipeline and report, per stage, latency p50/p95, LLM prefill
     and decode tokens/s, time to first token and peak memory; decode speed against the memory-bandwidth bound;
     index build throughput. Writes JSON, Markdown and PNG charts (waterfall, memory by stage)."""
@@ -44,7 +44,7 @@ def bench(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
 
     if repeats < 1 or limit < 1:
         raise BadInputError("--repeats and --limit must be at least 1")
-    settings = pipeline_settings(profile, config_file, index_name or "demo", rewrite, cross_encoder, llm_rerank, judge)
+    settings = pipeline_settings(profile, config_file, index_name or "demo", **stages)  # the stage switches of `ask`
     if conversations_file:
         sessions, source = read_sessions(conversations_file, limit), f"file {conversations_file}"
     else:
