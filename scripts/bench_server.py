@@ -4,8 +4,9 @@
 
 Builds the bundled docs (the demo corpus) into a temporary index with the profile's embedder, starts
 ``python -m local_rag serve`` on a free loopback port, then runs the clients (threads, the official ``openai``
-client with retries off; every other request streamed). A request refused with 429 waits the server's
-``Retry-After`` and is tried again, up to ``--attempts`` times. Every attempt is recorded: 200, 429 or error.
+client with retries off; every other request streamed). A request refused with 429 is counted and the client goes
+on to its next one (``--attempts N``: it waits the server's ``Retry-After`` and tries again, up to N times). Every
+attempt is recorded: 200, 429 or error, with the server's per-stage timings of each answer.
 Writes ``<out>.json`` (every attempt, the summary, the machine) and ``<out>.md``.
 """
 
@@ -45,7 +46,7 @@ def start_server(args: argparse.Namespace, env: dict[str, str]) -> tuple[subproc
     cmd = [sys.executable, "-m", "local_rag", "serve", "--profile", args.profile, "--index", "bench", "--port", "0",
            "--queue", str(args.queue)]
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     log: list[str] = []
     assert proc.stderr is not None
     for line in proc.stderr:
@@ -75,8 +76,10 @@ def one_request(oa: openai.OpenAI, i: int, stream: bool) -> dict[str, Any]:
         else:
             reply = oa.chat.completions.create(model="local", messages=conversation(i))
             text, extra = reply.choices[0].message.content or "", (reply.model_extra or {}).get("local_rag", {})
+        timings = extra.get("timings_s", {})
         rec.update(status=200, chars=len(text), kind=extra.get("kind"), queue_s=extra.get("queue_s"),
-                   turn_s=extra.get("timings_s", {}).get("total"))
+                   turn_s=timings.get("total"), stages={k: v for k, v in timings.items() if "." not in k},
+                   completion_tokens=sum(c.get("completion_tokens", 0) for c in extra.get("llm_calls", [])))
     except openai.RateLimitError as exc:
         rec.update(status=429, retry_after=int(exc.response.headers.get("retry-after", "1")))
     except Exception as exc:  # recorded and counted as an error in the summary
@@ -118,6 +121,9 @@ def summarize(attempts: list[dict[str, Any]], wall: float, n_requests: int) -> d
         "server_queue_ms": {"p50": ms(percentile([a["queue_s"] for a in ok if a.get("queue_s") is not None], 0.5)),
                             "p95": ms(percentile([a["queue_s"] for a in ok if a.get("queue_s") is not None], 0.95))},
         "kinds": {k: sum(1 for a in ok if a.get("kind") == k) for k in sorted({str(a.get("kind")) for a in ok})},
+        "stage_ms_p50": {k: ms(percentile([a["stages"][k] for a in ok if k in a.get("stages", {})], 0.5))
+                         for k in sorted({k for a in ok for k in a.get("stages", {})})},
+        "completion_tokens_p50": percentile([a.get("completion_tokens", 0) for a in ok], 0.5),
     }
 
 
@@ -125,8 +131,9 @@ def write_markdown(path: Path, report: dict[str, Any], command: str) -> None:
     s, m = report["summary"], report["machine"]
     rows = [
         ("clients x requests", f"{report['clients']} x {report['requests_per_client']} (every other one streamed)"),
-        ("server queue", f"{report['queue']} waiting + 1 running; 429 past it, clients retry after Retry-After "
-                         f"(at most {report['attempts_per_request']} attempts)"),
+        ("server queue", f"{report['queue']} waiting + 1 running; 429 past it"),
+        ("client on a 429", "moves on to its next request" if report["attempts_per_request"] == 1 else
+         f"waits Retry-After, tries again (at most {report['attempts_per_request']} attempts)"),
         ("model / profile", f"{report['model']} / {report['profile']} (index: the bundled docs, {report['index_passages']} chunks)"),
         ("server start-up (to listening)", f"{report['startup_s']:.1f} s"),
         ("wall time", f"{s['wall_s']} s"),
@@ -137,9 +144,12 @@ def write_markdown(path: Path, report: dict[str, Any], command: str) -> None:
         ("time to first token (streamed) p50 / p95", f"{s['ttft_ms_streamed']['p50']} / {s['ttft_ms_streamed']['p95']} ms"),
         ("server turn time p50 / p95", f"{s['server_turn_ms']['p50']} / {s['server_turn_ms']['p95']} ms"),
         ("server queue wait p50 / p95", f"{s['server_queue_ms']['p50']} / {s['server_queue_ms']['p95']} ms"),
+        ("server stage times p50", ", ".join(f"{k} {v} ms" for k, v in s["stage_ms_p50"].items())),
+        ("LLM tokens written per turn p50", f"{s['completion_tokens_p50']:.0f} (generate.max_tokens {report['max_tokens']})"),
         ("answer kinds", ", ".join(f"{k}: {v}" for k, v in s["kinds"].items())),
         ("server RSS at the end", f"{report['server_rss_mb']} MiB"),
-        ("machine", f"{m['cpu']}, {m['cores']} cores, GPUs: {len(m['gpus']) or 'none'}"),
+        ("machine", f"{m['cpu']}, {m['cores']} cores, GPUs: {len(m['gpus']) or 'none'}; 1-min load average "
+                    f"{report['loadavg_1min']['before']} before, {report['loadavg_1min']['after']} after (a shared machine)"),
     ]
     lines = [f"<!-- generated by {command} -->", "### `local-rag serve` under concurrent load", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in rows]
@@ -152,7 +162,8 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--requests", type=int, default=5, help="requests per client")
     ap.add_argument("--queue", type=int, default=8, help="server.queue")
-    ap.add_argument("--attempts", type=int, default=5, help="tries per request (429 -> wait Retry-After -> again)")
+    ap.add_argument("--attempts", type=int, default=1, help="tries per request (429 -> wait Retry-After -> again)")
+    ap.add_argument("--max-tokens", type=int, help="generate.max_tokens for the server (default: the profile's)")
     ap.add_argument("--timeout", type=float, default=600.0)
     ap.add_argument("--out", type=Path, default=Path("docs/benchmarks/server"))
     args = ap.parse_args()
@@ -162,17 +173,21 @@ def main() -> None:
         ensure_demo_index(settings, progress=False)
         passages = json.loads((settings.index_dir / "manifest.json").read_text()).get("chunks", 0)
         env = {**os.environ, "LOCAL_RAG_INDEXES_DIR": tmp}
+        if args.max_tokens:
+            env["LOCAL_RAG_GENERATE__MAX_TOKENS"] = str(args.max_tokens)
         proc, url, startup_s, log = start_server(args, env)
         try:
             attempts: list[dict[str, Any]] = []
             lock = threading.Lock()
             threads = [threading.Thread(target=client, args=(k, url, args, attempts, lock)) for k in range(args.clients)]
+            load_before = os.getloadavg()[0]
             started = time.perf_counter()
             for t in threads:
                 t.start()
             for t in threads:
                 t.join()
             wall = time.perf_counter() - started
+            load_after = os.getloadavg()[0]
             health = httpx.get(f"{url}/healthz", timeout=10).json()
             import psutil
 
@@ -185,7 +200,9 @@ def main() -> None:
     report = {
         "command": command, "profile": args.profile, "model": settings.llm.model, "clients": args.clients,
         "requests_per_client": args.requests, "queue": args.queue, "attempts_per_request": args.attempts,
+        "max_tokens": args.max_tokens or settings.generate.max_tokens,
         "index_passages": passages, "startup_s": round(startup_s, 2), "server_rss_mb": rss, "healthz": health,
+        "loadavg_1min": {"before": round(load_before, 2), "after": round(load_after, 2)},
         "summary": summary, "machine": machine(), "attempts": sorted(attempts, key=lambda a: a["t"]),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -40,14 +40,14 @@ class SlowLLM(ScriptedLLM):
         self.delay = delay
         self.emitted = 0
 
-    def complete(self, messages, *, stage, schema=None, max_tokens=None, on_token=None):  # type: ignore[no-untyped-def]
+    def complete(self, messages, *, stage, schema=None, max_tokens=None, on_token=None, **kw):  # type: ignore[no-untyped-def]
         def slow(piece: str) -> None:
             time.sleep(self.delay)
             self.emitted += 1
             if on_token is not None:
                 on_token(piece)
 
-        return super().complete(messages, stage=stage, schema=schema, max_tokens=max_tokens, on_token=slow)
+        return super().complete(messages, stage=stage, schema=schema, max_tokens=max_tokens, on_token=slow, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -146,6 +146,25 @@ def test_idk_without_a_model_call_still_streams_the_answer(index):
     assert text == plain.choices[0].message.content == settings.generate.idk_answer and llm.calls == []
 
 
+def test_agentic_mode_streams_only_the_answer_and_returns_the_trace(index):
+    from local_rag.pipeline import make_pipeline
+
+    settings, retriever = index
+    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"mode": "agentic"})})
+    steps = ["<think>They ask about sleep.</think>\n<search>how long does a cat sleep</search>",
+             "<think>[1] says it.</think>\n<answer>A cat sleeps twelve to sixteen hours a day [1].</answer>"]
+    llm = SlowLLM(lambda m, s: steps[min(len(llm.seen), 2) - 1])  # a search, then the answer
+    app = create_app(settings, make_pipeline(settings, retriever=retriever, llm=llm))
+    with running(app) as url:
+        assert httpx.get(f"{url}/healthz").json()["mode"] == "agentic"
+        chunks = list(client(url).chat.completions.create(model="m", messages=CONV, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    extra = chunks[-1].model_extra["local_rag"]
+    assert text == extra["answer"] == "A cat sleeps twelve to sixteen hours a day [1]."
+    assert [s["type"] for s in extra["trace"]] == ["think", "search", "information", "think", "answer"]
+    assert extra["citations"][0]["passage_id"] == "d1-1" and extra["queries"][0]["mode"] == "agent"
+
+
 def test_models_and_healthz(index):
     with running(app_for(index, SlowLLM(), model_name="my-rag")) as url:
         health = httpx.get(f"{url}/healthz").json()
@@ -201,7 +220,7 @@ class FailingLLM(SlowLLM):
         super().__init__(" ".join(["word"] * 20))
         self.error, self.after = error, after
 
-    def complete(self, messages, *, stage, schema=None, max_tokens=None, on_token=None):  # type: ignore[no-untyped-def]
+    def complete(self, messages, *, stage, schema=None, max_tokens=None, on_token=None, **kw):  # type: ignore[no-untyped-def]
         for _ in range(self.after):
             if on_token is not None:
                 on_token("word ")

@@ -32,9 +32,7 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 @click.command()
 @settings_options
-@stage_options
-@click.option("--mode", type=click.Choice(["pipeline", "agentic"]), default=None,
-              help="pipeline: rewrite -> retrieve -> rerank -> generate; agentic: the LLM searches.")
+@stage_options  # --mode pipeline|agentic and the stage switches, as in `ask`
 @server_options
 @handle_errors
 def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, **server):

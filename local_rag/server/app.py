@@ -122,7 +122,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
                            {"Retry-After": str(runner.retry_after())})
         notes["queue_s"] = round(time.perf_counter() - queued, 4)
         if await request.is_disconnected():
-            runner._release()
+            runner.release()
             return Response(status_code=204)
         turn = runner.start(conversation, stream=chat.stream)
         handed_off = False

@@ -63,7 +63,8 @@ class TurnRunner:
         self.busy = True
         return True
 
-    def _release(self) -> None:
+    def release(self) -> None:
+        """Give the slot back (a turn does it when its worker thread is done)."""
         self.busy = False
         assert self._lock is not None
         self._lock.release()
@@ -130,7 +131,7 @@ class Turn:
     def _release(self) -> None:
         if not self._released:
             self._released = True
-            self.runner._release()
+            self.runner.release()
 
     def close(self) -> None:
         """The response is over (sent, failed or its client left): stop the generation if it still runs."""
