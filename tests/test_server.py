@@ -270,6 +270,17 @@ def test_no_key_means_loopback_only():
         check_bind(ServerConfig(host="0.0.0.0"))
 
 
+def test_without_the_server_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch):
+    import sys
+
+    from local_rag.errors import MissingDependencyError
+    from local_rag.server import require_server
+
+    monkeypatch.setitem(sys.modules, "uvicorn", None)  # import uvicorn -> ImportError
+    with pytest.raises(MissingDependencyError, match=r"local-rag\[server\]"):
+        require_server()
+
+
 def post_all(url: str, n: int, stream: bool = False) -> list[httpx.Response]:
     """``n`` requests at once, one thread each."""
     out: list[Any] = [None] * n
