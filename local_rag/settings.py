@@ -207,6 +207,10 @@ class AgentConfig(_Config):
     rerank: bool = Field(False, description="cross-encoder rerank each search's candidates (model in `reranker`)")
     candidates: int = Field(20, ge=1, description="hits reranked per search when `rerank` is on")
     max_steps: int = Field(4, ge=1, le=12, description="LLM steps before the answer is forced (searches + corrections)")
+    require_search: bool = Field(
+        True, description="an answer before any search gets a correction (prompted small models answer from the "
+        "history otherwise); off for a ChatR1-trained model, which decides itself",
+    )
     step_tokens: int = Field(256, ge=16, description="max new tokens per LLM step")
     passage_tokens: int = Field(160, ge=16, description="tokens per passage shown in <information>")
     history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")

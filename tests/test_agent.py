@@ -125,6 +125,18 @@ def test_malformed_step_gets_the_corrective_message(index_settings: tuple[Any, A
     assert [s["type"] for s in turn.trace if s["type"] != "think"] == ["invalid", "answer"]
 
 
+def test_an_answer_before_any_search_is_sent_back_once(index_settings: tuple[Any, Any]) -> None:
+    pipe, llm = agent(index_settings, ["<answer>From memory.</answer>", "<search>cat sleep</search>",
+                                       "<answer>Twelve to sixteen hours [1].</answer>"])
+    turn = pipe.answer(CATS)
+    assert "must search the documents first" in llm.seen[1][-1]["content"]
+    assert [q.text for q in turn.queries] == ["cat sleep"] and turn.answer.text == "Twelve to sixteen hours [1]."
+    pipe, llm = agent(index_settings, ["<answer>From memory.</answer>"] * 2)
+    assert pipe.answer(CATS).answer.text == "From memory." and len(llm.calls) == 2  # the second time it is taken
+    pipe, llm = agent(index_settings, ["<answer>From memory.</answer>"], require_search=False)
+    assert pipe.answer(CATS).answer.text == "From memory." and len(llm.calls) == 1
+
+
 def test_search_beyond_the_budget_forces_an_answer(index_settings: tuple[Any, Any]) -> None:
     pipe, llm = agent(index_settings, ["<search>cats</search>", "<search>cats sleep</search>",
                                        "<search>more cats</search>", "They sleep twelve hours [1]."], max_searches=2)

@@ -145,6 +145,12 @@ class AgentLoop:
             step = parse_step(text)
             if step.think:
                 rollout.trace.append({"type": "think", "text": step.think})
+            if step.action == "answer" and cfg.require_search and cfg.max_searches and not rollout.queries \
+                    and not rollout.invalid:  # once: a second answer without searching is taken
+                rollout.invalid += 1
+                rollout.trace.append({"type": "invalid", "problem": "answer before any search", "text": step.content})
+                rollout.messages.append({"role": "user", "content": extra["search_first"].strip()})
+                continue
             if step.action == "answer":
                 rollout.answer = step.content
                 rollout.trace.append({"type": "answer", "text": step.content, "forced": False})
@@ -188,7 +194,8 @@ class AgentLoop:
 def load_agent_prompt(name: str) -> Prompt:
     """The agent prompt; it must carry the protocol texts beside ``system`` and ``user``."""
     prompt = load_prompt(name)
-    missing = [k for k in ("information", "remaining_some", "remaining_none", "invalid", "force_answer") if k not in prompt.extra]
+    missing = [k for k in ("information", "remaining_some", "remaining_none", "invalid", "search_first", "force_answer")
+               if k not in prompt.extra]
     if missing:
         from local_rag.errors import SettingsError
 
