@@ -64,14 +64,10 @@ def cpu_bandwidth(threads: int = 1, mib: int = 256, repeats: int = 5) -> dict[st
 def gpu_bandwidth(mib: int = 1024, repeats: int = 10) -> dict[str, Any] | None:
     """GPU memory bandwidth in GB/s (a read and a device copy); None when torch has no usable GPU. The buffers are
     freed when this returns (call ``torch.cuda.empty_cache()`` to give them back to the driver)."""
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is None:
-        try:
-            import torch
-        except ImportError:
-            return None
+    try:
+        import torch
+    except ImportError:
+        return None
     if not torch.cuda.is_available():
         return None
     src = torch.empty(mib << 20, dtype=torch.uint8, device="cuda")

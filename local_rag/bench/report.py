@@ -66,6 +66,10 @@ def markdown(report: dict[str, Any]) -> str:
                              f"{_f(b[label]['ratio'], 2)} |")
     elif b.get("skipped"):
         lines += ["", f"Bandwidth bound: skipped ({b['skipped']})."]
+    load = s.get("load_average_1_5_15") or {}
+    if load.get("before"):
+        lines += ["", f"Load average (1/5/15 min) before the run {', '.join(f'{x:.2f}' for x in load['before'])}, after "
+                  f"{', '.join(f'{x:.2f}' for x in load['after'])} on {m['cores']} cores (other work skews the figures)."]
     mem = s["memory"]
     lines += ["", f"Memory: peak RSS {_f(mem['peak_rss_mb'], 0)} MiB; GPU (NVML, this process) "
               f"{_f(mem['peak_gpu_process_mb'], 0)} MiB; torch max allocated {_f(mem['torch_max_allocated_mb'], 0)} MiB; "

@@ -8,6 +8,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -45,8 +46,10 @@ def run_bench(settings: Settings, sessions: list[Session], source: str, *, repea
         embedder = getattr(dense, "embedder", None)
     pipeline = make_pipeline(settings, retriever=retriever, llm=llm)
     started = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    load_before = os.getloadavg() if hasattr(os, "getloadavg") else None  # other work on the machine skews figures
     run = run_sessions(pipeline, sessions, repeats=repeats, warmup=warmup, progress=progress)
     summary = summarize(run, settings)
+    summary["load_average_1_5_15"] = {"before": load_before, "after": os.getloadavg() if load_before else None}
     p = settings.pipeline
     stages_on = [name for name, on in (("rewrite", p.rewrite), ("cross-encoder", p.cross_encoder),
                                        ("llm-rerank", p.llm_rerank), ("judge", p.judge)) if on]
