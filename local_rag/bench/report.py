@@ -104,22 +104,22 @@ def charts(report: dict[str, Any], stem: Path) -> dict[str, str]:
     rows = [n for n in stages if n in _TOP or n.startswith("retrieval.")]
     rows = [n for n in rows if stages[n]["p50_s"] is not None]
     fig, ax = plt.subplots(figsize=(10, 0.45 * len(rows) + 1.6))
+    turn = stages["turn"]["mean_s"] or 0
     for y, name in enumerate(rows):
         st = stages[name]
         sub = name.startswith("retrieval.")
-        ax.barh(y, st["mean_s"], left=st["start_mean_s"], color="#9ecae1" if sub else "#3182bd")
+        # linear time: a stage of a few ms beside a 20 s generation still shows, as a sliver, with its label
+        ax.barh(y, max(st["mean_s"], turn * 0.003), left=st["start_mean_s"], color="#9ecae1" if sub else "#3182bd")
         p50 = st["p50_s"]
         text = f" p50 {p50 * 1e3:.1f} ms" if p50 < 0.01 else f" p50 {p50 * 1e3:.0f} ms" if p50 < 1 else f" p50 {p50:.2f} s"
         ax.text(st["start_mean_s"] + st["mean_s"], y, text, va="center", fontsize=8)
     ax.set_yticks(range(len(rows)), [("└ " + stages[n]["label"]) if n.startswith("retrieval.") else n for n in rows])
     ax.invert_yaxis()
-    turn = stages["turn"]["mean_s"] or 0
     ax.axvline(turn, color="grey", ls="--", lw=0.8)
-    ax.set_xlabel(f"seconds from the turn start, mean over turns (symmetric log scale); turn mean {turn:.2f} s, "
+    ax.set_xlabel(f"seconds from the turn start (mean start and duration over turns); turn mean {turn:.2f} s, "
                   f"p50 {stages['turn']['p50_s'] or 0:.2f} s")
     ax.set_title(f"Stage waterfall: {report['profile']} on {report['index']}")
-    ax.set_xscale("symlog", linthresh=0.05, linscale=0.5)
-    ax.set_xlim(0, turn * 1.35 or 1)
+    ax.set_xlim(0, turn * 1.25 or 1)
     fig.tight_layout()
     path = Path(f"{stem}-waterfall.png")
     fig.savefig(path, dpi=110)
