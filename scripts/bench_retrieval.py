@@ -10,12 +10,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from local_rag.bench.build import build_throughput  # noqa: E402
 from local_rag.evaluation.retrieval import items_from_task_files, markdown_table, run_domain, summarize  # noqa: E402
 from local_rag.settings import load_settings  # noqa: E402
 from local_rag.sysinfo import machine, peak_rss_mb  # noqa: E402
@@ -26,42 +26,6 @@ CONFIGS = [
     ("hybrid (RRF)", ["bm25", "dense"]),
 ]
 MODES = ["lastturn", "rewrite"]
-
-
-def throughput(settings, embedder, corpus: Path, n: int = 1000) -> dict:  # type: ignore[no-untyped-def]
-    """Build throughput on the first ``n`` passages of a pool corpus (quiet machine assumed)."""
-    from local_rag.corpus.readers import read_corpus
-    from local_rag.index.dense import DenseIndex
-    from local_rag.index.folder import _chunk_passages, index_text
-    from local_rag.index.sparse import SparseIndex
-
-    passages = []
-    for p in read_corpus(corpus):
-        passages.append(p)
-        if len(passages) >= n:
-            break
-    started = time.perf_counter()
-    chunks, _ = _chunk_passages(settings, passages, progress=False)
-    chunk_s = time.perf_counter() - started
-    texts = [index_text(c) for c in chunks]
-    started = time.perf_counter()
-    SparseIndex.build(texts, settings.sparse)
-    bm25_s = time.perf_counter() - started
-    started = time.perf_counter()
-    vectors = embedder.embed(texts, kind="passage")
-    embed_s = time.perf_counter() - started
-    started = time.perf_counter()
-    DenseIndex.build(vectors, settings.dense)
-    faiss_s = time.perf_counter() - started
-    return {
-        "corpus": corpus.name, "passages": len(passages), "chunks": len(chunks),
-        "chunking_passages_per_s": round(len(passages) / chunk_s, 1),
-        "bm25_passages_per_s": round(len(passages) / bm25_s, 1),
-        "embedding_passages_per_s": round(len(passages) / embed_s, 1),
-        "embedding_chunks_per_s": round(len(chunks) / embed_s, 1),
-        "faiss_flat_vectors_per_s": round(len(chunks) / faiss_s, 1),
-        "embedder_dtype": getattr(embedder, "dtype", ""),
-    }
 
 
 def plot(results: dict, path: Path) -> None:
@@ -130,7 +94,7 @@ def main() -> None:
         "fusion": settings.fusion.model_dump(),
         "results": results,
         "index_builds": build,
-        "throughput_1000_clapnq": throughput(settings, embedder, pool_file),
+        "throughput_1000_clapnq": build_throughput(settings, embedder, pool_file, n=1000),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
     out = Path(args.out)
