@@ -187,13 +187,14 @@ class LlamaCppLLM(LLM):
                 first = time.perf_counter()
             if self._is_eog(self._vocab, token):
                 break
-            if on_token is not None:
+            piece = ""
+            if on_token is not None or stops:  # one incremental decode serves streaming and the stop check
                 piece = decoder.decode(self._llama.detokenize([token], prev_tokens=out))
-                if piece:
-                    on_token(piece)
+            if piece and on_token is not None:
+                on_token(piece)
             out.append(token)
             if stops:
-                tail = (tail + self._llama.detokenize([token], prev_tokens=out[:-1]).decode("utf-8", errors="replace"))[-256:]
+                tail = (tail + piece)[-256:]
                 if any(s in tail for s in stops):
                     stopped = True
                     break
