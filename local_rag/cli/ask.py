@@ -31,10 +31,11 @@ def stage_options(func: Any) -> Any:
     return func
 
 
-def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None):  # type: ignore[no-untyped-def]
+def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None, **more):  # type: ignore[no-untyped-def]
+    """Settings from the shared options and the `stage_options`; ``more``: further dotted overrides (None ignored)."""
     return load(profile, config_file, index_name, **{
         "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder,
-        "pipeline.llm_rerank": llm_rerank, "pipeline.judge": judge, "pipeline.mode": mode,
+        "pipeline.llm_rerank": llm_rerank, "pipeline.judge": judge, "pipeline.mode": mode, **more,
     })
 
 

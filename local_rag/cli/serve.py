@@ -12,8 +12,8 @@ from typing import Any
 
 import click
 
-from local_rag.cli.ask import stage_options
-from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.ask import pipeline_settings, stage_options
+from local_rag.cli.main import handle_errors, settings_options
 from local_rag.settings import ServerConfig
 
 ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY (the settings' own variable)
@@ -40,10 +40,8 @@ def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
     from local_rag.server import check_bind
     from local_rag.server import serve as run_server
 
-    settings = load(profile, config_file, index_name, **{
-        "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder, "pipeline.llm_rerank": llm_rerank,
-        "pipeline.judge": judge, "pipeline.mode": mode, **{f"server.{k}": v for k, v in server.items()},
-    })
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
+                                 **{f"server.{k}": v for k, v in server.items()})
     cfg = settings.server
     check_bind(cfg)
     click.echo(
