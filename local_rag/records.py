@@ -110,6 +110,8 @@ class LLMCall:
     total_s: float
     prompt: str = ""
     response: str = ""
+    #: prompt tokens taken from a cached KV prefix instead of being prefilled (llama.cpp; 0 elsewhere)
+    cached_tokens: int = 0
 
     @property
     def decode_tokens_per_s(self) -> float:

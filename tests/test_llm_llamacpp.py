@@ -147,3 +147,40 @@ def test_streaming_pieces_make_up_the_reply(smollm: LLM) -> None:
     done = smollm.run([{"role": "user", "content": "Name three colours."}], stage="stream", max_tokens=12,
                       on_token=pieces.append)
     assert len(pieces) > 1 and "".join(pieces).strip() == done.text
+
+
+def test_stage_prefixes_are_reused_across_stages() -> None:
+    """Alternating two stages: the second call of each restores its own prefix (KV state) instead of prefilling
+    it again, and replies exactly as when the prefix is still live in llama.cpp's cache (the same suffix evaluated
+    on the same prefix KV; a full re-prefill may differ in the last float bits, so that is not the reference)."""
+    with_cache = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=4)
+    without = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=0)
+    rules = {"rewrite": "You rewrite questions into search queries. " * 12,
+             "answer": "You answer from the passages only and cite them. " * 12}
+    questions = ("How tall is the Eiffel Tower?", "When was it built?")
+
+    def ask(llm: LLM, stage: str, question: str) -> str:
+        messages = [{"role": "system", "content": rules[stage]}, {"role": "user", "content": question}]
+        return llm.run(messages, stage=stage, max_tokens=12).text
+
+    interleaved = {(q, stage): ask(with_cache, stage, q) for q in questions for stage in rules}
+    grouped = {(q, stage): ask(without, stage, q) for stage in rules for q in questions}  # live prefix reuse
+    assert interleaved == grouped
+    first, second = with_cache.calls[:2], with_cache.calls[2:]
+    assert all(c.cached_tokens < 10 for c in first)  # nothing shared yet (the template's first tokens at most)
+    for call in second:  # each stage's system text came from its saved state
+        assert 80 < call.cached_tokens < call.prompt_tokens
+    assert [c.cached_tokens > 80 for c in without.calls] == [False, True, False, True]
+
+
+def test_prefix_states_pick_the_longest_match_and_evict_the_oldest() -> None:
+    from local_rag.llm.kv_cache import PrefixStates, SavedState, common_prefix
+
+    assert common_prefix([1, 2, 3], [1, 2, 3]) == 3 and common_prefix([], [1]) == 0
+    cache = PrefixStates(slots=2)
+    cache.put("a", SavedState([1, 2, 3, 4], b"a"))
+    cache.put("b", SavedState([1, 2, 9], b"b"))
+    assert cache.best([1, 2, 3, 4, 5]) == ("a", 4) and cache.best([1, 2, 9, 9]) == ("b", 3)
+    assert cache.best([7]) is None
+    cache.put("c", SavedState([5], b"c"))
+    assert list(cache.states) == ["b", "c"]  # "a" was the least recently saved

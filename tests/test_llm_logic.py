@@ -262,7 +262,7 @@ def test_judge_keeps_passages_the_llm_skipped(caplog: pytest.LogCaptureFixture) 
 # --- machine choices and prompts ----------------------------------------------------------------------------
 
 def test_pick_threads() -> None:
-    assert pick_threads(0, 0, cores=2) == (1, 2)
+    assert pick_threads(0, 0, cores=2) == (2, 2)
     assert pick_threads(0, 0, cores=16) == (16, 16)
     assert pick_threads(3, 5, cores=2) == (3, 5)
 
