@@ -123,6 +123,31 @@ def test_query_cache_is_emptied_so_repeats_embed_again(parts):
     assert not dense._cache
 
 
+def test_warmup_is_its_own_turn_and_a_lone_session_forgets_between_repeats(monkeypatch: pytest.MonkeyPatch):
+    import local_rag.bench.runner as runner
+
+    seen: list[str] = []
+
+    def fake_answer(pipeline, conversation, sampler):  # type: ignore[no-untyped-def]
+        seen.append(conversation.id)
+        answer = type("A", (), {"text": "ok", "kind": "answer"})()
+        return type("R", (), {"timings": {"generate": 0.0}, "llm_calls": [], "answer": answer})(), 0.0, 0.0, None
+
+    class LLM:
+        forgot = 0
+
+        def forget_prompts(self):  # type: ignore[no-untyped-def]
+            self.forgot += 1
+
+    pipeline = type("P", (), {"_llm": LLM()})()
+    monkeypatch.setattr(runner, "_answer", fake_answer)
+    runner.run_sessions(pipeline, [Session("one", [], ["hi"])], repeats=3)
+    assert seen == [runner.WARMUP.id, "one", "one", "one"] and pipeline._llm.forgot == 2
+    seen.clear()
+    runner.run_sessions(pipeline, SESSIONS, repeats=2)  # other sessions come between repeats: nothing forgotten
+    assert seen[0] == runner.WARMUP.id and len(seen) == 7 and pipeline._llm.forgot == 2
+
+
 def test_stage_intervals_follow_execution_order():
     timings = {"rewrite": 1.0, "retrieval": 0.5, "retrieval.bm25": 0.1, "retrieval.dense": 0.3, "retrieval.fusion": 0.1,
                "generate": 2.0, "total": 3.5}

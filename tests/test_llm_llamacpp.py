@@ -171,6 +171,9 @@ def test_stage_prefixes_are_reused_across_stages() -> None:
     for call in second:  # each stage's system text came from its saved state
         assert 80 < call.cached_tokens < call.prompt_tokens
     assert [c.cached_tokens > 80 for c in without.calls] == [False, True, False, True]
+    with_cache.forget_prompts()  # what `local-rag bench` does between repeats of a lone session
+    ask(with_cache, "answer", questions[1])
+    assert with_cache.calls[-1].cached_tokens < 10
 
 
 def test_prefix_states_pick_the_longest_match_and_evict_the_oldest() -> None:

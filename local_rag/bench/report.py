@@ -44,10 +44,11 @@ def markdown(report: dict[str, Any]) -> str:
     lines += ["", f"Time to first token: from the turn start p50 {_f(s['ttft_from_turn_start']['p50_s'], 2)} s / p95 "
               f"{_f(s['ttft_from_turn_start']['p95_s'], 2)} s; from the generation start p50 "
               f"{_f(s['ttft_from_generation_start']['p50_s'], 2)} s / p95 {_f(s['ttft_from_generation_start']['p95_s'], 2)} s.",
-              "", "| LLM stage | calls | prompt tok | completion tok | prefill tok/s | decode tok/s | prefill p50 s |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+              "", "| LLM stage | calls | prompt tok | of which cached | completion tok | prefill tok/s | decode tok/s | "
+              "prefill p50 s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, st in s["llm"].items():
-        lines.append(f"| {name} | {st['calls']} | {st['prompt_tokens']} | {st['completion_tokens']} | "
+        lines.append(f"| {name} | {st['calls']} | {st['prompt_tokens']} | {st.get('cached_tokens', 0)} | "
+                     f"{st['completion_tokens']} | "
                      f"{_f(st['prefill_tokens_per_s'], 1)} | {_f(st['decode_tokens_per_s'], 2)} | {_f(st['prefill_p50_s'], 3)} |")
     b = report.get("bandwidth", {})
     if "cpu_bandwidth" in b:

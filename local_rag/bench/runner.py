@@ -1,6 +1,9 @@
 """``local-rag bench``: a fixed set of conversations through the pipeline, per-stage latency and memory.
 
-One warm-up turn loads every model and is excluded; then every session runs ``repeats`` times. Per turn the
+One warm-up turn loads every model and is excluded; it is a follow-up turn of its own (`WARMUP`), so that it fills
+the LLM's per-stage prompt-prefix cache the way any earlier turn would, without caching a measured turn's whole
+prompt. Then every session runs ``repeats`` times (with a single session, the LLM forgets its cached prompts before
+each repeat, so a repeat is not answered from its own earlier prompt). Per turn the
 pipeline's own ``TurnResult.timings`` give each stage's duration; stages run one after the other, so each stage's
 interval is the turn start plus the durations before it (the gaps between stages are list slicing), and the memory
 sampler's peak inside that interval is the stage's peak memory. Retrieval is split into its retrievers (``bm25``,
@@ -108,6 +111,14 @@ def _answer(pipeline: Any, conversation: Conversation, sampler: MemorySampler) -
     return result, started, ended, (first[0] - started) if first else None
 
 
+#: the warm-up: a follow-up turn (so both rewrite and generation run) that is in no benchmark set
+WARMUP = Conversation([
+    Turn("user", "What topics do these documents cover?"),
+    Turn("agent", "They cover several topics."),
+    Turn("user", "Tell me more about the first one."),
+], id="local-rag-bench-warmup")
+
+
 def run_sessions(pipeline: Any, sessions: list[Session], repeats: int = 2, warmup: bool = True,
                  sampler: MemorySampler | None = None, progress: Any = None) -> BenchRun:
     """Run every session ``repeats`` times after one warm-up turn; per-turn timings, intervals and memory."""
@@ -118,12 +129,14 @@ def run_sessions(pipeline: Any, sessions: list[Session], repeats: int = 2, warmu
     warmup_s = None
     try:
         if warmup and sessions:
-            s = sessions[0]
             started = time.perf_counter()
-            _answer(pipeline, Conversation([*s.history, Turn("user", s.user_turns[0])], id=s.id), sampler)
+            _answer(pipeline, WARMUP, sampler)
             warmup_s = time.perf_counter() - started
         raw: list[tuple[TurnRecord, float]] = []
+        llm = getattr(pipeline, "_llm", None)
         for r in range(repeats):
+            if len(sessions) == 1 and r > 0 and llm is not None:
+                llm.forget_prompts()
             for s in sessions:
                 turns = list(s.history)
                 for i, text in enumerate(s.user_turns):
@@ -158,7 +171,8 @@ def _peak(turns: list[TurnRecord], stage: str, key: str) -> float | None:
 
 
 def llm_stats(calls: list[LLMCall]) -> dict[str, dict[str, Any]]:
-    """Per pipeline stage: calls, tokens, prefill and decode tokens/s (sum of tokens over sum of seconds), and the
+    """Per pipeline stage: calls, tokens (prompt, of which taken from the KV prefix cache, completion), prefill
+    tokens/s over the tokens really prefilled and decode tokens/s (sums of tokens over sums of seconds), and the
     model's time to first token (prefill) p50."""
     groups: dict[str, list[LLMCall]] = {}
     for c in calls:
@@ -169,9 +183,11 @@ def llm_stats(calls: list[LLMCall]) -> dict[str, dict[str, Any]]:
     for stage, cs in groups.items():
         prompt, completion = sum(c.prompt_tokens for c in cs), sum(c.completion_tokens for c in cs)
         prefill, decode = sum(c.prefill_s for c in cs), sum(c.decode_s for c in cs)
+        cached = sum(getattr(c, "cached_tokens", 0) for c in cs)
         out[stage] = {
-            "calls": len(cs), "prompt_tokens": prompt, "completion_tokens": completion,
-            "prefill_tokens_per_s": round(prompt / prefill, 1) if prefill > 0 else None,
+            "calls": len(cs), "prompt_tokens": prompt, "cached_tokens": cached, "completion_tokens": completion,
+            # over the tokens really prefilled: a prefix restored from the KV cache costs (almost) nothing
+            "prefill_tokens_per_s": round((prompt - cached) / prefill, 1) if prefill > 0 else None,
             "decode_tokens_per_s": round(completion / decode, 2) if decode > 0 else None,
             "prefill_p50_s": round(percentile([c.prefill_s for c in cs], 0.5), 4),
         }

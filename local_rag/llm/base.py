@@ -69,6 +69,10 @@ class LLM(ABC):
                 text (so a caller can tell a stop from a ``max_tokens`` cut). Backends that predate it may omit it.
         """
 
+    def forget_prompts(self) -> None:
+        """Drop every cached prompt (KV cache, saved prefixes) so the next call prefills from scratch; benchmarks
+        call it so that a repeated turn is not answered from its own earlier prompt. No-op by default."""
+
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text``; this default estimates 4 characters a token."""
         return max(1, len(text) // 4) if text else 0

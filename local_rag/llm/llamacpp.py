@@ -136,6 +136,10 @@ class LlamaCppLLM(LLM):
         log.info("loaded %s: n_ctx=%d, gpu layers=%d, threads=%d/%d", self.model_name, self.n_ctx,
                  self.n_gpu_layers, self.n_threads, self.n_threads_batch)
 
+    def forget_prompts(self) -> None:
+        self._prefix.clear()
+        self._llama.reset()  # n_tokens = 0: nothing of the live KV cache is reused by the next call
+
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
 

@@ -143,12 +143,14 @@ def call_stats(calls: Sequence[object]) -> dict[str, dict[str, float]]:
         out[stage] = {
             "calls": len(cs),
             "prompt_tokens": round(statistics.fmean(c.prompt_tokens for c in cs), 1),
+            "cached_tokens": round(statistics.fmean(getattr(c, "cached_tokens", 0) for c in cs), 1),
             "completion_tokens": round(statistics.fmean(c.completion_tokens for c in cs), 1),
             "prefill_s": round(prefill / len(cs), 3),
             "decode_s": round(decode / len(cs), 3),
             "total_s": round(statistics.fmean(c.total_s for c in cs), 3),
             "p95_total_s": round(sorted(c.total_s for c in cs)[max(0, math.ceil(0.95 * len(cs)) - 1)], 3),
-            "prefill_tok_s": round(sum(c.prompt_tokens for c in cs) / prefill, 1) if prefill else 0.0,
+            "prefill_tok_s": round(sum(c.prompt_tokens - getattr(c, "cached_tokens", 0) for c in cs) / prefill, 1)
+            if prefill else 0.0,  # over the tokens really prefilled (not those restored from the prefix cache)
             "decode_tok_s": round(sum(c.completion_tokens for c in cs) / decode, 1) if decode else 0.0,
         }
     return out
