@@ -27,7 +27,6 @@ Writes docs/benchmarks/peer.{json,md}.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -75,11 +74,11 @@ def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int
     first is the warm-up."""
     from local_rag.evaluation.generation.official import answerability, targets_of
     from local_rag.evaluation.mtrag import load_generation_tasks, task_domain
+    from local_rag.evaluation.subset import by_sha1
 
     pool = [t for t in load_generation_tasks(path) if task_domain(t) == domain and t["task_id"] in qrels
             and answerability(t) in ("ANSWERABLE", "PARTIAL") and targets_of(t)]
-    pool.sort(key=lambda t: hashlib.sha1(f"{seed}:{t['task_id']}".encode()).hexdigest())
-    return pool[: n + 1]
+    return by_sha1(pool, seed=seed)[: n + 1]
 
 
 def read_corpus(path: Path) -> list[dict[str, Any]]:

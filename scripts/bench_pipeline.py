@@ -10,7 +10,6 @@ UNANSWERABLE where the domain has enough) runs through the full pipeline over th
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import sys
@@ -22,6 +21,7 @@ sys.path.insert(0, str(ROOT))
 
 from local_rag.evaluation.mtrag import DOMAINS, load_generation_tasks, parse_conversation, task_domain  # noqa: E402
 from local_rag.evaluation.retrieval import percentile  # noqa: E402
+from local_rag.evaluation.subset import by_sha1  # noqa: E402
 from local_rag.settings import load_settings  # noqa: E402
 from local_rag.sysinfo import machine, peak_rss_mb  # noqa: E402
 
@@ -29,7 +29,7 @@ from local_rag.sysinfo import machine, peak_rss_mb  # noqa: E402
 def stratified(tasks: list[dict], per_domain: int, domains: list[str]) -> list[dict]:
     out = []
     for domain in domains:
-        pool = sorted((t for t in tasks if task_domain(t) == domain), key=lambda t: hashlib.sha1(t["task_id"].encode()).hexdigest())
+        pool = by_sha1(t for t in tasks if task_domain(t) == domain)
         unanswerable = [t for t in pool if "UNANSWERABLE" in t.get("answerability", [])][: per_domain // 2]
         rest = [t for t in pool if t not in unanswerable][: per_domain - len(unanswerable)]
         out += unanswerable + rest

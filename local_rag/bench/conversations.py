@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,18 +28,15 @@ class Session:
     user_turns: list[str] = field(default_factory=list)
 
 
-def _by_sha1(tasks: list[dict]) -> list[dict]:
-    return sorted(tasks, key=lambda t: hashlib.sha1(str(t["task_id"]).encode()).hexdigest())
-
-
 def task_sessions(tasks: list[dict], n: int | None = None, domain: str | None = None) -> list[Session]:
     """Sessions from MTRAG generation tasks (of ``domain`` when given), the first ``n`` by sha1 of their id."""
     from local_rag.evaluation.mtrag import parse_conversation, task_domain
+    from local_rag.evaluation.subset import by_sha1
 
     if domain is not None:
         tasks = [t for t in tasks if task_domain(t) == domain]
     out = []
-    for task in _by_sha1(tasks)[:n]:
+    for task in by_sha1(tasks)[:n]:
         conversation = parse_conversation(task["input"], where=str(task["task_id"]))
         turns = list(conversation.turns)
         last = max(i for i, t in enumerate(turns) if t.speaker == "user")

@@ -72,6 +72,7 @@ class LLM(ABC):
     def forget_prompts(self) -> None:
         """Drop every cached prompt (KV cache, saved prefixes) so the next call prefills from scratch; benchmarks
         call it so that a repeated turn is not answered from its own earlier prompt. No-op by default."""
+        return None
 
     def count_tokens(self, text: str) -> int:
         """Tokens in ``text``; this default estimates 4 characters a token."""

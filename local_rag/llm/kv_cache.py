@@ -35,7 +35,7 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
         2
     """
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         n += 1

@@ -110,11 +110,9 @@ def post_retrieval(search: Search, llm: LLM, settings: Settings, rerank: bool, j
 
 def fixed_subset(ids: Sequence[str], limit: int | None) -> set[str]:
     """A fixed subset of ``limit`` ids: the first in sha1 order (stable across runs and machines)."""
-    import hashlib
+    from local_rag.evaluation.subset import first_by_sha1
 
-    if not limit or limit >= len(ids):
-        return set(ids)
-    return set(sorted(ids, key=lambda i: hashlib.sha1(i.encode()).hexdigest())[:limit])
+    return first_by_sha1(ids, limit)
 
 
 def conversations_by_id(generation_tasks: str | Path) -> dict[str, Conversation]:

@@ -15,10 +15,8 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,6 +30,7 @@ from local_rag.evaluation.generation.official import (
     validate_record,
     write_record,
 )
+from local_rag.evaluation.subset import stratified
 from local_rag.settings import Settings
 
 log = logging.getLogger("local_rag.evaluation.generation")
@@ -138,23 +137,9 @@ def stratified_subset(tasks: Sequence[dict[str, Any]], n: int) -> list[dict[str,
     """A fixed subset of ``n`` tasks, stratified by (domain, answerability), in the original order.
 
     Each stratum gets its proportional share (at least one task), taken in sha1(task_id) order, so the same tasks
-    are chosen on every machine and every run.
+    are chosen on every machine and every run (`local_rag.evaluation.subset.stratified`).
     """
-    if n >= len(tasks):
-        return list(tasks)
-    strata: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for task in tasks:
-        strata[(domain_of(task), answerability(task))].append(task)
-    for members in strata.values():
-        members.sort(key=lambda t: hashlib.sha1(str(t["task_id"]).encode()).hexdigest())
-    quota = {k: max(1, round(n * len(v) / len(tasks))) for k, v in strata.items()}
-    while sum(quota.values()) > n:  # trim the largest strata first
-        biggest = max((k for k in quota if quota[k] > 1), key=lambda k: quota[k], default=None)
-        if biggest is None:
-            break
-        quota[biggest] -= 1
-    keep = {id(t) for k, v in strata.items() for t in v[: quota[k]]}
-    return [t for t in tasks if id(t) in keep]
+    return stratified(tasks, n, lambda t: (domain_of(t), answerability(t)))
 
 
 def merge_predictions(
