@@ -128,6 +128,7 @@ def test_missing_rouge_score_names_the_extra(monkeypatch: pytest.MonkeyPatch) ->
 
 OFFICIAL_STYLE_IDK = [  # reference answers of MTRAG UNANSWERABLE tasks and the official judge's "yes" examples
     "I'm sorry, but I don't have the answer to your question.",
+    "User: I'm sorry, but I don't have the answer to that.",  # SmolLM2 echoing the prompt's role framing
     "Sorry, but I do not have any information about the Cavia tschudii diet.",
     "I do not have specific information to answer this.",
     "The documents do not include information on how long to consider adoption after experiencing infertility.",

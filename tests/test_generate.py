@@ -42,7 +42,8 @@ def test_role_separated_prompt_puts_passages_first_and_question_last():
     assert "User: which one comes first?" not in text  # the last turn is the question, not history
 
 
-@pytest.mark.parametrize("reply", ["I'm sorry, but I don't have the answer to that in the documents I have.", "The passages do not mention which letter is first.", "  "])
+@pytest.mark.parametrize("reply", ["I'm sorry, but I don't have the answer to that in the documents I have.", "The passages do not mention which letter is first.", "  ",
+                                   "User: I'm sorry, but I don't have the answer to that."])  # SmolLM2's echo
 def test_declines_become_the_fixed_idk_sentence(reply: str):
     answer = Generator(ScriptedLLM(reply)).answer(CONV, HITS)
     assert answer.kind == "idk" and answer.text == GenerateConfig().idk_answer and answer.citations == []
@@ -84,6 +85,12 @@ def test_check_citations_never_keeps_an_out_of_range_number(text: str, n: int):
 def test_is_decline_examples():
     assert is_decline("I don't know.") and is_decline("There is no information about that in the documents.")
     assert not is_decline("Alpha is first [1].") and not is_decline("The tower is 330 metres tall.")
+    assert is_decline("I don't have enough information to answer.") and not is_decline("I have the answer: 5 [1].")
+
+
+def test_an_echoed_role_prefix_is_dropped_from_the_answer():
+    answer = Generator(ScriptedLLM("Assistant: Alpha is the first letter [1].")).answer(CONV, HITS)
+    assert answer.kind == "answer" and answer.text == "Alpha is the first letter [1]."
 
 
 messages = st.lists(

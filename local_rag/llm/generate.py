@@ -26,12 +26,15 @@ log = logging.getLogger("local_rag.llm.generate")
 Kind = Literal["answer", "idk", "clarify"]
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _DECLINE = re.compile(
-    r"\b(i (?:do not|don't|cannot|can't) (?:know|answer|find|say)|(?:is|are) not (?:mentioned|provided|stated|given|"
+    r"\b(i (?:do not|don't|cannot|can't) (?:know|answer|find|say)|"
+    r"i (?:do not|don't) have (?:the |an |any |enough )?(?:answer|information)|(?:is|are) not (?:mentioned|provided|stated|given|"
     r"included|available|specified)|(?:passages|documents|context|texts?) (?:do(?:es)? not|don't|doesn't) "
     r"(?:contain|mention|provide|say|include|specify)|no (?:information|mention|details?) (?:about|on|of|in)|"
     r"there is no information|not enough information|unable to (?:answer|find|determine))",
     re.IGNORECASE,
 )
+
+_ROLE_ECHO = re.compile(r"^(?:user|assistant|agent)\s*:\s*", re.IGNORECASE)
 
 
 @dataclass
@@ -161,7 +164,7 @@ class Generator:
 
     def parse(self, raw: str, hits: list[Hit], call: LLMCall | None = None) -> Answer:
         cfg = self.config
-        text = raw.strip()
+        text = _ROLE_ECHO.sub("", raw.strip(), count=1)  # small models echo the prompt's "User:" framing
         if cfg.clarify and text.upper().startswith("CLARIFY:"):
             return Answer(text[len("CLARIFY:") :].strip(), "clarify", passages=hits, raw=raw, call=call)
         if is_decline(text, cfg.idk_answer):

@@ -77,6 +77,7 @@ FILLER = [re.compile(p) for p in (
 )]
 
 _SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_ROLE = re.compile(r"^(?:user|assistant|agent|system)\s*:\s*")
 _LEADING = re.compile(r"^(?:although|though|while|even though|whilst) ([^,]+),\s*")
 _CLAUSES = re.compile(r",?\s+(?:but|however|although|though|yet)\s*,?\s+|;\s*|,\s*however,?\s*", re.IGNORECASE)
 
@@ -90,6 +91,7 @@ def clauses(text: str) -> list[str]:
     """The answer cut into sentences, and sentences at "but", "however", ";" and after a leading "although ...,"."""
     out = []
     for sentence in _SENTENCES.split(normalize(text)):
+        sentence = _ROLE.sub("", sentence)  # "user: i'm sorry, ...": a small model echoing the prompt's framing
         head = _LEADING.match(sentence)
         if head:
             out.append(head.group(1))
