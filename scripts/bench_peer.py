@@ -226,7 +226,7 @@ class Peer:
             temperature=self.settings.llm.temperature, max_new_tokens=self.settings.generate.max_tokens,
             context_window=p["n_ctx"],
             generate_kwargs={"top_k": 40, "top_p": 0.95, "min_p": 0.05, "repeat_penalty": 1.0, "seed": p["seed"]},
-            model_kwargs={k: p[k] for k in ("n_threads", "n_threads_batch", "n_batch", "n_gpu_layers", "seed")},
+            model_kwargs={k: p[k] for k in ("n_threads", "n_threads_batch", "n_batch", "n_gpu_layers", "seed", "flash_attn")},
             messages_to_prompt=messages_to_prompt,
             completion_to_prompt=lambda text: holder["render"]([{"role": "user", "content": text}]),
             verbose=False,
@@ -482,7 +482,8 @@ def main() -> None:
             ours.add_row("_params", rewrite=False)  # only to read the llama.cpp parameters our side picks
         llm = ours.any_llm
         params = {"n_ctx": llm.n_ctx, "n_threads": llm.n_threads, "n_threads_batch": llm.n_threads_batch,
-                  "n_batch": min(settings.llm.n_batch, llm.n_ctx), "n_gpu_layers": llm.n_gpu_layers, "seed": settings.llm.seed}
+                  "n_batch": min(settings.llm.n_batch, llm.n_ctx), "n_gpu_layers": llm.n_gpu_layers, "seed": settings.llm.seed,
+                  "flash_attn": settings.llm.flash_attn}
         ours.pipelines.pop("_params", None)
         count_llm_calls()
         peer = Peer(settings, corpus, work, params)
