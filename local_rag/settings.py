@@ -157,7 +157,7 @@ class LLMConfig(_Config):
     n_threads: int = Field(0, ge=0, description="0 = pick for this machine")
     n_threads_batch: int = Field(0, ge=0, description="0 = pick for this machine")
     n_batch: int = Field(512, ge=1)
-    flash_attn: bool = Field(True, description="flash attention (llama.cpp; measured +5-10% prefill on CPU)")
+    flash_attn: bool = Field(True, description="flash attention (llama.cpp; +5% prefill in a CPU microbenchmark, neutral in the pipeline)")
     prefix_cache: int = Field(
         4, ge=0, description="KV states kept to reuse each stage's prompt prefix across stages (0 = off)"
     )

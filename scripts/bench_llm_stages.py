@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT))
 from local_rag.evaluation.metrics import mean_metrics, score_run  # noqa: E402
 from local_rag.evaluation.mtrag import POOL3  # noqa: E402
 from local_rag.evaluation.retrieval import MAX_CONTEXTS, items_from_task_files, queries_for  # noqa: E402
-from local_rag.llm.pipeline import call_stats, fixed_subset, question_of  # noqa: E402
+from local_rag.evaluation.subset import first_by_sha1  # noqa: E402
+from local_rag.llm.pipeline import call_stats, question_of  # noqa: E402
 from local_rag.settings import load_settings  # noqa: E402
 
 STEPS = ("hybrid", "llm-rerank", "llm-rerank+judge")
@@ -113,7 +114,7 @@ def main() -> None:
                 retriever = open_retriever(settings, embedder)
                 embedder = next((r.embedder for r in retriever.retrievers.values() if hasattr(r, "embedder")), embedder)
                 items, _ = items_from_task_files(roots, domain, [args.mode])
-                keep = fixed_subset([i.id for i in items], args.limit)
+                keep = first_by_sha1([i.id for i in items], args.limit)
                 todo = [i for i in items if i.id in keep and i.id not in finished]
                 for n, item in enumerate(todo, 1):
                     queries = queries_for(item, [args.mode], None)

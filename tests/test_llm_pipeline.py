@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from local_rag.errors import SettingsError
-from local_rag.llm.pipeline import LLMQueries, call_stats, fixed_subset, post_retrieval, question_of
+from local_rag.evaluation.subset import first_by_sha1
+from local_rag.llm.pipeline import LLMQueries, call_stats, post_retrieval, question_of
 from local_rag.records import Conversation, Hit, Query, Turn
 from local_rag.settings import load_settings
 from tests.llm_fixtures import ScriptedLLM, order_by_keyword
@@ -69,6 +70,6 @@ def test_question_of_and_fixed_subset() -> None:
     assert question_of([Query("a", "lastturn"), Query("b", "rewrite")]) == "b"
     assert question_of([Query("k", "keywords"), Query("a", "lastturn")]) == "a"
     ids = [f"q{i}" for i in range(100)]
-    subset = fixed_subset(ids, 10)
-    assert len(subset) == 10 and subset == fixed_subset(list(reversed(ids)), 10)
-    assert fixed_subset(ids, None) == set(ids)
+    subset = first_by_sha1(ids, 10)
+    assert len(subset) == 10 and subset == first_by_sha1(list(reversed(ids)), 10)
+    assert first_by_sha1(ids, None) == set(ids)

@@ -85,9 +85,9 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         else:
             items, qrels = items_from_task_files(root, domain, modes)
         if limit:
-            from local_rag.llm.pipeline import fixed_subset
+            from local_rag.evaluation.subset import first_by_sha1
 
-            keep = fixed_subset([i.id for i in items], limit)
+            keep = first_by_sha1([i.id for i in items], limit)
             items = [i for i in items if i.id in keep]
         search = retriever.search
         if llm is not None:

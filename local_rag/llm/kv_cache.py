@@ -49,10 +49,6 @@ class SavedState:
     tokens: list[int]
     data: bytes
 
-    @property
-    def nbytes(self) -> int:
-        return len(self.data)
-
 
 class PrefixStates:
     """Saved KV states by key (the stage), restored when their tokens share the longest prefix with a prompt."""
@@ -61,8 +57,6 @@ class PrefixStates:
         self.slots = slots
         self.min_gain = min_gain
         self.states: OrderedDict[str, SavedState] = OrderedDict()
-        self.restored = 0  # how many times a saved state was restored
-        self.tokens_saved = 0  # prompt tokens not prefilled thanks to a restore (beyond the live cache's prefix)
 
     def best(self, tokens: Sequence[int]) -> tuple[str, int] | None:
         """The key of the saved state sharing the longest prefix with ``tokens``, and that length."""
@@ -91,12 +85,9 @@ class PrefixStates:
         if best is None or best[1] < live + self.min_gain:
             return live
         key, n = best
-        state = self.states[key]
-        if not _load(llama, state):
-            return live
+        if not _load(llama, self.states[key]):
+            return 0  # the context was reset: nothing is reused
         self.states.move_to_end(key)
-        self.restored += 1
-        self.tokens_saved += n - live
         return n
 
     def after(self, llama: Any, key: str) -> None:

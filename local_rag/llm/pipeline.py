@@ -108,13 +108,6 @@ def post_retrieval(search: Search, llm: LLM, settings: Settings, rerank: bool, j
     return wrapped
 
 
-def fixed_subset(ids: Sequence[str], limit: int | None) -> set[str]:
-    """A fixed subset of ``limit`` ids: the first in sha1 order (stable across runs and machines)."""
-    from local_rag.evaluation.subset import first_by_sha1
-
-    return first_by_sha1(ids, limit)
-
-
 def conversations_by_id(generation_tasks: str | Path) -> dict[str, Conversation]:
     """Task id -> conversation (with its id set), from the official generation tasks file."""
     from local_rag.evaluation.mtrag import load_generation_tasks, parse_conversation
