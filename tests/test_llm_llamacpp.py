@@ -181,9 +181,9 @@ def test_prefix_states_pick_the_longest_match_and_evict_the_oldest() -> None:
 
     assert common_prefix([1, 2, 3], [1, 2, 3]) == 3 and common_prefix([], [1]) == 0
     cache = PrefixStates(slots=2)
-    cache.put("a", SavedState([1, 2, 3, 4], b"a"))
-    cache.put("b", SavedState([1, 2, 9], b"b"))
+    cache.put("a", SavedState([1, 2, 3, 4], b"a", 1))
+    cache.put("b", SavedState([1, 2, 9], b"b", 1))
     assert cache.best([1, 2, 3, 4, 5]) == ("a", 4) and cache.best([1, 2, 9, 9]) == ("b", 3)
     assert cache.best([7]) is None
-    cache.put("c", SavedState([5], b"c"))
+    cache.put("c", SavedState([5], b"c", 1))
     assert list(cache.states) == ["b", "c"]  # "a" was the least recently saved

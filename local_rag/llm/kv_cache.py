@@ -44,10 +44,12 @@ def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
 
 @dataclass
 class SavedState:
-    """The KV state of one llama.cpp context after a call: the tokens it holds and the raw state bytes."""
+    """The KV state of one llama.cpp context after a call: the tokens it holds and the raw state (``size`` bytes of
+    the ctypes buffer llama.cpp wrote, handed back to it as is on restore: no copy either way)."""
 
     tokens: list[int]
-    data: bytes
+    data: Any
+    size: int
 
 
 class PrefixStates:
@@ -108,15 +110,13 @@ def _save(llama: Any) -> SavedState | None:
     n = llama_cpp.llama_state_get_data(ctx, buf, size)
     if not n or int(n) > int(size):
         return None
-    return SavedState(tokens=llama._input_ids.tolist(), data=ctypes.string_at(buf, int(n)))
+    return SavedState(tokens=llama._input_ids.tolist(), data=buf, size=int(n))
 
 
 def _load(llama: Any, state: SavedState) -> bool:
     import llama_cpp
 
-    size = len(state.data)
-    buf = (ctypes.c_uint8 * size).from_buffer_copy(state.data)
-    if llama_cpp.llama_state_set_data(llama._ctx.ctx, buf, size) != size:
+    if llama_cpp.llama_state_set_data(llama._ctx.ctx, state.data, state.size) != state.size:
         llama.reset()  # a half-written state is unusable: start from an empty cache
         return False
     n = len(state.tokens)
