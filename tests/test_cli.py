@@ -101,6 +101,15 @@ def test_eval_retrieval_on_a_small_mtrag_shaped_task(tmp_path: Path):
     assert 0 < len(run_lines[0]["contexts"]) <= 10 and set(run_lines[0]["contexts"][0]) == {"document_id", "score"}
     assert "| toy | 2 |" in (out / "scores.md").read_text()
 
+    # an interrupted run (one query written, the next cut mid-line) resumes: the written query is kept, not rerun
+    first = (out / "run-toy.jsonl").read_text().splitlines()[0]
+    (out / "run-toy.jsonl").write_text(first + "\n" + '{"task_id": "c2<::>1", "Coll')
+    result = run("eval", "retrieval", "--tasks-root", str(tmp_path / "tasks"), "--domains", "toy", "--retriever", "bm25", "--out", str(out), "--json", "--resume", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    resumed = json.loads((out / "scores.json").read_text())["domains"]["toy"]
+    assert resumed["resumed"] == 1 and resumed["metrics"] == metrics
+    assert [json.loads(line)["task_id"] for line in (out / "run-toy.jsonl").read_text().splitlines()] == ["c1<::>1", "c2<::>1"]
+
 
 def test_doctor_json(tmp_path: Path):
     result = run("doctor", "--json", cwd=ROOT)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import click
 
@@ -39,8 +40,9 @@ def evaluate() -> None:
 @click.option("--judge", is_flag=True, help="LLM relevance judging: drop and order by level (settings: judge).")
 @click.option("--limit", type=int, help="A fixed subset: N queries per domain (first in sha1(id) order).")
 @click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
+@click.option("--resume", is_flag=True, help="Keep the queries already in the output folder's runs (an interrupted or partial run, same settings) and run only the rest.")
 @handle_errors
-def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, limit, llm_cache):  # type: ignore[no-untyped-def]
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, limit, llm_cache, resume):  # type: ignore[no-untyped-def]
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
         items_from_generation_tasks,
@@ -94,16 +96,19 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
             from local_rag.llm.pipeline import post_retrieval
 
             search = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)
-        per_domain[domain] = run_domain(search, items, qrels, modes, out / f"run-{domain}.jsonl", provider=provider, progress=not as_json)
+        per_domain[domain] = run_domain(search, items, qrels, modes, out / f"run-{domain}.jsonl", provider=provider,
+                                        progress=not as_json, resume=resume)
     summary = summarize(per_domain)
     if llm is not None:
         from local_rag.llm.pipeline import call_stats
 
-        summary["llm"] = {"model": settings.llm.model, "calls": call_stats(llm.calls), "limit_per_domain": limit}
         out.mkdir(parents=True, exist_ok=True)
-        with (out / "llm-calls.jsonl").open("w", encoding="utf-8") as fh:
+        calls_file = out / "llm-calls.jsonl"
+        with calls_file.open("a" if resume else "w", encoding="utf-8") as fh:
             for call in llm.calls:
                 fh.write(json.dumps({k: v for k, v in call.to_json().items() if k not in ("prompt", "response")}) + "\n")
+        calls = [SimpleNamespace(**c) for c in map(json.loads, calls_file.read_text(encoding="utf-8").splitlines()) if c]
+        summary["llm"] = {"model": settings.llm.model, "calls": call_stats(calls), "limit_per_domain": limit}
     summary["settings"] = {
         "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
         "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),

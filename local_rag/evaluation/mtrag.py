@@ -7,6 +7,7 @@ on its own ``|user|:`` line. qrels are ``query-id corpus-id score`` TSV with a h
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,8 @@ from typing import Any
 
 from local_rag.errors import BadInputError
 from local_rag.records import Conversation, Turn
+
+log = logging.getLogger("local_rag.evaluation")
 
 DOMAINS = ("clapnq", "cloud", "fiqa", "govt")
 POOL3 = ("clapnq", "cloud", "fiqa")
@@ -50,6 +53,37 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
                 raise BadInputError(f"{path}:{lineno}: expected a JSON object")
             out.append(record)
     return out
+
+
+def load_done(path: Path) -> dict[str, dict[str, Any]]:
+    """Records already in a resumable JSONL file by ``task_id`` (first wins); a torn last line, left by an
+    interrupted run, is cut off the file."""
+    done: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return done
+    raw = path.read_bytes()
+    good = 0
+    for line in raw.splitlines(keepends=True):
+        if not line.endswith(b"\n"):
+            break
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                break
+            task_id = record.get("task_id") if isinstance(record, dict) else None
+            if isinstance(task_id, str):
+                if task_id in done:
+                    log.warning("%s: task %s appears twice; keeping the first", path, task_id)
+                else:
+                    done[task_id] = record
+        good += len(line)
+    if good < len(raw):
+        log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", path,
+                    len(raw) - good)
+        with path.open("r+b") as fh:
+            fh.truncate(good)
+    return done
 
 
 def load_queries(path: str | Path) -> dict[str, str]:

@@ -20,6 +20,7 @@ from local_rag.evaluation.mtrag import (
     COLLECTIONS,
     POOL3,
     TASK_FILE_MODES,
+    load_done,
     load_generation_tasks,
     load_retrieval_tasks,
     parse_conversation,
@@ -110,32 +111,50 @@ def run_domain(
     out_file: Path | None,
     provider: QueryProvider | None = None,
     progress: bool = True,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Retrieve for every item (one at a time, timed), write the official run, return means and latencies."""
+    """Retrieve for every item (one at a time, timed), write the official run, return means and latencies.
+
+    Each record is appended to ``out_file`` as soon as its query is done. With ``resume``, the items already in
+    ``out_file`` (from an interrupted or partial run) are read back instead of retrieved again; the latencies then
+    cover only the queries run now (``resumed`` counts the others).
+    """
+    done = load_done(out_file) if resume and out_file is not None else {}
     run: dict[str, dict[str, float]] = {}
     latencies = []
-    records = []
-    iterator: Any = items
-    if progress:
+    todo = []
+    for item in items:
+        if item.id in done:
+            run[item.id] = {c["document_id"]: float(c["score"]) for c in done[item.id].get("contexts", [])}
+        else:
+            todo.append(item)
+    iterator: Any = todo
+    if progress and todo:
         from tqdm import tqdm
 
-        iterator = tqdm(items, desc=f"retrieval {items[0].domain if items else ''}", unit="query")
-    for item in iterator:
-        queries = queries_for(item, modes, provider)
-        started = time.perf_counter()
-        hits = search(queries)
-        latencies.append(time.perf_counter() - started)
-        run[item.id] = {h.passage_id: float(h.score) for h in hits[:MAX_CONTEXTS]}
-        records.append(official_record(item, hits))
+        iterator = tqdm(todo, desc=f"retrieval {todo[0].domain}", unit="query")
+    fh = None
     if out_file is not None:
         out_file.parent.mkdir(parents=True, exist_ok=True)
-        with out_file.open("w", encoding="utf-8") as fh:
-            for record in records:
-                fh.write(json.dumps(record) + "\n")
+        fh = out_file.open("a" if done else "w", encoding="utf-8")
+    try:
+        for item in iterator:
+            queries = queries_for(item, modes, provider)
+            started = time.perf_counter()
+            hits = search(queries)
+            latencies.append(time.perf_counter() - started)
+            run[item.id] = {h.passage_id: float(h.score) for h in hits[:MAX_CONTEXTS]}
+            if fh is not None:
+                fh.write(json.dumps(official_record(item, hits)) + "\n")
+                fh.flush()
+    finally:
+        if fh is not None:
+            fh.close()
     judged = {q: qrels[q] for q in run if q in qrels}
     means = mean_metrics(score_run(run, judged))
     return {
         "metrics": means,
+        "resumed": len(items) - len(todo),
         "latency_ms": {
             "p50": round(1000 * percentile(latencies, 0.5), 2),
             "p95": round(1000 * percentile(latencies, 0.95), 2),

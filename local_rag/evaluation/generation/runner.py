@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -30,42 +29,13 @@ from local_rag.evaluation.generation.official import (
     validate_record,
     write_record,
 )
+from local_rag.evaluation.mtrag import load_done
 from local_rag.evaluation.subset import stratified
 from local_rag.settings import Settings
 
 log = logging.getLogger("local_rag.evaluation.generation")
 
 Generate = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def load_done(path: Path) -> dict[str, dict[str, Any]]:
-    """Records already in ``path`` by task id (first wins); a torn last line is cut off the file."""
-    done: dict[str, dict[str, Any]] = {}
-    if not path.exists():
-        return done
-    raw = path.read_bytes()
-    good = 0
-    for line in raw.splitlines(keepends=True):
-        if not line.endswith(b"\n"):
-            break
-        if line.strip():
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                break
-            task_id = record.get("task_id") if isinstance(record, dict) else None
-            if isinstance(task_id, str):
-                if task_id in done:
-                    log.warning("%s: task %s appears twice; keeping the first", path, task_id)
-                else:
-                    done[task_id] = record
-        good += len(line)
-    if good < len(raw):
-        log.warning("%s: dropping an unfinished last line (%d bytes) left by an interrupted run", path,
-                    len(raw) - good)
-        with path.open("r+b") as fh:
-            fh.truncate(good)
-    return done
 
 
 def _progress(items: Sequence[Any], desc: str, enabled: bool) -> Any:
