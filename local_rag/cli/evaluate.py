@@ -104,11 +104,12 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
 
         out.mkdir(parents=True, exist_ok=True)
         calls_file = out / "llm-calls.jsonl"
+        earlier = [SimpleNamespace(**json.loads(line)) for line in calls_file.read_text(encoding="utf-8").splitlines()
+                   if line.strip()] if resume and calls_file.exists() else []  # the calls of the resumed run
         with calls_file.open("a" if resume else "w", encoding="utf-8") as fh:
             for call in llm.calls:
                 fh.write(json.dumps({k: v for k, v in call.to_json().items() if k not in ("prompt", "response")}) + "\n")
-        calls = [SimpleNamespace(**json.loads(line)) for line in calls_file.read_text(encoding="utf-8").splitlines() if line.strip()]
-        summary["llm"] = {"model": settings.llm.model, "calls": call_stats(calls), "limit_per_domain": limit}
+        summary["llm"] = {"model": settings.llm.model, "calls": call_stats([*earlier, *llm.calls]), "limit_per_domain": limit}
     summary["settings"] = {
         "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
         "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),
