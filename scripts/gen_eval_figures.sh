@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The issue-5 figures: MTRAG Task B (reference) and Task C (rag) on the fixed 120-task subset, with the answer
+# prompt and the baseline prompt (answer_plain), scored with RB_alg, the IDK judge and the local LLM judges.
+#
+#   bash scripts/gen_eval_figures.sh            # runs/gen-{reference,rag}-cpu-qwen-{answer,answer_plain}/
+#   .venv/bin/python scripts/gen_eval_table.py  # the side-by-side table (docs/evaluation.md) + docs/benchmarks/gen-eval/
+#
+# Every run is resumable: rerun this script after an interruption and no task is generated or scored twice.
+# On a small CPU two runs go side by side with one llama.cpp thread each: on the 2-core dev machine that does
+# 1.3x the work of one run with two threads (decode uses one core; the other would idle).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PROFILE=${PROFILE:-cpu-qwen}
+LIMIT=${LIMIT:-120}
+PAIRS=${PAIRS:-1}   # 1 = two runs at a time with 1 thread each; 0 = one run at a time with llama.cpp's default threads
+
+run() {  # setting prompt
+  .venv/bin/local-rag eval generation --setting "$1" --prompt "$2" --profile "$PROFILE" --limit "$LIMIT" \
+    --out "runs/gen-$1-$PROFILE-$2" > "runs/gen-$1-$PROFILE-$2.log" 2>&1
+}
+
+mkdir -p runs
+for setting in ${SETTINGS:-reference rag}; do
+  if [ "$PAIRS" = 1 ]; then
+    export LOCAL_RAG_LLM__N_THREADS=1 LOCAL_RAG_LLM__N_THREADS_BATCH=1 OMP_NUM_THREADS=1
+    run "$setting" answer & a=$!
+    run "$setting" answer_plain & b=$!
+    wait "$a"; wait "$b"
+  else
+    run "$setting" answer
+    run "$setting" answer_plain
+  fi
+done

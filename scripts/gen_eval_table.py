@@ -1,0 +1,82 @@
+"""Side-by-side table of the MTRAG generation runs (issue 5 figures), and their shareable files.
+
+After `bash scripts/gen_eval_figures.sh`, this prints the Markdown table of docs/evaluation.md and copies each
+run's scores (`scores.json`, `scores.md`, charts) and answers (task id + answer text only: the MTRAG task texts
+stay out of the repository) to `docs/benchmarks/gen-eval/<run>/`:
+
+    .venv/bin/python scripts/gen_eval_table.py [--runs runs/gen-reference-cpu-qwen-answer ...] [--no-copy]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_RUNS = [f"runs/gen-{setting}-cpu-qwen-{prompt}" for setting in ("reference", "rag")
+                for prompt in ("answer", "answer_plain")]
+COLUMNS = [("RB_alg", "RB_agg_idk"), ("RL_F", "RL_F_idk"), ("RB_llm", "RB_llm_idk"), ("**HM**", "final"),
+           ("ROUGE-L", "RougeL_stemFalse")]
+
+
+def fmt(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"
+
+
+def row(run: Path) -> str | None:
+    scores_file = run / "scores.json"
+    if not scores_file.exists():
+        return None
+    scores = json.loads(scores_file.read_text())
+    overall, info = scores["overall"], scores["info"]
+    setting = "B (gold passages)" if info.get("setting") == "reference" else "C (retrieved)"
+    prompt = run.name.rsplit("-", 1)[-1]
+    cells = [setting, f"`{prompt}`", str(overall["tasks"])]
+    cells += [fmt(overall.get(key)) for _, key in COLUMNS]
+    cells += [fmt(scores.get("idk_rate_unanswerable")), fmt(scores.get("idk_rate_answerable")),
+              f"{fmt(overall.get('citation_validity'))} of {overall.get('citations', 0)}"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def copy(run: Path, dest: Path) -> None:
+    dest.mkdir(parents=True, exist_ok=True)
+    for path in [run / "scores.json", run / "scores.md", *sorted(run.glob("scores_by_*.png"))]:
+        if path.exists():
+            shutil.copy2(path, dest / path.name)
+    scored = run / "scored.jsonl"
+    if scored.exists():
+        with scored.open() as src, (dest / "answers.jsonl").open("w") as out:
+            for line in src:
+                if line.strip():
+                    record = json.loads(line)
+                    text = (record.get("predictions") or [{}])[0].get("text", "")
+                    out.write(json.dumps({"task_id": record["task_id"], "text": text,
+                                          "metrics": record.get("metrics"),
+                                          "local_rag": record.get("local_rag")}) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="*", default=DEFAULT_RUNS)
+    parser.add_argument("--dest", type=Path, default=ROOT / "docs" / "benchmarks" / "gen-eval")
+    parser.add_argument("--no-copy", action="store_true")
+    args = parser.parse_args()
+    header = ["Task", "prompt", "tasks", *(name for name, _ in COLUMNS), "IDK on UNANSWERABLE",
+              "IDK on answerable", "citation validity"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for name in args.runs:
+        run = Path(name)
+        line = row(run)
+        if line is None:
+            print(f"<!-- {run}: no scores.json yet -->")
+            continue
+        print(line)
+        if not args.no_copy:
+            copy(run, args.dest / run.name)
+
+
+if __name__ == "__main__":
+    main()
