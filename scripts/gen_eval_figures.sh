@@ -22,7 +22,9 @@ run() {  # setting prompt
 mkdir -p runs
 for setting in ${SETTINGS:-reference rag}; do
   if [ "$PAIRS" = 1 ]; then
+    # the generator and the judge (gen_eval.judge, set apart) both get one thread
     export LOCAL_RAG_LLM__N_THREADS=1 LOCAL_RAG_LLM__N_THREADS_BATCH=1 OMP_NUM_THREADS=1
+    export LOCAL_RAG_GEN_EVAL__JUDGE__N_THREADS=1 LOCAL_RAG_GEN_EVAL__JUDGE__N_THREADS_BATCH=1
     run "$setting" answer & a=$!
     run "$setting" answer_plain & b=$!
     wait "$a"; wait "$b"
