@@ -7,7 +7,7 @@
 #
 # Every run is resumable: rerun this script after an interruption and no task is generated or scored twice.
 # On a small CPU two runs go side by side with one llama.cpp thread each: on the 2-core dev machine that does
-# 1.3x the work of one run with two threads (decode uses one core; the other would idle).
+# 1.1-1.3x the work of one run with two threads (decode uses one core; the other would idle).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PROFILE=${PROFILE:-cpu-qwen}
