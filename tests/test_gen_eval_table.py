@@ -1,0 +1,55 @@
+"""scripts/gen_eval_table.py: the side-by-side row, and copies that leave the MTRAG task texts out of the repo."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_script():
+    spec = importlib.util.spec_from_file_location("gen_eval_table", ROOT / "scripts" / "gen_eval_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def make_run(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    overall = {"tasks": 2, "RB_agg_idk": 0.5, "RL_F_idk": 0.75, "RB_llm_idk": None, "final": None,
+               "RougeL_stemFalse": 0.25, "citations": 3, "citation_validity": 1.0}
+    (folder / "scores.json").write_text(json.dumps({
+        "info": {"setting": "reference"}, "overall": overall,
+        "idk_rate_unanswerable": 1.0, "idk_rate_answerable": 0.0,
+    }))
+    (folder / "scores.md").write_text("## scores\n")
+    record = {"task_id": "c1<::>2", "input": [{"speaker": "user", "text": "SECRET TASK TEXT"}],
+              "contexts": [{"text": "SECRET PASSAGE"}], "targets": [{"text": "SECRET REFERENCE"}],
+              "predictions": [{"text": "The answer [1]."}], "metrics": {"RougeL_stemFalse": [0.25]},
+              "local_rag": {"answerability": "ANSWERABLE", "domain": "clapnq", "turn": 2}}
+    (folder / "scored.jsonl").write_text(json.dumps(record) + "\n\n")
+    return folder
+
+
+def test_the_row_shows_the_conditioned_scores_and_na_for_missing_ones(tmp_path):
+    table = load_script()
+    run = make_run(tmp_path / "gen-reference-cpu-qwen-answer_plain")
+    cells = [c.strip() for c in table.row(run).strip("|").split("|")]
+    assert cells == ["B (gold passages)", "`answer_plain`", "2", "0.500", "0.750", "n/a", "n/a", "0.250",
+                     "1.000", "0.000", "1.000 of 3"]
+    assert table.row(tmp_path / "missing") is None
+
+
+def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):
+    table = load_script()
+    run = make_run(tmp_path / "runs" / "gen-rag-cpu-qwen-answer")
+    dest = tmp_path / "docs" / run.name
+    table.copy(run, dest)
+    assert sorted(p.name for p in dest.iterdir()) == ["answers.jsonl", "scores.json", "scores.md"]
+    text = (dest / "answers.jsonl").read_text()
+    assert "SECRET" not in text
+    answer = json.loads(text)
+    assert answer["task_id"] == "c1<::>2" and answer["text"] == "The answer [1]."
+    assert answer["local_rag"]["domain"] == "clapnq"
