@@ -36,7 +36,8 @@ def row(run: Path) -> str | None:
     cells = [setting, f"`{prompt}`", str(overall["tasks"])]
     cells += [fmt(overall.get(key)) for _, key in COLUMNS]
     cells += [fmt(scores.get("idk_rate_unanswerable")), fmt(scores.get("idk_rate_answerable")),
-              f"{fmt(overall.get('citation_validity'))} of {overall.get('citations', 0)}"]
+              f"{fmt(overall.get('citation_validity'))} of {overall['citations']}" if overall.get("citations")
+              else "no citations"]
     return "| " + " | ".join(cells) + " |"
 
 
