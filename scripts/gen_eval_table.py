@@ -29,7 +29,7 @@ def row(run: Path) -> str | None:
     scores_file = run / "scores.json"
     if not scores_file.exists():
         return None
-    scores = json.loads(scores_file.read_text())
+    scores = json.loads(scores_file.read_text(encoding="utf-8"))
     overall, info = scores["overall"], scores["info"]
     setting = "B (gold passages)" if info.get("setting") == "reference" else "C (retrieved)"
     prompt = run.name.rsplit("-", 1)[-1]
@@ -48,7 +48,7 @@ def copy(run: Path, dest: Path) -> None:
             shutil.copy2(path, dest / path.name)
     scored = run / "scored.jsonl"
     if scored.exists():
-        with scored.open() as src, (dest / "answers.jsonl").open("w") as out:
+        with scored.open(encoding="utf-8") as src, (dest / "answers.jsonl").open("w", encoding="utf-8") as out:
             for line in src:
                 if line.strip():
                     record = json.loads(line)
