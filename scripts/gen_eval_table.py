@@ -32,7 +32,7 @@ def row(run: Path) -> str | None:
     scores = json.loads(scores_file.read_text(encoding="utf-8"))
     overall, info = scores["overall"], scores["info"]
     setting = "B (gold passages)" if info.get("setting") == "reference" else "C (retrieved)"
-    prompt = run.name.rsplit("-", 1)[-1]
+    prompt = info.get("prompt") or run.name.rsplit("-", 1)[-1]  # runs scored before the prompt was recorded
     cells = [setting, f"`{prompt}`", str(overall["tasks"])]
     cells += [fmt(overall.get(key)) for _, key in COLUMNS]
     cells += [fmt(scores.get("idk_rate_unanswerable")), fmt(scores.get("idk_rate_answerable")),

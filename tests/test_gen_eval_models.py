@@ -129,3 +129,29 @@ def test_official_sample_with_the_smollm_judge(bert: BertScore, tmp_path: Path) 
     assert {c.stage for c in llm.calls} >= {"eval-claims", "eval-rb-llm"}
     summary = summarize(scored, scorer.describe())
     assert summary["info"]["judge_model"] and summary["overall"]["tasks"] == 2
+
+
+@pytest.mark.llm
+@needs_samples
+def test_cli_generates_task_b_with_smollm_and_records_what_generated(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("bert_score")
+    from local_rag.cli.main import cli
+    from tests.llm_fixtures import llama_cpp_or_skip, model_or_skip
+
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    monkeypatch.setenv("LOCAL_RAG_MODELS_DIR", str(MODELS))
+    tasks = tmp_path / "tasks.jsonl"  # the first two sample tasks (UNANSWERABLE, answerable), predictions removed
+    tasks.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "predictions"}) + "\n"
+                             for r in read_records(SAMPLES / "responses-10.jsonl")[:2]), encoding="utf-8")
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["eval", "generation", "--setting", "reference", "--tasks", str(tasks),
+                                      "--profile", "cpu-test", "--prompt", "answer_plain", "--no-llm-judges",
+                                      "--no-charts", "--out", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    predictions = read_records(out / "predictions.jsonl")
+    assert len(predictions) == 2 and all(p["predictions"][0]["text"].strip() for p in predictions)
+    info = json.loads((out / "scores.json").read_text())["info"]
+    assert info["prompt"] == "answer_plain" and info["generator"] == SMOLLM and info["mode"] == "pipeline"
+    assert f"generated here by {SMOLLM} with the `answer_plain` prompt" in (out / "scores.md").read_text()

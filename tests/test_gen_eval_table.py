@@ -16,12 +16,12 @@ def load_script():
     return module
 
 
-def make_run(folder: Path) -> Path:
+def make_run(folder: Path, info: dict | None = None) -> Path:
     folder.mkdir(parents=True)
     overall = {"tasks": 2, "RB_agg_idk": 0.5, "RL_F_idk": 0.75, "RB_llm_idk": None, "final": None,
                "RougeL_stemFalse": 0.25, "citations": 3, "citation_validity": 1.0}
     (folder / "scores.json").write_text(json.dumps({
-        "info": {"setting": "reference"}, "overall": overall,
+        "info": info or {"setting": "reference"}, "overall": overall,
         "idk_rate_unanswerable": 1.0, "idk_rate_answerable": 0.0,
     }))
     (folder / "scores.md").write_text("## scores\n")
@@ -40,6 +40,13 @@ def test_the_row_shows_the_conditioned_scores_and_na_for_missing_ones(tmp_path):
     assert cells == ["B (gold passages)", "`answer_plain`", "2", "0.500", "0.750", "n/a", "n/a", "0.250",
                      "1.000", "0.000", "1.000 of 3"]
     assert table.row(tmp_path / "missing") is None
+
+
+def test_the_row_takes_the_recorded_prompt_over_the_folder_name(tmp_path):
+    table = load_script()
+    run = make_run(tmp_path / "my-run", {"setting": "rag", "prompt": "answer_plain"})
+    cells = [c.strip() for c in table.row(run).strip("|").split("|")]
+    assert cells[:2] == ["C (retrieved)", "`answer_plain`"]
 
 
 def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):

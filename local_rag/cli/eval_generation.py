@@ -92,6 +92,9 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
     info = scorer.describe() | {"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
                                 "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
                                 "profile": settings.profile}
+    if not predictions_file:  # generated here: say by what (a scored file's generator is unknown)
+        info |= {"prompt": settings.generate.prompt, "generator": settings.llm.model,
+                 "mode": settings.pipeline.mode}
     summary = summarize(scored, info)
     title = f"MTRAG generation scores ({setting}: {name})"
     write_reports(summary, out, title, with_charts=not no_charts)

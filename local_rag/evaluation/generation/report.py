@@ -116,6 +116,8 @@ def markdown(summary: dict[str, Any], title: str = "MTRAG generation scores") ->
                   "not the official GPT-4o-mini judge.", ""]
     lines += [
         f"- setting: {info.get('setting', '?')}; predictions: `{info.get('predictions', '?')}`; tasks: {overall['tasks']}",
+        *([f"- generated here by {info['generator']} with the `{info.get('prompt')}` prompt ({info.get('mode')} mode)"]
+          if info.get("generator") else []),
         f"- {info.get('bertscore', '')}",
         f"- IDK judge: {info.get('idk_judge')}; LLM judges (RL_F, RB_llm): "
         + (f"{info.get('judge_model')}" + (" (skipped where conditioning decides the score)"
