@@ -55,6 +55,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
         stratified_subset,
     )
     from local_rag.evaluation.generation.scorer import GenerationScorer
+    from local_rag.evaluation.lock import run_lock
 
     settings = load(profile, config_file, index_name, **{
         "gen_eval.judge.model": judge_model, "gen_eval.idk_judge": idk_judge,
@@ -65,37 +66,38 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
     if not predictions_file and settings.pipeline.mode == "agentic":
         name += "-agentic"
     out = Path(out_dir or Path("runs") / f"gen-{setting}-{name}")
-    tasks = None
-    if tasks_file or not predictions_file:
-        tasks = read_records(tasks_file or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
-    if predictions_file:
-        predictions = read_records(predictions_file)
-        errors = validate_records(predictions, setting, [str(t["task_id"]) for t in tasks] if tasks else None)
-        if errors:
-            message = f"{len(errors)} official format problem(s) in {predictions_file}: " + "; ".join(errors[:5])
-            if strict:
-                raise BadInputError(message)
-            click.echo(f"warning: {message}", err=True)
-        records = predictions
-        if tasks is not None:
-            records, missing = merge_predictions(tasks, predictions, setting)
-            if missing:
-                click.echo(f"warning: {len(missing)} task(s) have no prediction; they are not scored", err=True)
-    else:
-        generate = pipeline_generator(settings, setting, index_prefix)
-        chosen = stratified_subset(tasks or [], limit) if limit else tasks or []
-        records = generate_predictions(chosen, generate, setting, out / "predictions.jsonl", progress=not as_json)
-    if limit:
-        records = stratified_subset(records, limit)
-    scorer = GenerationScorer.from_settings(settings)
-    scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json)
-    info = scorer.describe() | {"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
-                                "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
-                                "profile": settings.profile}
-    if not predictions_file:  # generated here: say by what (a scored file's generator is unknown)
-        info |= {"prompt": settings.generate.prompt, "generator": settings.llm.model,
-                 "mode": settings.pipeline.mode}
-    summary = summarize(scored, info)
-    title = f"MTRAG generation scores ({setting}: {name})"
-    write_reports(summary, out, title, with_charts=not no_charts)
-    click.echo(json.dumps(summary, indent=2) if as_json else markdown(summary, title) + f"\nwritten to {out}/")
+    with run_lock(out):  # one writer per run folder
+        tasks = None
+        if tasks_file or not predictions_file:
+            tasks = read_records(tasks_file or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+        if predictions_file:
+            predictions = read_records(predictions_file)
+            errors = validate_records(predictions, setting, [str(t["task_id"]) for t in tasks] if tasks else None)
+            if errors:
+                message = f"{len(errors)} official format problem(s) in {predictions_file}: " + "; ".join(errors[:5])
+                if strict:
+                    raise BadInputError(message)
+                click.echo(f"warning: {message}", err=True)
+            records = predictions
+            if tasks is not None:
+                records, missing = merge_predictions(tasks, predictions, setting)
+                if missing:
+                    click.echo(f"warning: {len(missing)} task(s) have no prediction; they are not scored", err=True)
+        else:
+            generate = pipeline_generator(settings, setting, index_prefix)
+            chosen = stratified_subset(tasks or [], limit) if limit else tasks or []
+            records = generate_predictions(chosen, generate, setting, out / "predictions.jsonl", progress=not as_json)
+        if limit:
+            records = stratified_subset(records, limit)
+        scorer = GenerationScorer.from_settings(settings)
+        scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json)
+        info = scorer.describe() | {"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
+                                    "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
+                                    "profile": settings.profile}
+        if not predictions_file:  # generated here: say by what (a scored file's generator is unknown)
+            info |= {"prompt": settings.generate.prompt, "generator": settings.llm.model,
+                     "mode": settings.pipeline.mode}
+        summary = summarize(scored, info)
+        title = f"MTRAG generation scores ({setting}: {name})"
+        write_reports(summary, out, title, with_charts=not no_charts)
+        click.echo(json.dumps(summary, indent=2) if as_json else markdown(summary, title) + f"\nwritten to {out}/")

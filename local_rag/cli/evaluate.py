@@ -75,48 +75,51 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
     suffix = "".join([f"_llm-{'+'.join(llm_modes)}" if llm_modes else "", "_llmrerank" if llm_rerank else "", "_judge" if judge else ""])
     label = label or f"{'+'.join(settings.retrieval.retrievers)}_{'+'.join(modes)}{suffix}"
     out = Path(out_dir or Path("runs") / label)
-    root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
-    embedder = None
-    per_domain = {}
-    for domain in split_csv((domains,)) or []:
-        settings.index = f"{index_prefix}{domain}"
-        retriever = open_retriever(settings, embedder)
-        embedder = next((r.embedder for r in retriever.retrievers.values() if hasattr(r, "embedder")), embedder)
-        if generation_tasks:
-            items, qrels = items_from_generation_tasks(generation_tasks, domain)
-        else:
-            items, qrels = items_from_task_files(root, domain, modes)
-        if limit:
-            from local_rag.evaluation.subset import first_by_sha1
+    from local_rag.evaluation.lock import run_lock
 
-            keep = first_by_sha1([i.id for i in items], limit)
-            items = [i for i in items if i.id in keep]
-        search = retriever.search
+    with run_lock(out):  # one writer per run folder
+        root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
+        embedder = None
+        per_domain = {}
+        for domain in split_csv((domains,)) or []:
+            settings.index = f"{index_prefix}{domain}"
+            retriever = open_retriever(settings, embedder)
+            embedder = next((r.embedder for r in retriever.retrievers.values() if hasattr(r, "embedder")), embedder)
+            if generation_tasks:
+                items, qrels = items_from_generation_tasks(generation_tasks, domain)
+            else:
+                items, qrels = items_from_task_files(root, domain, modes)
+            if limit:
+                from local_rag.evaluation.subset import first_by_sha1
+
+                keep = first_by_sha1([i.id for i in items], limit)
+                items = [i for i in items if i.id in keep]
+            search = retriever.search
+            if llm is not None:
+                from local_rag.llm.pipeline import post_retrieval
+
+                search = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)
+            per_domain[domain] = run_domain(search, items, qrels, modes, out / f"run-{domain}.jsonl", provider=provider,
+                                            progress=not as_json, resume=resume)
+        summary = summarize(per_domain)
         if llm is not None:
-            from local_rag.llm.pipeline import post_retrieval
+            from local_rag.llm.pipeline import call_stats
 
-            search = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)
-        per_domain[domain] = run_domain(search, items, qrels, modes, out / f"run-{domain}.jsonl", provider=provider,
-                                        progress=not as_json, resume=resume)
-    summary = summarize(per_domain)
-    if llm is not None:
-        from local_rag.llm.pipeline import call_stats
-
+            out.mkdir(parents=True, exist_ok=True)
+            calls_file = out / "llm-calls.jsonl"
+            earlier = [SimpleNamespace(**json.loads(line)) for line in calls_file.read_text(encoding="utf-8").splitlines()
+                       if line.strip()] if resume and calls_file.exists() else []  # the calls of the resumed run
+            with calls_file.open("a" if resume else "w", encoding="utf-8") as fh:
+                for call in llm.calls:
+                    fh.write(json.dumps({k: v for k, v in call.to_json().items() if k not in ("prompt", "response")}) + "\n")
+            summary["llm"] = {"model": settings.llm.model, "calls": call_stats([*earlier, *llm.calls]), "limit_per_domain": limit}
+        summary["settings"] = {
+            "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
+            "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),
+        }
         out.mkdir(parents=True, exist_ok=True)
-        calls_file = out / "llm-calls.jsonl"
-        earlier = [SimpleNamespace(**json.loads(line)) for line in calls_file.read_text(encoding="utf-8").splitlines()
-                   if line.strip()] if resume and calls_file.exists() else []  # the calls of the resumed run
-        with calls_file.open("a" if resume else "w", encoding="utf-8") as fh:
-            for call in llm.calls:
-                fh.write(json.dumps({k: v for k, v in call.to_json().items() if k not in ("prompt", "response")}) + "\n")
-        summary["llm"] = {"model": settings.llm.model, "calls": call_stats([*earlier, *llm.calls]), "limit_per_domain": limit}
-    summary["settings"] = {
-        "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
-        "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),
-    }
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "scores.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
-    table = markdown_table(summary, label)
-    (out / "scores.md").write_text(table, encoding="utf-8")
-    click.echo(json.dumps(summary, indent=2) if as_json else table + f"\nwritten to {out}/")
+        (out / "scores.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        table = markdown_table(summary, label)
+        (out / "scores.md").write_text(table, encoding="utf-8")
+        click.echo(json.dumps(summary, indent=2) if as_json else table + f"\nwritten to {out}/")
 from local_rag.cli.eval_generation import generation as _generation; evaluate.add_command(_generation)  # noqa: E402, E702, I001
