@@ -28,7 +28,7 @@ def enforce_offline() -> None:
     # huggingface_hub reads the variable once at import: if it is already imported, set its constant too.
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:
-        constants.HF_HUB_OFFLINE = True
+        vars(constants)["HF_HUB_OFFLINE"] = True
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 

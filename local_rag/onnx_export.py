@@ -47,12 +47,14 @@ def export_folder(
         if (source / "1_Pooling").exists():
             shutil.copytree(source / "1_Pooling", tmp / "1_Pooling")
 
-        class _Wrapper(torch.nn.Module):
+        module: Any = torch.nn.Module  # torch is imported lazily: a variable, not a type to mypy
+
+        class _Wrapper(module):
             def __init__(self, inner: Any) -> None:
                 super().__init__()
                 self.inner = inner
 
-            def forward(self, input_ids, attention_mask, token_type_ids):  # type: ignore[no-untyped-def]
+            def forward(self, input_ids, attention_mask, token_type_ids):
                 return pick(self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids))
 
         ids = torch.ones((2, 8), dtype=torch.long)

@@ -167,7 +167,7 @@ def make_pipeline(settings: Settings, retriever: Any = None, llm: Any = None, re
     Both answer with ``.answer(conversation, on_token=None) -> TurnResult``.
     """
     if settings.pipeline.mode == "agentic":
-        from local_rag.agent import AgenticPipeline
+        from local_rag.agent.pipeline import AgenticPipeline
 
         return AgenticPipeline(settings, retriever=retriever, llm=llm, reranker=reranker)
     return Pipeline(settings, retriever=retriever, llm=llm, reranker=reranker)

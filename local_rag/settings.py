@@ -94,11 +94,14 @@ class FusionConfig(_Config):
     )
 
 
+RetrieverName = Literal["bm25", "dense", "bge-sparse"]
+
+
 class RetrievalConfig(_Config):
     """What is retrieved per turn."""
 
-    retrievers: list[Literal["bm25", "dense", "bge-sparse"]] = Field(
-        default_factory=lambda: ["bm25", "dense"], description="bge-sparse needs a bge-m3 index built with bge_sparse"
+    retrievers: list[RetrieverName] = Field(
+        default_factory=lambda: list[RetrieverName](["bm25", "dense"]), description="bge-sparse needs a bge-m3 index built with bge_sparse"
     )
     query_modes: list[str] = Field(default_factory=lambda: ["lastturn"])
     candidates: int = Field(100, ge=1, description="hits taken from each list before fusion")

@@ -31,7 +31,7 @@ def stage_options(func: Any) -> Any:
     return func
 
 
-def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None, **more):  # type: ignore[no-untyped-def]
+def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None, **more):
     """Settings from the shared options and the `stage_options`; ``more``: further dotted overrides (None ignored)."""
     return load(profile, config_file, index_name, **{
         "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder,
@@ -61,7 +61,7 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
 @click.option("--conversation", "conversation_file", help="Conversation JSON file (official 'input' shape; '-' = stdin).")
 @click.option("--json", "as_json", is_flag=True, help="Answer, citations, rewrite, passages and per-stage timings as JSON.")
 @handle_errors
-def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):  # type: ignore[no-untyped-def]
+def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):
     """Answer one turn: QUESTION, or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
     from local_rag.pipeline import make_pipeline
@@ -102,7 +102,7 @@ mode: thoughts, searches, passages read), /reset, /save FILE, /load FILE, /quit 
 @click.option("--load", "load_file", type=click.Path(), help="Start from a saved conversation (JSON).")
 @click.option("--save", "save_file", type=click.Path(), help="Save the conversation here after every turn.")
 @handle_errors
-def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):  # type: ignore[no-untyped-def]
+def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each."""
     from local_rag.pipeline import make_pipeline
     from local_rag.records import Conversation, Turn

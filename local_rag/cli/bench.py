@@ -30,7 +30,7 @@ from local_rag.cli.main import handle_errors, settings_options
 @click.option("--name", help="Report file stem (default: bench-<profile>-<index>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the headline figures as JSON.")
 @handle_errors
-def bench(profile, config_file, index_name, conversations_file, limit, repeats, no_warmup, build_passages,  # type: ignore[no-untyped-def]
+def bench(profile, config_file, index_name, conversations_file, limit, repeats, no_warmup, build_passages,
           build_corpus, no_bandwidth, no_plot, out_dir, name, as_json, **stages):
     """Run a fixed set of conversations through the pipeline and report, per stage, latency p50/p95, LLM prefill
     and decode tokens/s, time to first token and peak memory; decode speed against the memory-bandwidth bound;
@@ -55,7 +55,7 @@ def bench(profile, config_file, index_name, conversations_file, limit, repeats, 
         ensure_demo_index(settings, progress=False)
     command = "local-rag " + " ".join(shlex.quote(a) for a in sys.argv[1:])
 
-    def progress(rec):  # type: ignore[no-untyped-def]
+    def progress(rec):
         click.echo(f"[repeat {rec.repeat + 1}] {rec.session} turn {rec.turn + 1}: {rec.wall_s:.2f} s ({rec.kind})", err=True)
 
     report = run_bench(settings, sessions, source, repeats=repeats, warmup=not no_warmup, bandwidth=not no_bandwidth,

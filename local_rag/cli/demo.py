@@ -13,7 +13,7 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @settings_options
 @click.option("--retrieval-only", is_flag=True, help="Show retrieval only (no LLM).")
 @handle_errors
-def demo(profile, config_file, index_name, retrieval_only):  # type: ignore[no-untyped-def]
+def demo(profile, config_file, index_name, retrieval_only):
     """Index local-rag's own documentation (no download) and run a scripted conversation over it: a follow-up
     resolved by rewriting, cited answers, and a question the documents cannot answer."""
     from rich.console import Console

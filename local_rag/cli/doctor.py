@@ -23,7 +23,7 @@ def _version(name: str) -> str | None:
         return None
 
 
-def collect(settings) -> dict:  # type: ignore[no-untyped-def]
+def collect(settings) -> dict:
     from local_rag.device import cpu_has_amx, faiss_gpu_count, nvml_gpus
     from local_rag.modelstore import Manifest
     from local_rag.settings import list_profiles
@@ -72,7 +72,7 @@ def collect(settings) -> dict:  # type: ignore[no-untyped-def]
 @click.option("--verify", is_flag=True, help="Also check every model file's sha256 (slow for large models).")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def doctor(profile, config_file, index_name, verify, as_json):  # type: ignore[no-untyped-def]
+def doctor(profile, config_file, index_name, verify, as_json):
     """Report Python, packages, torch/CUDA, faiss and onnxruntime builds, GPUs and free VRAM, and models."""
     settings = load(profile, config_file, index_name)
     report = collect(settings)

@@ -42,7 +42,7 @@ def evaluate() -> None:
 @click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
 @click.option("--resume", is_flag=True, help="Keep the queries already in the output folder's runs (an interrupted or partial run, same settings) and run only the rest.")
 @handle_errors
-def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, limit, llm_cache, resume):  # type: ignore[no-untyped-def]
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, limit, llm_cache, resume):
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
         items_from_generation_tasks,

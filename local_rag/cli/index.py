@@ -11,7 +11,7 @@ import click
 from local_rag.cli.main import handle_errors, load, settings_options
 
 
-def _embedder_for(settings):  # type: ignore[no-untyped-def]
+def _embedder_for(settings):
     if not settings.dense.enabled or "dense" not in settings.retrieval.retrievers:
         return None
     from local_rag.embed import load_embedder
@@ -19,7 +19,7 @@ def _embedder_for(settings):  # type: ignore[no-untyped-def]
     return load_embedder(settings.embedder, settings.models_dir)
 
 
-def _dense_flag(settings, sparse_only: bool):  # type: ignore[no-untyped-def]
+def _dense_flag(settings, sparse_only: bool):
     if sparse_only:
         settings.dense.enabled = False
         settings.retrieval.retrievers = ["bm25"]
@@ -41,7 +41,7 @@ def index() -> None:
 @click.option("--skip-bad", is_flag=True, help="Skip malformed, empty or duplicate records instead of stopping.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
-def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, as_json):  # type: ignore[no-untyped-def]
+def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of .txt/.md/.html)."""
     from local_rag.index import build_index
 
@@ -67,7 +67,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
 @click.option("--replace", is_flag=True, help="Replace passages whose ids are already indexed.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed, empty or duplicate records.")
 @handle_errors
-def add(corpus, profile, config_file, index_name, replace, skip_bad):  # type: ignore[no-untyped-def]
+def add(corpus, profile, config_file, index_name, replace, skip_bad):
     """Add the passages of CORPUS to an index, embedding only them."""
     from local_rag.index import add_documents
 
@@ -82,7 +82,7 @@ def add(corpus, profile, config_file, index_name, replace, skip_bad):  # type: i
 @click.option("--by", type=click.Choice(["passage", "doc"]), default="passage", show_default=True)
 @click.option("--from-file", type=click.File("r"), help="Read ids, one per line ('-' for stdin).")
 @handle_errors
-def remove(ids, profile, config_file, index_name, by, from_file):  # type: ignore[no-untyped-def]
+def remove(ids, profile, config_file, index_name, by, from_file):
     """Remove passages (or whole documents with --by doc) without re-embedding the rest."""
     from local_rag.errors import BadInputError
     from local_rag.index import remove_documents
@@ -100,7 +100,7 @@ def remove(ids, profile, config_file, index_name, by, from_file):  # type: ignor
 @settings_options
 @click.option("--factory", help="New FAISS index factory string.")
 @handle_errors
-def rebuild(profile, config_file, index_name, factory):  # type: ignore[no-untyped-def]
+def rebuild(profile, config_file, index_name, factory):
     """Rebuild BM25 and FAISS with the current settings from stored chunks and vectors (no re-embedding)."""
     from local_rag.index.folder import rebuild_index
 
@@ -114,7 +114,7 @@ def rebuild(profile, config_file, index_name, factory):  # type: ignore[no-untyp
 @settings_options
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
-def info(profile, config_file, index_name, as_json):  # type: ignore[no-untyped-def]
+def info(profile, config_file, index_name, as_json):
     """Show an index's manifest."""
     from local_rag.index.manifest import IndexManifest
 
@@ -135,7 +135,7 @@ def info(profile, config_file, index_name, as_json):  # type: ignore[no-untyped-
 @index.command()
 @settings_options
 @handle_errors
-def verify(profile, config_file, index_name):  # type: ignore[no-untyped-def]
+def verify(profile, config_file, index_name):
     """Check an index folder's files against its manifest (exit 3 on problems)."""
     from local_rag.errors import IndexError_
     from local_rag.index.folder import verify_index

@@ -64,7 +64,7 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def load(profile: str | None, config_file: str | None, index_name: str | None = None, **overrides: Any):  # type: ignore[no-untyped-def]
+def load(profile: str | None, config_file: str | None, index_name: str | None = None, **overrides: Any):
     """Load settings from the shared options plus command-specific overrides (None values ignored)."""
     from local_rag.settings import load_settings
 

@@ -21,7 +21,7 @@ from local_rag.cli.main import handle_errors, load
 @click.option("--n-ctx", type=int, help="Plan for this llm.n_ctx instead of the profile's.")
 @click.option("--json", "as_json", is_flag=True, help="The plans as JSON.")
 @handle_errors
-def plan(vram, ram, profiles, all_profiles, config_file, index_name, passages, n_ctx, as_json):  # type: ignore[no-untyped-def]
+def plan(vram, ram, profiles, all_profiles, config_file, index_name, passages, n_ctx, as_json):
     """Estimate each profile's memory (LLM weights and KV cache from GGUF metadata, embedder, reranker, FAISS) and
     say what fits, how many layers to offload, and the largest context that fits. Loads no model."""
     from local_rag.bench.plan import parse_size, plan_profile, plan_table
@@ -33,7 +33,7 @@ def plan(vram, ram, profiles, all_profiles, config_file, index_name, passages, n
         vram_from = "given"
     else:
         gpus = nvml_gpus()
-        vram_bytes = int(gpus[0]["free"]) if gpus else 0  # type: ignore[call-overload]
+        vram_bytes = int(gpus[0]["free"]) if gpus else 0
         vram_from = f"free on {gpus[0]['name']}" if gpus else "no GPU seen"
     if ram is not None:
         ram_bytes = parse_size(ram)

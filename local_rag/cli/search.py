@@ -11,7 +11,7 @@ import click
 from local_rag.cli.main import handle_errors, load, settings_options
 
 
-def read_conversation(path: str):  # type: ignore[no-untyped-def]
+def read_conversation(path: str):
     """A conversation from a JSON file: the official ``input`` list, a task record with ``input``, or
     OpenAI-style ``messages``."""
     from local_rag.errors import BadInputError
@@ -50,7 +50,7 @@ def split_csv(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--llm-rerank", is_flag=True, help="Listwise LLM reranking of the fused candidates.")
 @click.option("--judge", is_flag=True, help="LLM relevance judging (drops irrelevant passages, orders by level).")
 @handle_errors
-def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge):  # type: ignore[no-untyped-def]
+def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge):
     """Search the index for QUESTION (or the last user turn of --conversation)."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
@@ -108,7 +108,7 @@ def _open_jsonl(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
                     yield f"{path}!{member}", fh
     elif name.endswith(".gz"):
         with gzip.open(path, "rb") as fh:
-            yield str(path), fh
+            yield str(path), cast(IO[bytes], fh)
     else:
         with path.open("rb") as fh:
             yield str(path), fh

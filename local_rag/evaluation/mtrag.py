@@ -11,10 +11,10 @@ import logging
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from local_rag.errors import BadInputError
-from local_rag.records import Conversation, Turn
+from local_rag.records import Conversation, Speaker, Turn
 
 log = logging.getLogger("local_rag.evaluation")
 
@@ -159,12 +159,12 @@ def parse_conversation(messages: Any, where: str = "conversation") -> Conversati
             raise BadInputError(f"{where}[{i}]: a message must be an object with 'speaker' and 'text'")
         speaker = message.get("speaker", message.get("role"))
         text = message.get("text", message.get("content"))
-        speaker = {"assistant": "agent"}.get(speaker, speaker)
+        speaker = "agent" if speaker == "assistant" else speaker
         if speaker not in ("user", "agent", "system"):
             raise BadInputError(f"{where}[{i}]: unknown speaker {speaker!r} (expected user or agent)")
         if not isinstance(text, str):
             raise BadInputError(f"{where}[{i}]: 'text' must be a string")
-        turns.append(Turn(speaker, text))
+        turns.append(Turn(cast(Speaker, speaker), text))
     if not any(t.speaker == "user" and t.text.strip() for t in turns):
         raise BadInputError(f"{where}: no non-empty user turn")
     return Conversation(turns)

@@ -75,7 +75,7 @@ def items_from_generation_tasks(path: str | Path, domain: str) -> tuple[list[Eva
 
 def queries_for(item: EvalItem, modes: Sequence[str], provider: QueryProvider | None) -> list[Query]:
     extra = provider(item) if provider is not None else {}
-    out = []
+    out: list[Query] = []
     for mode in modes:
         if mode in extra:
             out.extend(Query(text, mode) for text in extra[mode] if text.strip())

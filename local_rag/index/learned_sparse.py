@@ -16,7 +16,7 @@ from local_rag.errors import IndexError_
 MATRIX_FILE = "lexical.npz"
 
 
-def _to_csr(weights: Sequence[dict[str, float]], vocab: int):  # type: ignore[no-untyped-def]
+def _to_csr(weights: Sequence[dict[str, float]], vocab: int):
     from scipy import sparse
 
     indptr, indices, data = [0], [], []
@@ -29,7 +29,7 @@ def _to_csr(weights: Sequence[dict[str, float]], vocab: int):  # type: ignore[no
 
 
 class LearnedSparseIndex:
-    def __init__(self, matrix) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, matrix) -> None:
         self.matrix = matrix
 
     @property

@@ -81,7 +81,7 @@ class LLM(ABC):
     def run(self, messages: list[Message], *, stage: str, max_tokens: int | None = None,
             on_token: OnToken | None = None, stop: list[str] | None = None) -> Completion:
         """`complete` a free-text reply and record the call in ``self.calls`` (``stop``: see `complete`)."""
-        extra = {"stop": stop} if stop else {}  # only when asked: backends written before `stop` keep working
+        extra: dict[str, Any] = {"stop": stop} if stop else {}  # only when asked: backends written before `stop` keep working
         done = self.complete(messages, stage=stage, max_tokens=max_tokens, on_token=on_token, **extra)
         self.calls.append(done.call)
         return done

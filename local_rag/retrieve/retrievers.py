@@ -125,5 +125,5 @@ class LearnedSparseRetriever(Retriever):
         self.embedder = embedder
 
     def search_chunks(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        weights = [self.embedder.lexical_weights([q])[0] for q in queries]  # type: ignore[attr-defined]
+        weights = [self.embedder.lexical_weights([q])[0] for q in queries]
         return self.learned.search(weights, k)

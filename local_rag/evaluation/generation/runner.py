@@ -158,7 +158,7 @@ def pipeline_generator(
 
     state: dict[str, Any] = {} if llm is None else {"llm": llm}
 
-    def llm() -> Any:
+    def shared_llm() -> Any:
         if "llm" not in state:
             from local_rag.llm import load_llm
 
@@ -176,7 +176,7 @@ def pipeline_generator(
                     text=str(c.get("text") or ""), url=str(c.get("url") or ""))
                 for i, c in enumerate(task.get("contexts") or [])]
         if "generator" not in state:
-            state["generator"] = Generator(llm(), settings.generate)
+            state["generator"] = Generator(shared_llm(), settings.generate)
         answer = state["generator"].answer(conversation, hits) if hits else Generator.idk(settings.generate)
         return prediction(answer, hits)
 
@@ -186,7 +186,7 @@ def pipeline_generator(
         conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
         index = settings.index if explicit_index else f"{index_prefix}{task_domain(task)}"
         if index not in state:
-            state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=llm(), retriever=retriever)
+            state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=shared_llm(), retriever=retriever)
         result = state[index].answer(conversation)
         contexts = [{"document_id": h.passage_id, "text": h.text, "title": h.title, "url": h.url, "score": h.score}
                     for h in result.passages[:10]]
