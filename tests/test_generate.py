@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from local_rag.errors import BadInputError
@@ -100,6 +100,7 @@ messages = st.lists(
 
 
 @given(st.one_of(messages, st.none(), st.integers(), st.text(max_size=10), st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=3)))
+@example([{"speaker": "user", "text": "0"}, {"speaker": "user", "text": ""}])  # an earlier question, an empty last one
 def test_conversation_parsing_accepts_valid_and_refuses_the_rest_cleanly(data: object):
     try:
         conv = parse_conversation(data)

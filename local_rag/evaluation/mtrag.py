@@ -147,7 +147,7 @@ def parse_conversation(messages: Any, where: str = "conversation") -> Conversati
     Also accepts OpenAI-style ``{"role": "user"|"assistant", "content": ...}`` messages.
 
     Raises:
-        BadInputError: not a list, unknown speakers, non-string texts, or no user turn.
+        BadInputError: not a list, unknown speakers, non-string texts, or no non-empty last user turn.
     """
     if isinstance(messages, dict) and "input" in messages:
         messages = messages["input"]
@@ -165,9 +165,10 @@ def parse_conversation(messages: Any, where: str = "conversation") -> Conversati
         if not isinstance(text, str):
             raise BadInputError(f"{where}[{i}]: 'text' must be a string")
         turns.append(Turn(cast(Speaker, speaker), text))
-    if not any(t.speaker == "user" and t.text.strip() for t in turns):
-        raise BadInputError(f"{where}: no non-empty user turn")
-    return Conversation(turns)
+    conversation = Conversation(turns)
+    if not conversation.last_user_turn.strip():  # the last user turn is the question
+        raise BadInputError(f"{where}: no user turn, or the last user turn is empty: nothing to answer")
+    return conversation
 
 
 def load_generation_tasks(path: str | Path) -> list[dict[str, Any]]:
