@@ -19,16 +19,16 @@ from local_rag.errors import BadInputError
 
 @contextmanager
 def run_lock(folder: Path) -> Iterator[None]:
-    """Hold ``folder/.lock`` exclusively, or raise `BadInputError` naming the process that holds it.
+    """Create ``folder`` and hold ``folder/.lock`` exclusively, or raise `BadInputError` naming the holder.
 
     Where the OS has no ``fcntl`` (Windows) the lock is skipped.
     """
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows
         yield
         return
-    folder.mkdir(parents=True, exist_ok=True)
     path = folder / ".lock"
     with path.open("a+", encoding="utf-8") as fh:
         try:
