@@ -51,8 +51,12 @@ class TurnResult:
 class Pipeline:
     """One object composed of the stage interfaces; stages load on first use."""
 
-    def __init__(self, settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None) -> None:
+    def __init__(self, settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None,
+                 rewrites: Callable[[Conversation], dict[str, list[str]]] | None = None) -> None:
+        """``rewrites``: ``conversation -> {mode: [texts]}`` in place of calling the rewriter, e.g. a cached
+        `local_rag.llm.pipeline.LLMQueries` (evaluation runs share rewrites through it)."""
         self.settings = settings
+        self._rewrites = rewrites
         self._retriever = retriever
         self._llm = llm
         self._reranker = reranker
@@ -105,10 +109,13 @@ class Pipeline:
         given: dict[str, list[str]] = {}
         modes = list(cfg.retrieval.query_modes)
         if cfg.pipeline.rewrite:
-            from local_rag.llm.rewrite import rewrite
+            if self._rewrites is not None:
+                given = self._rewrites(conversation)
+            else:
+                from local_rag.llm.rewrite import rewrite
 
-            for q in rewrite(conversation, self.llm, list(cfg.rewrite.modes), cfg.rewrite):
-                given.setdefault(q.mode, []).append(q.text)
+                for q in rewrite(conversation, self.llm, list(cfg.rewrite.modes), cfg.rewrite):
+                    given.setdefault(q.mode, []).append(q.text)
             modes += [m for m in given if m not in modes]
         return conversation_queries(conversation, modes, given)
 
@@ -161,13 +168,15 @@ def dense_score(hit: Hit) -> float | None:
     return max(values) if values else None
 
 
-def make_pipeline(settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None) -> Any:
+def make_pipeline(settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None,
+                  rewrites: Callable[[Conversation], dict[str, list[str]]] | None = None) -> Any:
     """The answering object for ``settings.pipeline.mode``: `Pipeline`, or the agentic (ChatR1) mode.
 
-    Both answer with ``.answer(conversation, on_token=None) -> TurnResult``.
+    Both answer with ``.answer(conversation, on_token=None) -> TurnResult``. ``rewrites``: see `Pipeline` (the
+    agentic mode writes its own searches and takes none).
     """
     if settings.pipeline.mode == "agentic":
         from local_rag.agent.pipeline import AgenticPipeline
 
         return AgenticPipeline(settings, retriever=retriever, llm=llm, reranker=reranker)
-    return Pipeline(settings, retriever=retriever, llm=llm, reranker=reranker)
+    return Pipeline(settings, retriever=retriever, llm=llm, reranker=reranker, rewrites=rewrites)

@@ -163,6 +163,31 @@ def test_rag_generator_returns_the_pipeline_passages_as_official_contexts(pipeli
     assert validate_record(prediction_record(task, prediction, "rag", contexts), "rag", where="t") == []
 
 
+def test_rag_runs_share_rewrites_through_the_cache(pipeline_parts, tmp_path: Path):
+    """Two Task C runs differing only in the prompt: the second takes the first's rewrite by task id, so both
+    retrieve with the same queries and the conversation is rewritten once."""
+    from local_rag.evaluation.generation.runner import pipeline_generator
+
+    settings, retriever = pipeline_parts
+    cache = tmp_path / "llm-cache.jsonl"
+    task = {"task_id": "c1<::>2", "Collection": "mt-rag-clapnq", "answerability": ["ANSWERABLE"],
+            "input": [{"speaker": "user", "text": "tell me about cats"}, {"speaker": "agent", "text": "Cats purr."},
+                      {"speaker": "user", "text": "how long do they sleep?"}]}
+
+    def reply(messages, schema):  # type: ignore[no-untyped-def]
+        return '{"query": "how long do cats sleep"}' if schema is not None else "Cats sleep a lot [1]."
+
+    first_llm, second_llm = ScriptedLLM(reply), ScriptedLLM(reply)
+    first = pipeline_generator(settings, "rag", llm=first_llm, retriever=retriever, rewrite_cache=cache)
+    plain = settings.model_copy(update={"generate": settings.generate.model_copy(update={"prompt": "answer_plain"})})
+    second = pipeline_generator(plain, "rag", llm=second_llm, retriever=retriever, rewrite_cache=cache)
+    second({**task, "task_id": "other<::>1"})  # the second run reads the cache before the first writes this task
+    a, b = first(task), second(task)
+    assert [c.stage for c in first_llm.calls].count("rewrite") == 1
+    assert [c.stage for c in second_llm.calls].count("rewrite") == 1  # the other task only: this one was read
+    assert a["contexts"] == b["contexts"] and "c1<::>2" in cache.read_text()
+
+
 def test_history_longer_than_the_context_is_trimmed_and_logged(caplog: pytest.LogCaptureFixture):
     turns = []
     for i in range(60):

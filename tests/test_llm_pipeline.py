@@ -44,6 +44,17 @@ def test_llm_queries_are_cached_by_conversation_and_settings(tmp_path: Path) -> 
         LLMQueries(llm, settings, ["nope"])
 
 
+def test_llm_queries_read_what_another_process_appended_on_a_miss(tmp_path: Path) -> None:
+    settings = load_settings("cpu-test")
+    cache = tmp_path / "cache.jsonl"
+    reader = LLMQueries(ScriptedLLM("never called"), settings, ["rewrite"], cache)  # starts before the writer
+    writer = LLMQueries(ScriptedLLM(reply), settings, ["rewrite"], cache)
+    assert writer(CONV) == {"rewrite": ["Who created BM25?"]}
+    with cache.open("a") as fh:
+        fh.write('{"key": "half a line')  # a line another process is still writing is left alone
+    assert reader(CONV) == {"rewrite": ["Who created BM25?"]} and reader.llm.calls == []
+
+
 def test_post_retrieval_reranks_then_judges_with_the_rewrite_as_question() -> None:
     settings = load_settings("cpu-test", overrides={"llm_rerank": {"candidates": 6, "window": 4, "step": 2},
                                                     "judge": {"candidates": 3, "batch_size": 3}})

@@ -29,6 +29,9 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--out", "out_dir", type=click.Path(file_okay=False), help="Output folder (default: runs/gen-<setting>-<name>).")
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="rag: index of a domain = <prefix><domain> (unless --index).")
 @click.option("--prompt", type=click.Choice(["answer", "answer_plain"]), help="Generation prompt (default generate.prompt; answer_plain = baseline without role separation and IDK rules).")
+@click.option("--llm-cache", type=click.Path(dir_okay=False),
+              help="rag: JSONL cache of query rewrites by task id, shared with `eval retrieval` and other runs "
+                   "(default: runs/llm-cache.jsonl).")
 @click.option("--limit", type=int, help="A fixed subset of N tasks, stratified by domain and answerability.")
 @click.option("--mode", "answer_mode", type=click.Choice(["pipeline", "agentic"]),
               help="Answering mode when generating (default pipeline.mode): agentic = the LLM searches (ChatR1).")
@@ -40,7 +43,7 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--no-charts", is_flag=True, help="Skip the PNG charts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, limit, answer_mode, judge_model,
+def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, llm_cache, limit, answer_mode, judge_model,
                idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
     from local_rag.cli.evaluate import default_mtrag_dir
@@ -84,7 +87,8 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
                 if missing:
                     click.echo(f"warning: {len(missing)} task(s) have no prediction; they are not scored", err=True)
         else:
-            generate = pipeline_generator(settings, setting, index_prefix)
+            generate = pipeline_generator(settings, setting, index_prefix,
+                                          rewrite_cache=Path(llm_cache or Path("runs") / "llm-cache.jsonl"))
             chosen = stratified_subset(tasks or [], limit) if limit else tasks or []
             records = generate_predictions(chosen, generate, setting, out / "predictions.jsonl", progress=not as_json)
         if limit:

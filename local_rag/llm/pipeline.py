@@ -38,7 +38,9 @@ class LLMQueries:
         llm: the model.
         settings: ``rewrite`` settings (modes, n_queries, budgets) and the model name (part of the cache key).
         modes: LLM modes to compute (default ``settings.rewrite.modes``); unknown names are refused.
-        cache: a JSONL file of earlier results, appended to as new ones are computed.
+        cache: a JSONL file of earlier results, appended to as new ones are computed. Several processes may share
+            it: a miss first reads what the others appended since (two runs side by side rewrite each conversation
+            once between them, unless both miss it at the same moment).
     """
 
     def __init__(self, llm: LLM, settings: Settings, modes: Sequence[str] | None = None,
@@ -48,11 +50,22 @@ class LLMQueries:
         self.modes = REWRITE_MODES.check(list(modes or settings.rewrite.modes))
         self.cache_path = Path(cache) if cache else None
         self._cache: dict[str, dict[str, list[str]]] = {}
-        if self.cache_path and self.cache_path.exists():
-            for line in self.cache_path.read_text(encoding="utf-8").splitlines():
-                if line.strip():
-                    record = json.loads(line)
-                    self._cache[record["key"]] = record["queries"]
+        self._read_to = 0  # bytes of the cache file read so far
+        self._read_more()
+
+    def _read_more(self) -> None:
+        """Read the complete lines appended to the cache file since the last read."""
+        if self.cache_path is None or not self.cache_path.exists():
+            return
+        with self.cache_path.open("rb") as fh:
+            fh.seek(self._read_to)
+            data = fh.read()
+        end = data.rfind(b"\n") + 1  # a line still being written is left for the next read
+        for line in data[:end].decode("utf-8").splitlines():
+            if line.strip():
+                record = json.loads(line)
+                self._cache[record["key"]] = record["queries"]
+        self._read_to += end
 
     def _key(self, conversation: Conversation, mode: str) -> str:
         r = self.settings.rewrite
@@ -62,6 +75,8 @@ class LLMQueries:
         out: dict[str, list[str]] = {}
         for mode in self.modes:
             key = self._key(conversation, mode)
+            if conversation.id and key not in self._cache:
+                self._read_more()
             if not conversation.id or key not in self._cache:
                 texts = [q.text for q in rewrite(conversation, self.llm, [mode], self.settings.rewrite)]
                 if conversation.id:

@@ -141,7 +141,8 @@ def same_task(task_id: Any) -> str:
 
 
 def pipeline_generator(
-    settings: Settings, setting: Setting, index_prefix: str = "mtrag-", llm: Any = None, retriever: Any = None
+    settings: Settings, setting: Setting, index_prefix: str = "mtrag-", llm: Any = None, retriever: Any = None,
+    rewrite_cache: Path | None = None,
 ) -> Generate:
     """``generate(task) -> {"text", "citations", "kind", "contexts"?}`` with the conversational pipeline.
 
@@ -149,7 +150,9 @@ def pipeline_generator(
     retrieval, no rerank). ``rag`` (Task C): the full pipeline of ``settings`` over the index of the task's domain
     (``settings.index`` when it was set explicitly, else ``<index_prefix><domain>``), returning its passages (at
     most 10) as ``contexts``. One LLM is loaded and shared by every domain's pipeline (``llm``/``retriever``: prebuilt
-    stages, e.g. for tests).
+    stages, e.g. for tests). ``rewrite_cache``: a JSONL file of query rewrites by task id (`LLMQueries`), shared with
+    ``eval retrieval`` and with other runs, so that runs differing only in the prompt retrieve with the same
+    rewrites, and each conversation is rewritten once.
     """
     from local_rag.evaluation.mtrag import parse_conversation, task_domain
     from local_rag.llm.generate import Generator
@@ -185,8 +188,14 @@ def pipeline_generator(
     def rag(task: dict[str, Any]) -> dict[str, Any]:
         conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
         index = settings.index if explicit_index else f"{index_prefix}{task_domain(task)}"
+        if "rewrites" not in state:
+            from local_rag.llm.pipeline import LLMQueries
+
+            state["rewrites"] = LLMQueries(shared_llm(), settings, cache=rewrite_cache) if rewrite_cache else None
         if index not in state:
-            state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=shared_llm(), retriever=retriever)
+            state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=shared_llm(),
+                                         retriever=retriever, rewrites=state["rewrites"])
+        conversation.id = str(task.get("task_id") or "")
         result = state[index].answer(conversation)
         contexts = [{"document_id": h.passage_id, "text": h.text, "title": h.title, "url": h.url, "score": h.score}
                     for h in result.passages[:10]]
