@@ -191,7 +191,8 @@ def pipeline_generator(
         if "rewrites" not in state:
             from local_rag.llm.pipeline import LLMQueries
 
-            state["rewrites"] = LLMQueries(shared_llm(), settings, cache=rewrite_cache) if rewrite_cache else None
+            cached = rewrite_cache is not None and settings.pipeline.rewrite
+            state["rewrites"] = LLMQueries(shared_llm(), settings, cache=rewrite_cache) if cached else None
         if index not in state:
             state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=shared_llm(),
                                          retriever=retriever, rewrites=state["rewrites"])
