@@ -6,7 +6,8 @@
 #   .venv/bin/python scripts/gen_eval_table.py  # the side-by-side table (docs/evaluation.md) + docs/benchmarks/gen-eval/
 #
 # Every run is resumable: rerun this script after an interruption and no task is generated or scored twice (a run
-# folder takes one writer at a time, so a second copy of this script fails instead of interleaving).
+# folder takes one writer at a time, so a second copy of this script fails instead of interleaving). Runs saved with
+# `.venv/bin/python scripts/gen_eval_checkpoint.py save` are restored first, so they also go on in a fresh checkout.
 # On a small CPU the four runs go through a queue, two at a time with one llama.cpp thread each: on the 2-core dev
 # machine that does 1.1-1.3x the work of one run with two threads (decoding uses one core; the other would idle),
 # and when a run ends the next one starts, so both cores stay busy until the last run.
@@ -29,6 +30,9 @@ queue=()
 for setting in ${SETTINGS:-reference rag}; do
   for prompt in ${PROMPTS:-answer answer_plain}; do queue+=("$setting $prompt"); done
 done
+# a fresh checkout has no runs/: take back what an earlier machine saved (scripts/gen_eval_checkpoint.py save)
+runs=(); for item in "${queue[@]}"; do set -- $item; runs+=("runs/gen-$1-$PROFILE-$2"); done
+.venv/bin/python scripts/gen_eval_checkpoint.py restore --runs "${runs[@]}"
 if [ "$PAIRS" = 1 ]; then
   # the generator and the judge (gen_eval.judge, set apart) both get one thread
   export LOCAL_RAG_LLM__N_THREADS=1 LOCAL_RAG_LLM__N_THREADS_BATCH=1 OMP_NUM_THREADS=1

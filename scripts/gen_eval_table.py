@@ -1,8 +1,8 @@
 """Side-by-side table of the MTRAG generation runs (issue 5 figures), and their shareable files.
 
 After `bash scripts/gen_eval_figures.sh`, this prints the Markdown table of docs/evaluation.md and copies each
-run's scores (`scores.json`, `scores.md`, charts) and answers (task id + answer text only: the MTRAG task texts
-stay out of the repository) to `docs/benchmarks/gen-eval/<run>/`:
+run's scores (`scores.json`, `scores.md`, charts) and answers (`answers.jsonl` from `gen_eval_checkpoint.save`: the
+answers, context ids and metrics, with the MTRAG task and passage texts left out) to `docs/benchmarks/gen-eval/<run>/`:
 
     .venv/bin/python scripts/gen_eval_table.py [--runs runs/gen-reference-cpu-qwen-answer ...] [--no-copy]
 """
@@ -12,7 +12,11 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gen_eval_checkpoint import save  # noqa: E402  (answers.jsonl: the run's answers without MTRAG texts)
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_RUNS = [f"runs/gen-{setting}-cpu-qwen-{prompt}" for setting in ("reference", "rag")
@@ -46,16 +50,7 @@ def copy(run: Path, dest: Path) -> None:
     for path in [run / "scores.json", run / "scores.md", *sorted(run.glob("scores_by_*.png"))]:
         if path.exists():
             shutil.copy2(path, dest / path.name)
-    scored = run / "scored.jsonl"
-    if scored.exists():
-        with scored.open(encoding="utf-8") as src, (dest / "answers.jsonl").open("w", encoding="utf-8") as out:
-            for line in src:
-                if line.strip():
-                    record = json.loads(line)
-                    text = (record.get("predictions") or [{}])[0].get("text", "")
-                    out.write(json.dumps({"task_id": record["task_id"], "text": text,
-                                          "metrics": record.get("metrics"),
-                                          "local_rag": record.get("local_rag")}) + "\n")
+    save(run, dest)
 
 
 def main() -> None:
