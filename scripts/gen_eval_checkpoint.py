@@ -105,14 +105,16 @@ class ChunkTexts:
         return next((t for t in self.by_domain[domain].get(passage_id, []) if sha256(t) == digest), None)
 
 
-def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: ChunkTexts) -> tuple[int, int, list[str]]:
+def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: ChunkTexts) -> tuple[int, int, list[str]] | None:
     """Add to the run's files the tasks of ``dest/answers.jsonl`` they lack: (predictions added, scored added,
-    task ids left out)."""
+    task ids left out); None when there is no checkpoint (the Task B files predate checkpoints: answers only)."""
     from local_rag.evaluation.generation.official import prediction_record
     from local_rag.evaluation.mtrag import task_domain
 
     setting = "rag" if run.name.startswith("gen-rag-") else "reference"
     lines = read_lines(dest / "answers.jsonl")
+    if not lines or "prediction" not in lines[0]:
+        return None
     have = {"predictions.jsonl": {str(r["task_id"]) for r in read_lines(run / "predictions.jsonl")},
             "scored.jsonl": {str(r["task_id"]) for r in read_lines(run / "scored.jsonl")}}
     new: dict[str, list[dict[str, Any]]] = {"predictions.jsonl": [], "scored.jsonl": []}
@@ -175,11 +177,11 @@ def main() -> None:
     print(f"{CACHE}: {added} rewrites restored")
     for name in args.runs:
         run = ROOT / name
-        lines = read_lines(args.dest / run.name / "answers.jsonl")
-        if not lines or "prediction" not in lines[0]:  # the Task B files predate checkpoints: answers only
+        restored = restore(args.dest / run.name, run, tasks, chunks)
+        if restored is None:
             print(f"{run.name}: no checkpoint to restore")
             continue
-        predicted, scored, left_out = restore(args.dest / run.name, run, tasks, chunks)
+        predicted, scored, left_out = restored
         print(f"{run.name}: {predicted} predictions and {scored} scores restored"
               + (f"; left out (to generate again): {', '.join(left_out)}" if left_out else ""))
 

@@ -72,6 +72,7 @@ def test_a_saved_rag_run_is_restored_exactly_and_only_once(
     for name in ("predictions.jsonl", "scored.jsonl"):
         assert lines(fresh / name) == lines(run / name)
     assert script.restore(dest, fresh, by_id, chunks) == (0, 0, [])  # nothing twice
+    assert script.restore(tmp_path / "none", fresh, by_id, chunks) is None
 
     answers = lines(dest / "answers.jsonl")
     answers[2]["contexts"][0]["text_sha256"] = "0" * 64  # a passage the index no longer holds
