@@ -127,17 +127,17 @@ def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: Chu
             continue
         contexts = None
         if setting == "rag":
-            contexts = []
+            contexts, domain = [], task_domain(task)
             for c in line["contexts"]:
-                text = chunks.find(task_domain(task), str(c["document_id"]), c["text_sha256"])
+                text = chunks.find(domain, str(c["document_id"]), c["text_sha256"])
                 if text is None:
                     break
-                contexts.append({k: v for k, v in c.items() if k != "text_sha256"} | {"text": text})
+                # the original key order: document_id, text, then title, url, score
+                rest = {k: v for k, v in c.items() if k not in ("document_id", "text_sha256")}
+                contexts.append({"document_id": c["document_id"], "text": text, **rest})
             if len(contexts) < len(line["contexts"]):
                 left_out.append(task_id)
                 continue
-            # the original key order: document_id, text, title, url, score
-            contexts = [{"document_id": c.pop("document_id"), "text": c.pop("text"), **c} for c in contexts]
         record = prediction_record(task, {"text": line["text"], **line["prediction"]}, setting, contexts)
         if task_id not in have["predictions.jsonl"]:
             new["predictions.jsonl"].append(record)
