@@ -1,6 +1,7 @@
 """Side-by-side table of the MTRAG generation runs (issue 5 figures), and their shareable files.
 
-After `bash scripts/gen_eval_figures.sh`, this prints the Markdown table of docs/evaluation.md and copies each
+After `bash scripts/gen_eval_figures.sh`, this prints the Markdown table of docs/evaluation.md (and, for Task C runs,
+how often retrieval put a gold passage among the answer's contexts) and copies each
 run's scores (`scores.json`, `scores.md`, charts) and answers (`answers.jsonl` from `gen_eval_checkpoint.save`: the
 answers, context ids and metrics, with the MTRAG task and passage texts left out) to `docs/benchmarks/gen-eval/<run>/`:
 
@@ -14,6 +15,8 @@ import json
 import shutil
 import sys
 from pathlib import Path
+
+from local_rag.cli.evaluate import default_mtrag_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_eval_checkpoint import save  # noqa: E402  (answers.jsonl: the run's answers without MTRAG texts)
@@ -45,6 +48,38 @@ def row(run: Path) -> str | None:
     return "| " + " | ".join(cells) + " |"
 
 
+def gold_found(run: Path, gold: dict[str, set[str]]) -> str | None:
+    """Task C: of the scored tasks that have gold passages (answerable, partial), how many got at least one of them
+    among the retrieved contexts, as ``"hits of tasks (rate)"``; None for a run that is not scored or not ``rag``."""
+    scores_file, scored = run / "scores.json", run / "scored.jsonl"
+    if not scores_file.exists() or not scored.exists():
+        return None
+    if json.loads(scores_file.read_text(encoding="utf-8"))["info"].get("setting") != "rag":
+        return None
+    hits = tasks = 0
+    for line in scored.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        wanted = gold.get(str(record["task_id"]))
+        if wanted:
+            tasks += 1
+            hits += any(str(c.get("document_id")) in wanted for c in record.get("contexts") or [])
+    return f"{hits} of {tasks} ({hits / tasks:.3f})" if tasks else "no task with gold passages"
+
+
+def load_gold(tasks_file: Path) -> dict[str, set[str]]:
+    """Task id -> the document ids of its gold contexts (empty for UNANSWERABLE and CONVERSATIONAL tasks)."""
+    if not tasks_file.exists():
+        return {}
+    gold = {}
+    for line in tasks_file.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            task = json.loads(line)
+            gold[str(task["task_id"])] = {str(c["document_id"]) for c in task.get("contexts") or []}
+    return gold
+
+
 def copy(run: Path, dest: Path) -> None:
     dest.mkdir(parents=True, exist_ok=True)
     for path in [run / "scores.json", run / "scores.md", *sorted(run.glob("scores_by_*.png"))]:
@@ -58,6 +93,7 @@ def main() -> None:
     parser.add_argument("--runs", nargs="*", default=DEFAULT_RUNS)
     parser.add_argument("--dest", type=Path, default=ROOT / "docs" / "benchmarks" / "gen-eval")
     parser.add_argument("--no-copy", action="store_true")
+    parser.add_argument("--tasks", type=Path, default=None, help="the MTRAG generation tasks (gold passages of the Task C line)")
     args = parser.parse_args()
     header = ["Task", "prompt", "tasks", *(name for name, _ in COLUMNS), "IDK on UNANSWERABLE",
               "IDK on answerable", "citation validity"]
@@ -72,6 +108,11 @@ def main() -> None:
         print(line)
         if not args.no_copy:
             copy(run, args.dest / run.name)
+    gold = load_gold(args.tasks or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+    for name in args.runs:
+        found = gold_found(Path(name), gold) if gold else None
+        if found:
+            print(f"\n{Path(name).name}: a gold passage among the contexts in {found} tasks with gold passages")
 
 
 if __name__ == "__main__":

@@ -60,3 +60,23 @@ def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):
     answer = json.loads(text)
     assert answer["task_id"] == "c1<::>2" and answer["text"] == "The answer [1]."
     assert answer["local_rag"]["domain"] == "clapnq"
+
+
+def test_gold_found_counts_task_c_tasks_with_a_gold_passage_among_the_contexts(tmp_path):
+    table = load_script()
+    run = make_run(tmp_path / "rag", {"setting": "rag", "prompt": "answer"})
+    hit = {"task_id": "c1<::>4", "contexts": [{"document_id": "p9"}, {"document_id": "p1"}]}
+    miss = {"task_id": "c1<::>6", "contexts": [{"document_id": "p9"}]}
+    unanswerable = {"task_id": "c1<::>8", "contexts": [{"document_id": "p1"}]}
+    with (run / "scored.jsonl").open("a") as out:
+        out.writelines(json.dumps(r) + "\n" for r in (hit, miss, unanswerable))
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps(t) + "\n" for t in [
+        {"task_id": "c1<::>4", "contexts": [{"document_id": "p1"}, {"document_id": "p2"}]},
+        {"task_id": "c1<::>6", "contexts": [{"document_id": "p3"}]},
+        {"task_id": "c1<::>8", "contexts": []},
+    ]))
+    gold = table.load_gold(tasks)
+    # c1<::>2 (from make_run) is not in the task file: it counts as a task without gold passages
+    assert table.gold_found(run, gold) == "1 of 2 (0.500)"
+    assert table.gold_found(make_run(tmp_path / "reference"), gold) is None  # Task B: the gold passages are given
