@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from local_rag.cli.evaluate import default_mtrag_dir
+from local_rag.evaluation.mtrag import load_generation_tasks, read_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_eval_checkpoint import save  # noqa: E402  (answers.jsonl: the run's answers without MTRAG texts)
@@ -32,11 +33,15 @@ def fmt(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"
 
 
-def row(run: Path) -> str | None:
+def load_scores(run: Path) -> dict | None:
     scores_file = run / "scores.json"
-    if not scores_file.exists():
+    return json.loads(scores_file.read_text(encoding="utf-8")) if scores_file.exists() else None
+
+
+def row(run: Path, scores: dict | None = None) -> str | None:
+    scores = scores if scores is not None else load_scores(run)
+    if scores is None:
         return None
-    scores = json.loads(scores_file.read_text(encoding="utf-8"))
     overall, info = scores["overall"], scores["info"]
     setting = "B (gold passages)" if info.get("setting") == "reference" else "C (retrieved)"
     prompt = info.get("prompt") or run.name.rsplit("-", 1)[-1]  # runs scored before the prompt was recorded
@@ -48,36 +53,21 @@ def row(run: Path) -> str | None:
     return "| " + " | ".join(cells) + " |"
 
 
-def gold_found(run: Path, gold: dict[str, set[str]]) -> str | None:
-    """Task C: of the scored tasks that have gold passages (answerable, partial), how many got at least one of them
-    among the retrieved contexts, as ``"hits of tasks (rate)"``; None for a run that is not scored or not ``rag``."""
-    scores_file, scored = run / "scores.json", run / "scored.jsonl"
-    if not scores_file.exists() or not scored.exists():
-        return None
-    if json.loads(scores_file.read_text(encoding="utf-8"))["info"].get("setting") != "rag":
-        return None
-    hits = tasks = 0
-    for line in scored.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        record = json.loads(line)
-        wanted = gold.get(str(record["task_id"]))
-        if wanted:
-            tasks += 1
-            hits += any(str(c.get("document_id")) in wanted for c in record.get("contexts") or [])
-    return f"{hits} of {tasks} ({hits / tasks:.3f})" if tasks else "no task with gold passages"
+def gold_found(records: list[dict], gold: dict[str, set[str]]) -> str:
+    """Task C: of the tasks that have gold passages (answerable, partial), how many got at least one of them among
+    their retrieved contexts, as ``"hits of tasks (rate)"``."""
+    wanted = [(gold[str(r["task_id"])], r) for r in records if gold.get(str(r["task_id"]))]
+    hits = sum(any(str(c.get("document_id")) in ids for c in r.get("contexts") or []) for ids, r in wanted)
+    return f"{hits} of {len(wanted)} ({hits / len(wanted):.3f})" if wanted else "no task with gold passages"
 
 
 def load_gold(tasks_file: Path) -> dict[str, set[str]]:
-    """Task id -> the document ids of its gold contexts (empty for UNANSWERABLE and CONVERSATIONAL tasks)."""
+    """Task id -> the document ids of its gold contexts (empty for UNANSWERABLE and CONVERSATIONAL tasks); empty
+    when the task file is not there."""
     if not tasks_file.exists():
         return {}
-    gold = {}
-    for line in tasks_file.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            task = json.loads(line)
-            gold[str(task["task_id"])] = {str(c["document_id"]) for c in task.get("contexts") or []}
-    return gold
+    return {str(t["task_id"]): {str(c["document_id"]) for c in t.get("contexts") or []}
+            for t in load_generation_tasks(tasks_file)}
 
 
 def copy(run: Path, dest: Path) -> None:
@@ -99,21 +89,23 @@ def main() -> None:
               "IDK on answerable", "citation validity"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
+    gold = load_gold(args.tasks or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+    found = []
     for name in args.runs:
         run = Path(name)
-        line = row(run)
-        if line is None:
+        scores = load_scores(run)
+        line = row(run, scores)
+        if scores is None or line is None:
             print(f"<!-- {run}: no scores.json yet -->")
             continue
         print(line)
+        if gold and scores["info"].get("setting") == "rag":
+            found.append(f"{run.name}: a gold passage among the contexts in "
+                         f"{gold_found(read_jsonl(run / 'scored.jsonl'), gold)} tasks with gold passages")
         if not args.no_copy:
             copy(run, args.dest / run.name)
-    gold = load_gold(args.tasks or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
-    for name in args.runs:
-        found = gold_found(Path(name), gold) if gold else None
-        if found:
-            print(f"\n{Path(name).name}: a gold passage among the contexts in {found} tasks with gold passages")
-
+    for line in found:
+        print(f"\n{line}")
 
 if __name__ == "__main__":
     main()

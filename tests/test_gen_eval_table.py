@@ -64,19 +64,32 @@ def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):
 
 def test_gold_found_counts_task_c_tasks_with_a_gold_passage_among_the_contexts(tmp_path):
     table = load_script()
-    run = make_run(tmp_path / "rag", {"setting": "rag", "prompt": "answer"})
     hit = {"task_id": "c1<::>4", "contexts": [{"document_id": "p9"}, {"document_id": "p1"}]}
     miss = {"task_id": "c1<::>6", "contexts": [{"document_id": "p9"}]}
     unanswerable = {"task_id": "c1<::>8", "contexts": [{"document_id": "p1"}]}
-    with (run / "scored.jsonl").open("a") as out:
-        out.writelines(json.dumps(r) + "\n" for r in (hit, miss, unanswerable))
+    unknown = {"task_id": "c9<::>2", "contexts": [{"document_id": "p1"}]}
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text("".join(json.dumps(t) + "\n" for t in [
-        {"task_id": "c1<::>4", "contexts": [{"document_id": "p1"}, {"document_id": "p2"}]},
-        {"task_id": "c1<::>6", "contexts": [{"document_id": "p3"}]},
-        {"task_id": "c1<::>8", "contexts": []},
+        {"task_id": "c1<::>4", "input": [], "contexts": [{"document_id": "p1"}, {"document_id": "p2"}]},
+        {"task_id": "c1<::>6", "input": [], "contexts": [{"document_id": "p3"}]},
+        {"task_id": "c1<::>8", "input": [], "contexts": []},
     ]))
     gold = table.load_gold(tasks)
-    # c1<::>2 (from make_run) is not in the task file: it counts as a task without gold passages
-    assert table.gold_found(run, gold) == "1 of 2 (0.500)"
-    assert table.gold_found(make_run(tmp_path / "reference"), gold) is None  # Task B: the gold passages are given
+    # c9<::>2 is not in the task file: it counts as a task without gold passages, as c1<::>8 does
+    assert table.gold_found([hit, miss, unanswerable, unknown], gold) == "1 of 2 (0.500)"
+    assert table.gold_found([unanswerable], gold) == "no task with gold passages"
+    assert table.load_gold(tmp_path / "missing.jsonl") == {}
+
+
+def test_the_gold_line_is_printed_for_task_c_runs_only(tmp_path, monkeypatch, capsys):
+    table = load_script()
+    rag = make_run(tmp_path / "gen-rag-x-answer", {"setting": "rag", "prompt": "answer"})
+    reference = make_run(tmp_path / "gen-reference-x-answer")  # Task B: the gold passages are given
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(json.dumps({"task_id": "c1<::>2", "input": [], "contexts": [{"document_id": "p1"}]}) + "\n")
+    monkeypatch.setattr("sys.argv", ["gen_eval_table.py", "--runs", str(rag), str(reference), "--no-copy",
+                                     "--tasks", str(tasks)])
+    table.main()
+    out = capsys.readouterr().out
+    assert "gen-rag-x-answer: a gold passage among the contexts in 0 of 1 (0.000) tasks" in out
+    assert "gen-reference-x-answer:" not in out
