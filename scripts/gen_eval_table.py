@@ -94,11 +94,10 @@ def main() -> None:
     for name in args.runs:
         run = Path(name)
         scores = load_scores(run)
-        line = row(run, scores)
-        if scores is None or line is None:
+        if scores is None:
             print(f"<!-- {run}: no scores.json yet -->")
             continue
-        print(line)
+        print(row(run, scores))
         if gold and scores["info"].get("setting") == "rag":
             found.append(f"{run.name}: a gold passage among the contexts in "
                          f"{gold_found(read_jsonl(run / 'scored.jsonl'), gold)} tasks with gold passages")
@@ -106,6 +105,7 @@ def main() -> None:
             copy(run, args.dest / run.name)
     for line in found:
         print(f"\n{line}")
+
 
 if __name__ == "__main__":
     main()
