@@ -107,13 +107,14 @@ class ChunkTexts:
 
 def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: ChunkTexts) -> tuple[int, int, list[str]] | None:
     """Add to the run's files the tasks of ``dest/answers.jsonl`` they lack: (predictions added, scored added,
-    task ids left out); None when there is no checkpoint (the Task B files predate checkpoints: answers only)."""
+    task ids left out); None when there is no checkpoint. The Task B files predate checkpoints: their lines hold the
+    answer text and metrics but no ``prediction`` (kind, citations), so a Task B run comes back without citations."""
     from local_rag.evaluation.generation.official import prediction_record
     from local_rag.evaluation.mtrag import task_domain
 
     setting = "rag" if run.name.startswith("gen-rag-") else "reference"
     lines = read_lines(dest / "answers.jsonl")
-    if not lines or "prediction" not in lines[0]:
+    if not lines or (setting == "rag" and "prediction" not in lines[0]):
         return None
     have = {"predictions.jsonl": {str(r["task_id"]) for r in read_lines(run / "predictions.jsonl")},
             "scored.jsonl": {str(r["task_id"]) for r in read_lines(run / "scored.jsonl")}}
@@ -138,7 +139,7 @@ def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: Chu
             if len(contexts) < len(line["contexts"]):
                 left_out.append(task_id)
                 continue
-        record = prediction_record(task, {"text": line["text"], **line["prediction"]}, setting, contexts)
+        record = prediction_record(task, {"text": line["text"], **line.get("prediction", {})}, setting, contexts)
         if task_id not in have["predictions.jsonl"]:
             new["predictions.jsonl"].append(record)
         if "metrics" in line and task_id not in have["scored.jsonl"]:

@@ -374,6 +374,51 @@ def test_interrupted_run_resumes_without_scoring_twice(tmp_path: Path) -> None:
         score_predictions(records + records[:1], CountingScorer(), tmp_path / "other.jsonl", progress=False)
 
 
+class OldRules:
+    """The IDK rules of an earlier run: the answers in ``declines`` decline, nothing else does."""
+
+    name = "rules"
+
+    def __init__(self, declines: set[str]) -> None:
+        self.declines = declines
+
+    def label(self, answer: str, question: str = "") -> float:
+        return 1.0 if answer in self.declines else 0.0
+
+
+def test_a_fixed_idk_rule_reaches_the_tasks_already_scored(tmp_path: Path) -> None:
+    pytest.importorskip("rouge_score")
+    records = [
+        prediction_record(task(0, "UNANSWERABLE"), "I apologize, but I'm not able to assist with that.", "reference"),
+        prediction_record(task(1), "I'm sorry, but I can't assist with that.", "reference"),
+        prediction_record(task(2), "The documents do not say. However, guinea pigs sleep in burrows.", "reference"),
+        prediction_record(task(3), "Guinea pigs sleep in burrows.", "reference"),
+    ]
+    out = tmp_path / "scored.jsonl"
+    first_llm = scripted_judge(["Guinea pigs sleep in burrows."], [1], 8)
+    old = GenerationScorer(GenEvalConfig(), bert=FakeBert(), judge_llm=first_llm,  # type: ignore[arg-type]
+                           idk_judge=OldRules({records[2]["predictions"][0]["text"]}))
+    before = score_predictions(records, old, out, progress=False)
+    assert [r["metrics"]["idk_eval"] for r in before] == [[0.0], [0.0], [1.0], [0.0]]
+    assert [r["local_rag"]["judged"] for r in before] == [False, True, False, True]
+
+    llm = scripted_judge(["Guinea pigs sleep in burrows."], [1], 8)
+    after = score_predictions(records, fake_scorer(llm), out, progress=False)
+    m = [r["metrics"] for r in after]
+    assert m[0]["idk_eval"] == [1.0] and m[0]["RL_F_idk"] == m[0]["RB_llm_idk"] == [1.0]  # now a right decline
+    assert m[1]["idk_eval"] == [1.0] and m[1]["RB_agg_idk"] == m[1]["RL_F_idk"] == [0.0]  # now a wrong decline
+    assert after[1]["local_rag"]["idk_relabelled_from"] == 0.0 and after[1]["local_rag"]["hm_idk"] == 0.0
+    # task 2 was not judged (a decline then); its new label 0.5 keeps the metric, so it was scored again
+    assert m[2]["idk_eval"] == [0.5] and after[2]["local_rag"]["judged"] and len(llm.calls) == 3
+    assert after[3] == before[3]
+    assert [json.loads(line) for line in out.read_text().splitlines()] == [after[0], after[1], after[3], after[2]]
+    assert not list(tmp_path.glob("*.tmp"))
+    calls = len(llm.calls)
+    assert score_predictions(records, fake_scorer(llm), out, progress=False) == after and len(llm.calls) == calls
+    llm_labels = GenerationScorer(GenEvalConfig(idk_judge="llm"), bert=FakeBert())  # type: ignore[arg-type]
+    assert llm_labels.relabel(before[1]) is before[1]  # an LLM label is not redone by rules
+
+
 def test_merge_subset_and_the_pipeline_hook() -> None:
     tasks = [task(i, label, domain) for i, (label, domain) in enumerate(
         [("ANSWERABLE", "clapnq")] * 8 + [("UNANSWERABLE", "clapnq")] * 2 + [("ANSWERABLE", "fiqa")] * 6)]

@@ -89,3 +89,18 @@ def test_the_rewrite_cache_is_merged_by_key(tmp_path: Path) -> None:
     assert script.save_cache(cache, dest) == 2  # the torn line of a running writer is left for later
     assert script.save_cache(cache, dest) == 0
     assert [line["key"] for line in lines(dest)] == ["a", "b"]
+
+
+def test_a_task_b_run_saved_before_checkpoints_comes_back_from_text_and_metrics(tmp_path: Path) -> None:
+    script = load_script()
+    t = task(0) | {"contexts": [{"document_id": "d1", "text": "Cats sleep 16 hours.", "title": "Cat"}]}
+    dest = tmp_path / "gen-reference-cpu-qwen-answer_plain"
+    dest.mkdir()
+    old_line = {"task_id": t["task_id"], "text": "Cats sleep 16 hours.", "metrics": {"RB_agg": [0.5]},
+                "local_rag": {"domain": "clapnq", "judged": True}}
+    (dest / "answers.jsonl").write_text(json.dumps(old_line) + "\n", encoding="utf-8")
+    run = tmp_path / "runs" / dest.name
+    assert script.restore(dest, run, {t["task_id"]: t}, None) == (1, 1, [])
+    scored = lines(run / "scored.jsonl")[0]
+    assert scored["predictions"] == [{"text": "Cats sleep 16 hours."}] and [c["text"] for c in scored["contexts"]] == ["Cats sleep 16 hours."]
+    assert scored["metrics"] == old_line["metrics"] and lines(run / "predictions.jsonl")[0]["task_id"] == t["task_id"]

@@ -16,6 +16,8 @@ Example:
     0.5
     >>> IdkDetector().label("Paris is the capital of France.")
     0.0
+    >>> IdkDetector().label("I apologize, but I'm not able to assist with that.")
+    1.0
 """
 
 from __future__ import annotations
@@ -41,12 +43,12 @@ DECLINE = [re.compile(p) for p in (
     r"\bi " + _NEG + r" (?:have|find|see|locate|get|possess|access)\b.{0,80}?\b" + _INFO + r"\b",
     r"\bi " + _NEG + r" (?:have|find|see|locate) (?:that|this|it|any)\b",
     r"\bi (?:have|found|see|could find|can find) no\b.{0,40}?\b" + _INFO + r"\b",
-    r"\b(?:i|we)(?: am|'m| are|'re)? (?:unable|not able) to (?:answer|provide|find|tell|help|determine|say|locate|confirm|give|specify|respond|recommend|offer)",
-    r"\bi " + _NEG + r" (?:\w+ly )?(?:answer|provide|tell|determine|say|confirm|specify|recommend|give you|respond|help)",
+    r"\b(?:i|we)(?: am|'m| are|'re)? (?:unable|not able) to (?:answer|provide|find|tell|help|assist|determine|say|locate|confirm|give|specify|respond|recommend|offer)",
+    r"\bi " + _NEG + r" (?:\w+ly )?(?:answer|provide|tell|determine|say|confirm|specify|recommend|give you|respond|help|assist)",
     r"\bi " + _NEG + r" (?:find|locate|understand)\b",
     r"\bi " + _NEG + r" have\b.{0,60}\bto share\b",
     r"\b(?:the |your )?(?:question|request) is (?:not clear|unclear|ambiguous)",
-    r"\b" + _DOCS + r"\b(?: \w+){0,3} (?:does|do|did)(?: not|n't) " + _DOC_VERBS,
+    r"\b" + _DOCS + r"\b(?: \w+){0,3} (?:does|do|did)(?: not|n't) (?:\w+ly )?" + _DOC_VERBS,
     r"\b(?:there is|there's|there are|there was) no\b.{0,40}?\b" + _INFO + r"\b",
     r"\bno (?:specific |relevant |further |additional |other )?(?:information|documents?|passages?|answer|details|data|results?)"
     r" (?:\w+ )?(?:is |are |was |were )?(?:found|available|provided|given|present|exists?|about|on|regarding)\b",
@@ -61,7 +63,7 @@ DECLINE = [re.compile(p) for p in (
 )]
 
 FILLER = [re.compile(p) for p in (
-    r"^(?:(?:i am|i'm|we are|we're) )?(?:so |very )?(?:sorry|afraid|apologi[sz]e)\b",
+    r"^(?:(?:i am|i'm|we are|we're|i|we) )?(?:so |very )?(?:sorry|afraid|apologi[sz]e)\b",
     r"^(?:sorry|unfortunately|apologies|regrettably|yes|no|ok|okay)$",
     r"\b(?:is there )?anything else (?:i|we) (?:can|could|may) (?:help|assist)",
     r"\blet me know if\b",

@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,8 @@ def score_predictions(
         raise BadInputError(f"task ids appear more than once in the predictions: {', '.join(dupes[:5])}")
     out_path.parent.mkdir(parents=True, exist_ok=True)
     done = load_done(out_path)
+    if done and hasattr(scorer, "relabel"):
+        done = relabel_done(done, scorer, out_path)
     todo = [r for r in records if str(r["task_id"]) not in done]
     if done and todo:
         log.info("%s: %d tasks already scored, %d to go", out_path, len(records) - len(todo), len(todo))
@@ -101,6 +104,31 @@ def score_predictions(
             write_record(fh, scored)
             done[str(record["task_id"])] = scored
     return [done[i] for i in ids]
+
+
+def relabel_done(done: dict[str, dict[str, Any]], scorer: Any, out_path: Path) -> dict[str, dict[str, Any]]:
+    """Already scored records brought up to the scorer's current IDK rules (``scorer.relabel``). When a label
+    changed, ``out_path`` is rewritten (a new file moved into place, so an interruption loses nothing); a task whose
+    new label needs the LLM judges is dropped from it, to be scored again."""
+    kept: dict[str, dict[str, Any]] = {}
+    changed = dropped = 0
+    for task_id, record in done.items():
+        new = scorer.relabel(record)
+        if new is None:
+            dropped += 1
+            continue
+        changed += new is not record
+        kept[task_id] = new
+    if changed or dropped:
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as fh:
+            for record in kept.values():
+                write_record(fh, record)
+            os.fsync(fh.fileno())
+        os.replace(tmp, out_path)
+        log.warning("%s: the IDK rules changed the label of %d scored task(s); %d of them will be scored again",
+                    out_path, changed + dropped, dropped)
+    return kept
 
 
 def stratified_subset(tasks: Sequence[dict[str, Any]], n: int) -> list[dict[str, Any]]:

@@ -165,12 +165,7 @@ class GenerationScorer:
             timings["rb_llm_s"] = time.perf_counter() - t
         metrics["RL_F"] = [rl_f]
         metrics["RB_llm"] = [rb_llm]
-        for raw, name in CONDITIONED.items():
-            value = metrics[raw][0]
-            if raw != "RB_agg" and not self.config.llm_judges:
-                metrics[name] = [None]  # not run: no conditioned figure either (means would see only decided tasks)
-            else:
-                metrics[name] = [condition(label, idk, value)]
+        self._condition(metrics, label, idk)
         info["judged"] = judged
         info["hm_idk"] = harmonic_mean([metrics[n][0] for n in CONDITIONED.values()])
         if self._llm is not None:
@@ -184,3 +179,34 @@ class GenerationScorer:
         out["metrics"] = metrics
         out["local_rag"] = info
         return out
+
+    def _condition(self, metrics: dict[str, list[Any]], label: str, idk: float) -> None:
+        for raw, name in CONDITIONED.items():
+            if raw != "RB_agg" and not self.config.llm_judges:
+                metrics[name] = [None]  # not run: no conditioned figure either (means would see only decided tasks)
+            else:
+                metrics[name] = [condition(label, idk, metrics[raw][0])]
+
+    def relabel(self, scored: dict[str, Any]) -> dict[str, Any] | None:
+        """A scored record brought up to the current IDK rules, so that a rule fixed after a run reaches the tasks
+        it had already scored: the same record when its label stands; a copy with the new label and conditioned
+        scores when it changed (``local_rag.idk_relabelled_from`` keeps the old one); ``None`` when the new label
+        needs LLM judges that the task was not given (score it again). Only the rules are re-run: an LLM IDK
+        label is kept, as it would cost a call."""
+        if self.config.idk_judge != "rules":
+            return scored
+        metrics = dict(scored.get("metrics") or {})
+        before = (metrics.get("idk_eval") or [None])[0]
+        idk = float(self.idk.label(prediction_text(scored)))
+        if before == idk or not all(raw in metrics for raw in CONDITIONED):
+            return scored
+        label = answerability(scored)
+        info = dict(scored.get("local_rag") or {})
+        if self.config.llm_judges and not info.get("judged") and \
+                not (self.config.skip_decided and decided(label, idk)):
+            return None
+        metrics["idk_eval"] = [idk]
+        self._condition(metrics, label, idk)
+        info["hm_idk"] = harmonic_mean([metrics[n][0] for n in CONDITIONED.values()])
+        info.setdefault("idk_relabelled_from", before)
+        return dict(scored, metrics=metrics, local_rag=info)
