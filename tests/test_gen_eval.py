@@ -417,6 +417,10 @@ def test_a_fixed_idk_rule_reaches_the_tasks_already_scored(tmp_path: Path) -> No
     assert score_predictions(records, fake_scorer(llm), out, progress=False) == after and len(llm.calls) == calls
     llm_labels = GenerationScorer(GenEvalConfig(idk_judge="llm"), bert=FakeBert())  # type: ignore[arg-type]
     assert llm_labels.relabel(before[1]) is before[1]  # an LLM label is not redone by rules
+    cheap = fake_scorer(None, llm_judges=False).score(records[1])  # RB_alg and IDK only
+    cheap["metrics"]["idk_eval"] = [0.0]  # as the old rules had it
+    redone = fake_scorer(llm).relabel(cheap)  # this run has judges; the task was scored without them
+    assert redone is not None and redone["metrics"]["RB_agg_idk"] == [0.0] and redone["metrics"]["RL_F_idk"] == [None]
 
 
 def test_merge_subset_and_the_pipeline_hook() -> None:

@@ -165,7 +165,7 @@ class GenerationScorer:
             timings["rb_llm_s"] = time.perf_counter() - t
         metrics["RL_F"] = [rl_f]
         metrics["RB_llm"] = [rb_llm]
-        self._condition(metrics, label, idk)
+        condition_all(metrics, label, idk, self.config.llm_judges)
         info["judged"] = judged
         info["hm_idk"] = harmonic_mean([metrics[n][0] for n in CONDITIONED.values()])
         if self._llm is not None:
@@ -180,13 +180,6 @@ class GenerationScorer:
         out["local_rag"] = info
         return out
 
-    def _condition(self, metrics: dict[str, list[Any]], label: str, idk: float) -> None:
-        for raw, name in CONDITIONED.items():
-            if raw != "RB_agg" and not self.config.llm_judges:
-                metrics[name] = [None]  # not run: no conditioned figure either (means would see only decided tasks)
-            else:
-                metrics[name] = [condition(label, idk, metrics[raw][0])]
-
     def relabel(self, scored: dict[str, Any]) -> dict[str, Any] | None:
         """A scored record brought up to the current IDK rules, so that a rule fixed after a run reaches the tasks
         it had already scored: the same record when its label stands; a copy with the new label and conditioned
@@ -198,15 +191,25 @@ class GenerationScorer:
         metrics = dict(scored.get("metrics") or {})
         before = (metrics.get("idk_eval") or [None])[0]
         idk = float(self.idk.label(prediction_text(scored)))
-        if before == idk or not all(raw in metrics for raw in CONDITIONED):
+        if before == idk or not all(name in metrics for pair in CONDITIONED.items() for name in pair):
             return scored
         label = answerability(scored)
         info = dict(scored.get("local_rag") or {})
-        if self.config.llm_judges and not info.get("judged") and \
-                not (self.config.skip_decided and decided(label, idk)):
+        # as the task was scored, whatever this run's settings: with LLM judges when a judge figure is there
+        judges = any(metrics[CONDITIONED[raw]][0] is not None for raw in ("RL_F", "RB_llm"))
+        if judges and not info.get("judged") and not decided(label, idk):
             return None
         metrics["idk_eval"] = [idk]
-        self._condition(metrics, label, idk)
+        condition_all(metrics, label, idk, judges)
         info["hm_idk"] = harmonic_mean([metrics[n][0] for n in CONDITIONED.values()])
         info.setdefault("idk_relabelled_from", before)
         return dict(scored, metrics=metrics, local_rag=info)
+
+
+def condition_all(metrics: dict[str, list[Any]], label: str, idk: float, judges: bool) -> None:
+    """Set the conditioned scores of ``metrics`` from its raw ones (``judges``: the LLM judges were run)."""
+    for raw, name in CONDITIONED.items():
+        if raw != "RB_agg" and not judges:
+            metrics[name] = [None]  # not run: no conditioned figure either (means would see only decided tasks)
+        else:
+            metrics[name] = [condition(label, idk, metrics[raw][0])]
