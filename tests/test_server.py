@@ -86,8 +86,8 @@ def running(app: Any) -> Iterator[str]:
         thread.join(10)
 
 
-def client(url: str, key: str = "none") -> Any:
-    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=30)
+def client(url: str, key: str = "none", timeout: float = 30) -> Any:
+    return openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=timeout)
 
 
 CONV = [{"role": "system", "content": "SYSTEM TEXT THAT IS IGNORED"}, {"role": "user", "content": "tell me about cats"},
@@ -463,7 +463,7 @@ def test_the_serve_command_answers_with_the_real_smollm2(tmp_path: Path):
     messages = [{"role": "user", "content": "How many hours a day does a cat sleep?"}]
     with serve_command(config) as url:
         assert httpx.get(f"{url}/healthz").json()["model"] == SMOLLM
-        oa = client(url)
+        oa = client(url, timeout=180)  # a hang guard, not a speed check: a real model on a busy 2-core CPU
         reply = oa.chat.completions.create(model=SMOLLM, messages=messages)
         chunks = list(oa.chat.completions.create(model=SMOLLM, messages=messages, stream=True))
     assert reply.choices[0].message.content.strip() and reply.usage.completion_tokens > 0
