@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from local_rag.cli.evaluate import default_mtrag_dir
+from local_rag.evaluation.generation.report import group_stats
 from local_rag.evaluation.mtrag import load_generation_tasks, read_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -55,10 +56,16 @@ def row(run: Path, scores: dict | None = None) -> str | None:
 
 def gold_found(records: list[dict], gold: dict[str, set[str]]) -> str:
     """Task C: of the tasks that have gold passages (answerable, partial), how many got at least one of them among
-    their retrieved contexts, as ``"hits of tasks (rate)"``."""
+    their retrieved contexts, as ``"hits of tasks (rate)"``, and the harmonic mean (conditioned, as in the table)
+    of those tasks and of the rest: what retrieval costs the answers."""
     wanted = [(gold[str(r["task_id"])], r) for r in records if gold.get(str(r["task_id"]))]
-    hits = sum(any(str(c.get("document_id")) in ids for c in r.get("contexts") or []) for ids, r in wanted)
-    return f"{hits} of {len(wanted)} ({hits / len(wanted):.3f})" if wanted else "no task with gold passages"
+    if not wanted:
+        return "no task with gold passages"
+    found = [any(str(c.get("document_id")) in ids for c in r.get("contexts") or []) for ids, r in wanted]
+    hits, n = sum(found), len(wanted)
+    groups = [[r for (_, r), f in zip(wanted, found, strict=True) if f == want] for want in (True, False)]
+    hm = [fmt(group_stats(g)["final"]) if g else "n/a" for g in groups]
+    return f"{hits} of {n} ({hits / n:.3f}); harmonic mean {hm[0]} on those tasks, {hm[1]} on the others"
 
 
 def load_gold(tasks_file: Path) -> dict[str, set[str]]:
@@ -99,8 +106,8 @@ def main() -> None:
             continue
         print(row(run, scores))
         if gold and scores["info"].get("setting") == "rag":
-            found.append(f"{run.name}: a gold passage among the contexts in "
-                         f"{gold_found(read_jsonl(run / 'scored.jsonl'), gold)} tasks with gold passages")
+            found.append(f"{run.name}: of the tasks with gold passages, a gold passage among the contexts in "
+                         f"{gold_found(read_jsonl(run / 'scored.jsonl'), gold)}")
         if not args.no_copy:
             copy(run, args.dest / run.name)
     for line in found:

@@ -64,7 +64,8 @@ def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):
 
 def test_gold_found_counts_task_c_tasks_with_a_gold_passage_among_the_contexts(tmp_path):
     table = load_script()
-    hit = {"task_id": "c1<::>4", "contexts": [{"document_id": "p9"}, {"document_id": "p1"}]}
+    scores = {"RB_agg_idk": [0.5], "RL_F_idk": [1.0], "RB_llm_idk": [0.5]}  # harmonic mean 0.6
+    hit = {"task_id": "c1<::>4", "contexts": [{"document_id": "p9"}, {"document_id": "p1"}], "metrics": scores}
     miss = {"task_id": "c1<::>6", "contexts": [{"document_id": "p9"}]}
     unanswerable = {"task_id": "c1<::>8", "contexts": [{"document_id": "p1"}]}
     unknown = {"task_id": "c9<::>2", "contexts": [{"document_id": "p1"}]}
@@ -76,7 +77,7 @@ def test_gold_found_counts_task_c_tasks_with_a_gold_passage_among_the_contexts(t
     ]))
     gold = table.load_gold(tasks)
     # c9<::>2 is not in the task file: it counts as a task without gold passages, as c1<::>8 does
-    assert table.gold_found([hit, miss, unanswerable, unknown], gold) == "1 of 2 (0.500)"
+    assert table.gold_found([hit, miss, unanswerable, unknown], gold) == "1 of 2 (0.500); harmonic mean 0.600 on those tasks, n/a on the others"
     assert table.gold_found([unanswerable], gold) == "no task with gold passages"
     assert table.load_gold(tmp_path / "missing.jsonl") == {}
 
@@ -91,5 +92,5 @@ def test_the_gold_line_is_printed_for_task_c_runs_only(tmp_path, monkeypatch, ca
                                      "--tasks", str(tasks)])
     table.main()
     out = capsys.readouterr().out
-    assert "gen-rag-x-answer: a gold passage among the contexts in 0 of 1 (0.000) tasks" in out
+    assert "gen-rag-x-answer: of the tasks with gold passages, a gold passage among the contexts in 0 of 1 (0.000)" in out
     assert "gen-reference-x-answer:" not in out
