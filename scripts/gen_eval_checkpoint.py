@@ -19,9 +19,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from local_rag.evaluation.generation.official import write_records
 
 ROOT = Path(__file__).resolve().parents[1]
 RAG_RUNS = [f"runs/gen-rag-cpu-qwen-{prompt}" for prompt in ("answer", "answer_plain")]
@@ -47,13 +48,6 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def write_atomic(path: Path, lines: list[dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def answer_line(record: dict[str, Any]) -> dict[str, Any]:
     """A prediction or scored record without the task's texts and the passages' texts."""
     prediction = dict((record.get("predictions") or [{}])[0])
@@ -73,7 +67,7 @@ def save(run: Path, dest: Path) -> int:
     for record in read_lines(run / "scored.jsonl") + read_lines(run / "predictions.jsonl"):
         by_id.setdefault(str(record["task_id"]), answer_line(record))
     if by_id:
-        write_atomic(dest / "answers.jsonl", list(by_id.values()))
+        write_records(dest / "answers.jsonl", list(by_id.values()))
     return len(by_id)
 
 
@@ -83,7 +77,7 @@ def save_cache(cache: Path, dest: Path) -> int:
     keys = {line["key"] for line in kept}
     new = [line for line in read_lines(cache) if line["key"] not in keys]
     if new:
-        write_atomic(dest, kept + new)
+        write_records(dest, kept + new)
     return len(new)
 
 

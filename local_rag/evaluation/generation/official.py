@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import copy
 import json
+import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -222,6 +223,18 @@ def write_record(fh: Any, record: dict[str, Any]) -> None:
     """One JSON line, flushed, so an interrupted run keeps every finished record."""
     fh.write(json.dumps(record, ensure_ascii=False, default=_json_default) + "\n")
     fh.flush()
+
+
+def write_records(path: Path, records: Iterable[dict[str, Any]]) -> None:
+    """``records`` as the whole JSONL file ``path``: written beside it, then moved into place, so an interruption
+    leaves the old file or the new one, never part of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for record in records:
+            write_record(fh, record)
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
 
 
 def _json_default(value: Any) -> Any:

@@ -16,7 +16,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from local_rag.evaluation.generation.official import (
     prediction_record,
     validate_record,
     write_record,
+    write_records,
 )
 from local_rag.evaluation.mtrag import load_done
 from local_rag.evaluation.subset import stratified
@@ -120,12 +120,7 @@ def relabel_done(done: dict[str, dict[str, Any]], scorer: Any, out_path: Path) -
         changed += new is not record
         kept[task_id] = new
     if changed or dropped:
-        tmp = out_path.with_name(out_path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for record in kept.values():
-                write_record(fh, record)
-            os.fsync(fh.fileno())
-        os.replace(tmp, out_path)
+        write_records(out_path, kept.values())
         log.warning("%s: the IDK rules changed the label of %d scored task(s); %d of them will be scored again",
                     out_path, changed + dropped, dropped)
     return kept
