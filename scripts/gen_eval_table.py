@@ -39,10 +39,7 @@ def load_scores(run: Path) -> dict | None:
     return json.loads(scores_file.read_text(encoding="utf-8")) if scores_file.exists() else None
 
 
-def row(run: Path, scores: dict | None = None) -> str | None:
-    scores = scores if scores is not None else load_scores(run)
-    if scores is None:
-        return None
+def row(run: Path, scores: dict) -> str:
     overall, info = scores["overall"], scores["info"]
     setting = "B (gold passages)" if info.get("setting") == "reference" else "C (retrieved)"
     prompt = info.get("prompt") or run.name.rsplit("-", 1)[-1]  # runs scored before the prompt was recorded

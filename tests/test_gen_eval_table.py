@@ -36,16 +36,16 @@ def make_run(folder: Path, info: dict | None = None) -> Path:
 def test_the_row_shows_the_conditioned_scores_and_na_for_missing_ones(tmp_path):
     table = load_script()
     run = make_run(tmp_path / "gen-reference-cpu-qwen-answer_plain")
-    cells = [c.strip() for c in table.row(run).strip("|").split("|")]
+    cells = [c.strip() for c in table.row(run, table.load_scores(run)).strip("|").split("|")]
     assert cells == ["B (gold passages)", "`answer_plain`", "2", "0.500", "0.750", "n/a", "n/a", "0.250",
                      "1.000", "0.000", "1.000 of 3"]
-    assert table.row(tmp_path / "missing") is None
+    assert table.load_scores(tmp_path / "missing") is None
 
 
 def test_the_row_takes_the_recorded_prompt_over_the_folder_name(tmp_path):
     table = load_script()
     run = make_run(tmp_path / "my-run", {"setting": "rag", "prompt": "answer_plain"})
-    cells = [c.strip() for c in table.row(run).strip("|").split("|")]
+    cells = [c.strip() for c in table.row(run, table.load_scores(run)).strip("|").split("|")]
     assert cells[:2] == ["C (retrieved)", "`answer_plain`"]
 
 
