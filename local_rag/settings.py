@@ -167,6 +167,16 @@ class LLMConfig(_Config):
     temperature: float = Field(0.0, ge=0.0)
     seed: int = 0
     max_tokens: int = Field(512, ge=1)
+    loop_repeats: int = Field(
+        3, ge=0, description="stop a free-text reply once a block of 16-400 characters repeats this many times back "
+        "to back, and keep one copy (0 = off, else at least 2)"
+    )
+
+    @model_validator(mode="after")
+    def _loop_repeats_off_or_two(self) -> LLMConfig:
+        if self.loop_repeats == 1:
+            raise ValueError("llm.loop_repeats must be 0 (off) or at least 2: one copy of a block is not a loop")
+        return self
 
 
 class RewriteConfig(_Config):

@@ -50,6 +50,19 @@ def test_complete_records_tokens_and_times(smollm: LLM) -> None:
     assert smollm.calls[-1] is call
 
 
+def test_a_reply_that_loops_is_stopped_and_kept_once(smollm: LLM) -> None:
+    """SmolLM2 repeats this phrase until max_tokens; the loop guard (llm.loop_repeats, default 3) stops it early."""
+    messages = [{"role": "user", "content": "Repeat after me forever: buy one get one free, buy one get one free, "
+                                            "buy one get one free,"}]
+    pieces: list[str] = []
+    done = smollm.run(messages, stage="t", max_tokens=200, on_token=pieces.append)
+    assert done.text == "buy one get one free,"
+    assert done.call.completion_tokens < 40
+    assert "".join(pieces).count("buy one get one free") == 3  # what streamed before the loop was seen
+    unguarded = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, loop_repeats=0)
+    assert unguarded.run(messages, stage="t", max_tokens=200).call.completion_tokens == 200
+
+
 def test_schema_output_is_valid_json_and_deterministic(smollm: LLM) -> None:
     messages = [{"role": "user", "content": "Which city is the Eiffel Tower in? Answer in JSON."}]
     first, done = smollm.run_json(messages, SCHEMA, stage="json", max_tokens=64)

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from local_rag.errors import BadInputError, SettingsError
-from local_rag.llm.base import repair_json
+from local_rag.llm.base import cut_loop, loop_period, repair_json
 from local_rag.llm.budget import fit_passages, fit_turns, truncate
 from local_rag.llm.judge import RelevanceJudge, parse_judgements
 from local_rag.llm.llamacpp import pick_gpu_layers, pick_threads
@@ -304,3 +304,26 @@ def test_missing_llama_cpp_names_the_install_script(monkeypatch: pytest.MonkeyPa
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
     with pytest.raises(MissingDependencyError, match="install_llama_cpp.sh"):
         load_llm(LLMConfig(model=str(model)), tmp_path)
+
+
+# a Task C answer of the 1.5B generator (session 11): list numbers in brackets, then a loop until max_tokens
+LOOP = ("The grounds for lodging an appeal include: [1] the trial court's order was not filed on time, [2] there is "
+        "not an appealable order, [5] the appeal is not timely filed, " + "the appeal is not timely filed, " * 3 + "the ap")
+
+
+def test_a_loop_is_found_and_kept_once() -> None:
+    period = loop_period(LOOP, 3)
+    assert period == len("the appeal is not timely filed, ")
+    assert cut_loop(LOOP, period) == LOOP[:LOOP.index("filed, ") + len("filed,")]
+    assert loop_period(LOOP, 5) is None  # four copies are not five
+    assert loop_period(LOOP, 0) is None and loop_period("", 3) is None
+
+
+@pytest.mark.parametrize("text", [
+    "Steps:\n1. Open the form.\n2. Open the form.\n3. Open the form.\n4.",  # items that differ in a number
+    "| a | b | c |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",  # a short rule
+    "Q1 2020 revenue: $5.1 billion\nQ2 2020 revenue: $5.3 billion\nQ3 2020 revenue: $5.6 billion\n",
+])
+def test_lists_and_tables_are_not_loops(text: str) -> None:
+    assert loop_period(text, 3) is None
+

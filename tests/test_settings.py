@@ -40,6 +40,12 @@ def test_overlap_must_be_below_size():
         load_settings(overrides={"chunker": {"size": 64, "overlap": 64}})
 
 
+def test_a_loop_needs_two_copies():
+    with pytest.raises(SettingsError, match="loop_repeats"):
+        load_settings(overrides={"llm": {"loop_repeats": 1}})
+    assert load_settings(overrides={"llm": {"loop_repeats": 0}}).llm.loop_repeats == 0
+
+
 def test_precedence_profile_file_env_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     cfg = tmp_path / "s.yaml"
     cfg.write_text("chunker:\n  size: 300\n  overlap: 10\nretrieval:\n  top_k: 7\n")

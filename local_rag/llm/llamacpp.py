@@ -28,7 +28,7 @@ from typing import Any
 from local_rag._optional import require
 from local_rag.device import nvml_gpus
 from local_rag.errors import BadInputError, ModelError
-from local_rag.llm.base import LLM, Completion, Message, OnToken
+from local_rag.llm.base import LLM, LOOP_CHARS, Completion, Message, OnToken, cut_loop, loop_period
 from local_rag.llm.kv_cache import PrefixStates
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
 from local_rag.records import LLMCall
@@ -186,8 +186,11 @@ class LlamaCppLLM(LLM):
         first = None
         stops = [s for s in stop or [] if s]
         cached = self._prefix.before(self._llama, tokens)
-        tail = ""  # the last characters generated, enough to see a stop string that spans tokens
+        repeats = self.config.loop_repeats if schema is None else 0  # a grammar's output is left to the grammar
+        keep = max(256, repeats * LOOP_CHARS[1])
+        tail = ""  # the last characters generated: a stop string that spans tokens, or a loop
         stopped = False
+        period = None  # the length of the block that the reply repeats, when it falls into a loop
         for token in self._llama.generate(
             tokens, temp=self.config.temperature, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
             grammar=self._grammar(schema),
@@ -197,22 +200,27 @@ class LlamaCppLLM(LLM):
             if self._is_eog(self._vocab, token):
                 break
             piece = ""
-            if on_token is not None or stops:  # one incremental decode serves streaming and the stop check
+            if on_token is not None or stops or repeats:  # one incremental decode serves streaming and the checks
                 piece = decoder.decode(self._llama.detokenize([token], prev_tokens=out))
             if piece and on_token is not None:
                 on_token(piece)
             out.append(token)
-            if stops:
-                tail = (tail + piece)[-256:]
-                if any(s in tail for s in stops):
+            if stops or repeats:
+                tail = (tail + piece)[-keep:]
+                if stops and any(s in tail for s in stops):
                     stopped = True
+                    break
+                period = loop_period(tail, repeats) if piece else None
+                if period:
+                    log.info("%s: the reply repeats a %d-character block %d times; one copy kept", stage, period, repeats)
                     break
             if len(out) >= limit:
                 break
         end = time.perf_counter()
         first = first or end
         self._prefix.after(self._llama, stage)
-        text = self._llama.detokenize(out).decode("utf-8", errors="replace").strip()
+        text = self._llama.detokenize(out).decode("utf-8", errors="replace")
+        text = (cut_loop(text, period) if period else text).strip()
         if stopped:  # cut after the first stop string (the last token may run past it), keeping the stop string
             cut = min((text.find(s) + len(s) for s in stops if s in text), default=len(text))
             text = text[:cut]
