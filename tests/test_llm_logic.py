@@ -9,10 +9,11 @@ import random
 import pytest
 
 from local_rag.errors import BadInputError, SettingsError
-from local_rag.llm.base import cut_loop, loop_period, repair_json
+from local_rag.llm.base import repair_json
 from local_rag.llm.budget import fit_passages, fit_turns, truncate
 from local_rag.llm.judge import RelevanceJudge, parse_judgements
 from local_rag.llm.llamacpp import pick_gpu_layers, pick_threads
+from local_rag.llm.loops import cut_loop
 from local_rag.llm.prompts import list_prompts, load_prompt
 from local_rag.llm.rerank import ListwiseReranker, sliding_windows, validate_order
 from local_rag.llm.rewrite import REWRITE_MODES, clean_query, rewrite
@@ -306,24 +307,39 @@ def test_missing_llama_cpp_names_the_install_script(monkeypatch: pytest.MonkeyPa
         load_llm(LLMConfig(model=str(model)), tmp_path)
 
 
-# a Task C answer of the 1.5B generator (session 11): list numbers in brackets, then a loop until max_tokens
-LOOP = ("The grounds for lodging an appeal include: [1] the trial court's order was not filed on time, [2] there is "
-        "not an appealable order, [5] the appeal is not timely filed, " + "the appeal is not timely filed, " * 3 + "the ap")
+# Task C answers of the 1.5B generator to one govt task: it numbers its grounds [1], [2]... and falls into a loop
+KEPT = ("The grounds for lodging an appeal include: [1] the trial court's order was not filed on time, [2] there is "
+        "not an appealable order, [5] the appeal is not timely filed,")
+LOOP = KEPT + "".join(f" [{n}] the appeal is not timely filed," for n in range(6, 9)) + " [9] the ap"  # session 11
 
 
-def test_a_loop_is_found_and_kept_once() -> None:
-    period = loop_period(LOOP, 3)
-    assert period == len("the appeal is not timely filed, ")
-    assert cut_loop(LOOP, period) == LOOP[:LOOP.index("filed, ") + len("filed,")]
-    assert loop_period(LOOP, 5) is None  # four copies are not five
-    assert loop_period(LOOP, 0) is None and loop_period("", 3) is None
+def test_a_loop_is_kept_once_even_when_it_numbers_its_copies() -> None:
+    assert cut_loop(LOOP, 3) == KEPT
+    assert cut_loop(LOOP.replace("[", "(").replace("]", ")"), 3) is None  # (6), (7) are text, and they differ
+    assert cut_loop(KEPT + " [6] the appeal is not timely filed,", 3) is None  # two short copies ([5] and [6])
+    assert cut_loop(LOOP, 5) == KEPT  # four copies of 33 characters are two of 66: a long block needs two
+    assert cut_loop(LOOP, 0) is None and cut_loop("", 3) is None
+
+
+def test_a_long_loop_is_found_at_its_second_copy() -> None:
+    # session 12, the same task: a cycle of three clauses (about 300 characters), cut by max_tokens before a third copy
+    head = "[5] the case was not appealed within the time limit,"
+    clauses = [f" [{n}] the case was not appealed because the court did not have the {what} to hear the case,"
+               for n, what in enumerate(["resources", "expertise", "time"] * 2, start=6)]
+    text = head + "".join(clauses) + " [12] the case was not"
+    assert cut_loop(text, 3) == head + "".join(clauses[:3])
+    assert cut_loop(head + "".join(clauses[:5]), 3) is None  # not yet two whole copies
+
+
+def test_a_numbered_list_that_repeats_an_item_is_a_loop() -> None:
+    items = "".join(f"{n}. Accommodation at a hotel or resort with a reservation\n" for n in range(5, 8))
+    assert cut_loop("Options:\n" + items + "8. Accomm", 3) == "Options:\n5. Accommodation at a hotel or resort with a reservation"
 
 
 @pytest.mark.parametrize("text", [
-    "Steps:\n1. Open the form.\n2. Open the form.\n3. Open the form.\n4.",  # items that differ in a number
     "| a | b | c |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",  # a short rule
     "Q1 2020 revenue: $5.1 billion\nQ2 2020 revenue: $5.3 billion\nQ3 2020 revenue: $5.6 billion\n",
+    "Wait" + "." * 200,
 ])
-def test_lists_and_tables_are_not_loops(text: str) -> None:
-    assert loop_period(text, 3) is None
-
+def test_tables_and_figures_are_not_loops(text: str) -> None:
+    assert cut_loop(text, 3) is None

@@ -27,52 +27,6 @@ Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content":
 OnToken = Callable[[str], None]  # receives the reply's text piece by piece as it is generated
 
 
-#: a loop is a block of this many characters (at least, at most) repeated back to back at the end of the reply
-LOOP_CHARS = (16, 400)
-
-
-def loop_period(text: str, repeats: int) -> int | None:
-    """The length of a block of text that ends ``text`` ``repeats`` times back to back, or None.
-
-    Greedy decoding with a small model can fall into a loop ("the appeal is not timely filed, the appeal is not
-    timely filed, ..."); a backend calls this on the tail of the reply while it decodes, stops at the first loop and
-    keeps one copy of the block (`cut_loop`). Only exact repeats of 16 to 400 characters count, so list items that differ in a
-    number, or a short table rule like ``|---|---|``, are never taken for a loop.
-
-    >>> loop_period("Grounds: the appeal is late, the appeal is late, the appeal is late, ", 3)  # "the appeal is late, "
-    20
-    >>> loop_period("Grounds: the appeal is late, the appeal is late, ", 3) is None
-    True
-    """
-    if repeats < 2:
-        return None
-    low, high = LOOP_CHARS
-    for period in range(1, min(high, len(text) // repeats) + 1):
-        if text[-1] != text[-1 - period]:  # cheap filter before comparing blocks
-            continue
-        block = text[-period:]
-        if all(text[-(k + 1) * period:-k * period] == block for k in range(1, repeats)):
-            return period if period >= low else None  # the shortest block: "|---|---|..." is no 16-character loop
-    return None
-
-
-def cut_loop(text: str, period: int) -> str:
-    r"""``text`` with the loop at its end (a block of ``period`` characters, see `loop_period`) kept once: it ends at
-    the line, sentence or clause break nearest to the end of the loop's first copy (the loop may begin mid-phrase).
-
-    >>> cut_loop("Grounds: [1] late filing, the appeal is late, the appeal is late, the appeal is late, the", 20)
-    'Grounds: [1] late filing, the appeal is late,'
-    >>> cut_loop("A poem.\nI will not.\n\nI will not.\n\nI will not.\n\nI", 13)
-    'A poem.\nI will not.'
-    """
-    start = len(text) - period
-    while start > 0 and text[start - 1] == text[start - 1 + period]:  # back to where the loop begins
-        start -= 1
-    target = start + period
-    ends = [end for end in range(start + 1, min(len(text), target + period) + 1) if text[end - 1] in "\n.!?;,"]
-    return text[:min(ends, key=lambda end: abs(end - target), default=target)].rstrip()
-
-
 @dataclass
 class Completion:
     """What `LLM.complete` returns: the text and the recorded call."""
