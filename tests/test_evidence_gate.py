@@ -2,19 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("evidence_gate", ROOT / "scripts" / "evidence_gate.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.scripts import load_script
 
 
 def row(answerability: str, best: float | None, judged: list[int] | None = None, without: int = 0) -> dict:
@@ -24,7 +14,7 @@ def row(answerability: str, best: float | None, judged: list[int] | None = None,
 
 
 def test_auc_counts_pairs_and_ties() -> None:
-    gate = load_script()
+    gate = load_script("evidence_gate")
     assert gate.auc([0.1, 0.2], [0.3, 0.4]) == 1.0  # every UNANSWERABLE task below every answered one
     assert gate.auc([0.5], [0.5]) == 0.5
     assert gate.auc([0.3, 0.6], [0.4, 0.5]) == 0.5  # 0.3 wins both pairs, 0.6 loses both
@@ -32,7 +22,7 @@ def test_auc_counts_pairs_and_ties() -> None:
 
 
 def test_the_turn_gate_and_the_judge_gate() -> None:
-    gate = load_script()
+    gate = load_script("evidence_gate")
     rows = [row("UNANSWERABLE", 0.42, [0, 0]), row("UNANSWERABLE", None, [1]),  # no dense hit counts as 0
             row("ANSWERABLE", 0.58, [2, 0]), row("PARTIAL", 0.44, [1], without=3), row("CONVERSATIONAL", 0.1, [])]
     summary = gate.summarize(rows)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 from typing import Any
@@ -11,19 +10,12 @@ from local_rag.evaluation.generation.runner import generate_predictions, pipelin
 from local_rag.index import build_index, open_index
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
+from tests.scripts import load_script
 
 from .conftest import HashEmbedder
 from .llm_fixtures import ScriptedLLM
 
-ROOT = Path(__file__).resolve().parents[1]
 QUESTIONS = ["how long does a cat sleep", "what does a dog fetch", "what is reciprocal rank fusion"]
-
-
-def load_script() -> Any:
-    spec = importlib.util.spec_from_file_location("gen_eval_checkpoint", ROOT / "scripts" / "gen_eval_checkpoint.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
 
 
 def task(i: int) -> dict[str, Any]:
@@ -44,7 +36,7 @@ def lines(path: Path) -> list[dict[str, Any]]:
 def test_a_saved_rag_run_is_restored_exactly_and_only_once(
     tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path
 ) -> None:
-    script = load_script()
+    script = load_script("gen_eval_checkpoint")
     settings = fake_settings.model_copy(update={"index": "mtrag-clapnq"})
     build_index(settings, corpus_file, embedder=hash_embedder, progress=False)  # several chunks a passage
     retriever = HybridRetriever(open_index(settings), settings, hash_embedder)
@@ -82,7 +74,7 @@ def test_a_saved_rag_run_is_restored_exactly_and_only_once(
 
 
 def test_the_rewrite_cache_is_merged_by_key(tmp_path: Path) -> None:
-    script = load_script()
+    script = load_script("gen_eval_checkpoint")
     cache, dest = tmp_path / "runs" / "llm-cache.jsonl", tmp_path / "docs" / "llm-cache.jsonl"
     cache.parent.mkdir()
     cache.write_text('{"key": "a", "queries": {"rewrite": ["q1"]}}\n{"key": "b", "queries": {}}\n{"key": "c", "que')
@@ -92,7 +84,7 @@ def test_the_rewrite_cache_is_merged_by_key(tmp_path: Path) -> None:
 
 
 def test_a_task_b_run_saved_before_checkpoints_comes_back_from_text_and_metrics(tmp_path: Path) -> None:
-    script = load_script()
+    script = load_script("gen_eval_checkpoint")
     t = task(0) | {"contexts": [{"document_id": "d1", "text": "Cats sleep 16 hours.", "title": "Cat"}]}
     dest = tmp_path / "gen-reference-cpu-qwen-answer_plain"
     dest.mkdir()
