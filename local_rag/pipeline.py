@@ -103,6 +103,12 @@ class Pipeline:
         return self._stages[name]
 
     # ------------------------------------------------------------ one turn
+    @property
+    def depth(self) -> int:
+        """How many hits a turn retrieves: enough for every stage after retrieval that may be on."""
+        cfg = self.settings
+        return max(cfg.retrieval.top_k, cfg.reranker.candidates, cfg.llm_rerank.candidates, cfg.judge.candidates)
+
     def queries(self, conversation: Conversation) -> list[Query]:
         """The query variants: the settings' plain modes plus the LLM rewrite modes when rewriting is on."""
         cfg = self.settings
@@ -132,8 +138,7 @@ class Pipeline:
         timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0
 
         started = time.perf_counter()
-        depth = max(cfg.retrieval.top_k, cfg.reranker.candidates, cfg.llm_rerank.candidates, cfg.judge.candidates)
-        retrieved = self.retriever.search(queries, top_k=depth)
+        retrieved = self.retriever.search(queries, top_k=self.depth)
         timings["retrieval"] = time.perf_counter() - started
         timings.update({f"retrieval.{k}": v for k, v in getattr(self.retriever, "last_timings", {}).items()})
 

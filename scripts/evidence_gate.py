@@ -63,10 +63,9 @@ def signals(tasks: list[dict[str, Any]], profile: str, llm_cache: Path, judge: b
     settings = load_settings(profile)
     llm = load_llm(settings.llm, settings.models_dir)
     rewrites = LLMQueries(llm, settings, cache=llm_cache)
-    judger = RelevanceJudge(llm, settings.judge.model_copy(update={"batch_size": settings.generate.passages}))
+    passages = settings.generate.passages
+    judger = RelevanceJudge(llm, settings.judge.model_copy(update={"batch_size": passages}))
     pipelines: dict[str, Pipeline] = {}
-    cfg = settings
-    depth = max(cfg.retrieval.top_k, cfg.reranker.candidates, cfg.llm_rerank.candidates, cfg.judge.candidates)
     rows = []
     for task in tqdm(tasks, desc="evidence", unit="task", dynamic_ncols=True):
         domain = task_domain(task)
@@ -77,15 +76,15 @@ def signals(tasks: list[dict[str, Any]], profile: str, llm_cache: Path, judge: b
         conversation.id = str(task["task_id"])
         pipeline = pipelines[domain]
         queries = pipeline.queries(conversation)
-        hits = pipeline.retriever.search(queries, top_k=depth)
+        hits = pipeline.retriever.search(queries, top_k=pipeline.depth)
         dense = [dense_score(h) for h in hits]
         known = [d for d in dense if d is not None]
-        given = [d for d in dense[: cfg.generate.passages] if d is not None]
+        given = [d for d in dense[:passages] if d is not None]
         rows.append({"task_id": task["task_id"], "answerability": answerability(task), "domain": domain,
                      "best_dense": max(known, default=None), "best_dense_given": max(given, default=None),
                      "hits": len(hits), "hits_without_dense": len(dense) - len(known)})
         if judge:
-            judged = judger.judge(question_of(queries), hits[: cfg.generate.passages])
+            judged = judger.judge(question_of(queries), hits[:passages])
             rows[-1]["judge_scores"] = [j.score for j in judged]
     return rows
 
