@@ -97,6 +97,11 @@ def auc(positive: list[float], negative: list[float]) -> float | None:
     return wins / (len(positive) * len(negative))
 
 
+def share_below(values: list[float], threshold: float) -> float:
+    """The share of ``values`` below ``threshold``: the tasks a gate at that threshold declines."""
+    return sum(v < threshold for v in values) / max(len(values), 1)
+
+
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def value(r: dict[str, Any]) -> float:
         return r["best_dense"] if r["best_dense"] is not None else 0.0  # no dense hit at all: nothing close
@@ -109,8 +114,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "auc": auc(unans, answered),
         "mean_best_dense": {"UNANSWERABLE": sum(unans) / max(len(unans), 1),
                             "ANSWERABLE/PARTIAL": sum(answered) / max(len(answered), 1)},
-        "turn_gate": [{"threshold": t, "declined_unanswerable": sum(v < t for v in unans) / max(len(unans), 1),
-                       "declined_answered": sum(v < t for v in answered) / max(len(answered), 1)} for t in THRESHOLDS],
+        "turn_gate": [{"threshold": t, "declined_unanswerable": share_below(unans, t),
+                       "declined_answered": share_below(answered, t)} for t in THRESHOLDS],
         "tasks_where_every_hit_has_a_dense_score": len(per_hit),
     } | (judge_summary(rows) if all("judge_scores" in r for r in rows) else {})
 
@@ -123,9 +128,8 @@ def judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     unans = [best(r) for r in rows if r["answerability"] == DECLINE]
     answered = [best(r) for r in rows if r["answerability"] in ANSWERED]
     return {"judge_auc": auc(unans, answered),
-            "judge_gate": [{"min_score": m, "declined_unanswerable": sum(v < m for v in unans) / max(len(unans), 1),
-                            "declined_answered": sum(v < m for v in answered) / max(len(answered), 1)}
-                           for m in (1, 2)]}
+            "judge_gate": [{"min_score": m, "declined_unanswerable": share_below(unans, m),
+                            "declined_answered": share_below(answered, m)} for m in (1, 2)]}
 
 
 def markdown(summary: dict[str, Any], name: str, command: str) -> str:

@@ -212,10 +212,10 @@ class LlamaCppLLM(LLM):
                     stopped = True
                     break
                 # a loop is looked for at a break (where copies end) or every 16 tokens: the check costs ~0.4 ms
-                at_break = any(c in piece for c in BREAKS) or len(out) % 16 == 0
-                if repeats and at_break and cut_loop(tail, repeats) is not None:
-                    looped = True
-                    break
+                if repeats and (any(c in piece for c in BREAKS) or len(out) % 16 == 0):
+                    if cut_loop(tail, repeats) is not None:
+                        looped = True
+                        break
             if len(out) >= limit:
                 break
         end = time.perf_counter()
