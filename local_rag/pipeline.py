@@ -31,7 +31,7 @@ class TurnResult:
     passages: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)
     llm_calls: list[LLMCall] = field(default_factory=list)
-    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic mode: think / search / information / answer steps
+    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic: think / search / information / answer; pipeline: skip, compress
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +61,7 @@ class Pipeline:
         self._llm = llm
         self._reranker = reranker
         self._stages: dict[str, Any] = {}
+        self.skipped: list[dict[str, Any]] = []  # this turn's trace entries: stages skipped, evidence compressed
 
     # ------------------------------------------------------------ lazily loaded stages
     @property
@@ -87,6 +88,11 @@ class Pipeline:
             self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
         return self._reranker
 
+    def _embedder(self) -> Any:
+        from local_rag.embed import load_embedder
+
+        return load_embedder(self.settings.embedder, self.settings.models_dir)
+
     def _stage(self, name: str) -> Any:
         if name not in self._stages:
             s = self.settings
@@ -100,6 +106,10 @@ class Pipeline:
                 from local_rag.llm.judge import RelevanceJudge
 
                 self._stages[name] = RelevanceJudge(self.llm, s.judge)
+            elif name == "compress":
+                from local_rag.evidence.compress import Compressor
+
+                self._stages[name] = Compressor(s.evidence, self.retriever, lambda: self.reranker, self._embedder)
         return self._stages[name]
 
     # ------------------------------------------------------------ one turn
@@ -115,24 +125,36 @@ class Pipeline:
         given: dict[str, list[str]] = {}
         modes = list(cfg.retrieval.query_modes)
         if cfg.pipeline.rewrite:
-            if self._rewrites is not None:
-                given = self._rewrites(conversation)
-            else:
+            from local_rag.llm.standalone import skip_rewrite
+
+            llm_modes = list(cfg.rewrite.modes)
+            if cfg.rewrite.skip_standalone and skip_rewrite(conversation, llm_modes):  # the turn is its own rewrite
+                given["rewrite"] = [conversation.last_user_turn.strip()]
+                llm_modes.remove("rewrite")
+                self.skipped.append({"type": "skip", "stage": "rewrite", "text": "rewrite: the turn reads as standalone"})
+            if llm_modes and self._rewrites is not None:
+                given = {**self._rewrites(conversation), **given}
+            elif llm_modes:
                 from local_rag.llm.rewrite import rewrite
 
-                for q in rewrite(conversation, self.llm, list(cfg.rewrite.modes), cfg.rewrite):
+                for q in rewrite(conversation, self.llm, llm_modes, cfg.rewrite):
                     given.setdefault(q.mode, []).append(q.text)
             modes += [m for m in given if m not in modes]
         return conversation_queries(conversation, modes, given)
 
-    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None) -> TurnResult:
-        """Answer the last user turn of ``conversation``."""
+    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
+               on_status: Callable[[str], None] | None = None) -> TurnResult:
+        """Answer the last user turn of ``conversation``. ``on_status`` gets short progress lines before the answer
+        streams ("Searching…", "3 sources: …"): what a chat user sees first."""
         from local_rag.llm.pipeline import question_of
 
         cfg = self.settings
         timings: dict[str, float] = {}
         calls_before = len(self._llm.calls) if self._llm is not None else 0
+        self.skipped = []
+        status = on_status or (lambda text: None)
 
+        status("Searching…")
         started = time.perf_counter()
         queries = self.queries(conversation)
         timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0
@@ -157,12 +179,33 @@ class Pipeline:
             timings[name] = time.perf_counter() - started
 
         passages = hits[: cfg.generate.passages]
+        evidence = passages
+        if cfg.evidence.compress and passages:
+            started = time.perf_counter()
+            selection = self._stage("compress").select(question, passages, self.llm.count_tokens)
+            evidence = selection.hits
+            timings["compress"] = time.perf_counter() - started
+            self.skipped.append(selection.note())
+        status(sources_line(passages))
         started = time.perf_counter()
-        answer = self._stage("generate").answer(conversation, passages, on_token=on_token) if passages else Generator.idk(cfg.generate)
+        if evidence:
+            answer = self._stage("generate").answer(conversation, evidence, on_token=on_token)
+        else:
+            answer = Generator.idk(cfg.generate)
+            self.skipped.append({"type": "skip", "stage": "generate", "text": "generate: no passage left, the fixed answer"})
         timings["generate"] = time.perf_counter() - started
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         calls = self._llm.calls[calls_before:] if self._llm is not None else []
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls))
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), list(self.skipped))
+
+
+def sources_line(passages: list[Hit]) -> str:
+    """The status line shown before an answer streams, e.g. ``3 sources: Bees; Honey; Wax``."""
+    if not passages:
+        return "No source found"
+    titles = list(dict.fromkeys(h.title for h in passages if h.title))[:3]
+    n = len(passages)
+    return f"{n} source{'s' if n != 1 else ''}" + (f": {'; '.join(titles)}" if titles else "")
 
 
 def dense_score(hit: Hit) -> float | None:

@@ -150,14 +150,14 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         if cut:
             click.echo(f"(your message was cut to {MAX_MESSAGE_CHARS} characters)")
         conversation.turns.append(Turn("user", text))
-        click.echo("agent> ", nl=False)
+        out = StreamPrinter()
         try:
-            last = pipeline.answer(conversation, on_token=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+            last = pipeline.answer(conversation, on_token=out.token, on_status=out.status)
         except KeyboardInterrupt:
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
             continue
-        if last.answer.kind != "answer" or (last.trace and not last.answer.raw):  # agentic: nothing was streamed
+        if last.answer.kind != "answer" or not out.started:  # a fixed answer, or agentic: nothing was streamed
             click.echo(f"\r{' ' * 80}\ragent> {last.answer.text}")
         else:
             click.echo()
@@ -165,6 +165,25 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:
             save_conversation(conversation, Path(save_file))
+
+
+class StreamPrinter:
+    """Chat output: status lines while the turn searches ("Searching…", "3 sources: …"), then the answer streamed
+    after ``agent> ``."""
+
+    def __init__(self) -> None:
+        self.started = False
+
+    def status(self, text: str) -> None:
+        if not self.started:
+            click.echo(f"  … {text}")
+
+    def token(self, piece: str) -> None:
+        if not self.started:
+            self.started = True
+            sys.stdout.write("agent> ")
+        sys.stdout.write(piece)
+        sys.stdout.flush()
 
 
 def print_trace(result: Any, echo: Any = click.echo) -> None:

@@ -31,6 +31,7 @@ from local_rag.errors import BadInputError, ModelError
 from local_rag.llm.base import LLM, Completion, Message, OnToken
 from local_rag.llm.kv_cache import PrefixStates
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
+from local_rag.llm.speculative import prompt_lookup
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
 from local_rag.records import LLMCall
 from local_rag.settings import LLMConfig
@@ -113,11 +114,12 @@ class LlamaCppLLM(LLM):
         self.max_tokens = config.max_tokens
         self.path = path
         self.model_name = info.name or path.stem
+        self._draft = prompt_lookup(config.prompt_lookup, config.prompt_lookup_ngram)
         try:
             self._llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=self.n_ctx, n_batch=min(config.n_batch, self.n_ctx),
                 n_threads=self.n_threads, n_threads_batch=self.n_threads_batch, n_gpu_layers=self.n_gpu_layers,
-                seed=config.seed, flash_attn=config.flash_attn, verbose=False,
+                seed=config.seed, flash_attn=config.flash_attn, verbose=False, draft_model=self._draft,
             )
         except (ValueError, RuntimeError, OSError) as exc:
             raise ModelError(f"llama.cpp could not load {path} ({exc}): corrupt or unsupported GGUF") from exc
@@ -187,6 +189,7 @@ class LlamaCppLLM(LLM):
         first = None
         stops = [s for s in stop or [] if s]
         cached = self._prefix.before(self._llama, tokens)
+        drafts = self._draft.reset() if self._draft is not None else None
         repeats = self.config.loop_repeats if schema is None else 0  # a grammar's output is left to the grammar
         keep = max(256, repeats * LOOP_CHARS[1])
         tail = ""  # the last characters generated: a stop string that spans tokens, or a loop
@@ -234,5 +237,6 @@ class LlamaCppLLM(LLM):
             stage=stage, prompt_tokens=len(tokens), completion_tokens=len(out), prefill_s=first - start,
             decode_s=end - first, total_s=end - start, prompt=prompt, response=text,
             cached_tokens=min(cached, len(tokens)),
+            **(self._draft.figures(len(out)) if drafts is not None else {}),
         )
         return Completion(text, call)
