@@ -148,6 +148,10 @@ class GenerateConfig(_Config):
     passage_tokens: int = Field(300, ge=16, description="tokens per passage at most")
     history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")
     agent_turn_tokens: int = Field(120, ge=0, description="tokens per earlier agent turn at most")
+    history_step: int = Field(
+        1, ge=1, description="the oldest turns are dropped this many at a time, so that consecutive turns keep the "
+        "same history start: a prompt prefix the KV cache reuses with the answer_history_first prompt (1 = off)",
+    )
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
 
 

@@ -77,7 +77,8 @@ def test_long_sentences_are_cut_to_the_cap() -> None:
 
 @pytest.mark.parametrize(("question", "earlier", "expected"), [
     ("What is the capital of Australia?", [], True),
-    ("How many teams are in the NFL?", ["Do the Arizona Cardinals play outside the US?"], True),
+    ("How many teams play in the National Football League?", ["Do the Arizona Cardinals play outside the US?"], True),
+    ("Regional differences", ["How long should one wait before adoption?"], False),
     ("Do they play outside the US?", ["Tell me about the Arizona Cardinals"], False),
     ("what about dogs?", ["how long do cats sleep"], False),
     ("why?", ["how long do cats sleep"], False),
@@ -178,3 +179,18 @@ def test_kv_cache_reuse_gives_the_same_answer_as_a_cold_run() -> None:
     assert reused.raw == fresh.raw
     assert reused.call is not None and fresh.call is not None
     assert reused.call.cached_tokens > 0 and fresh.call.cached_tokens == 0
+
+
+def test_history_dropped_in_steps_keeps_the_same_start_on_the_next_turn() -> None:
+    from local_rag.llm.budget import fit_turns
+
+    def turns(n: int) -> list[Turn]:
+        return [Turn("user" if i % 2 == 0 else "agent", f"turn {i} " + "word " * 8) for i in range(n)]
+
+    starts = {}
+    for step in (1, 4):
+        starts[step] = [fit_turns(turns(n), 100, words, step=step)[0][0].text for n in range(5, 14, 2)]
+        for n in range(5, 14, 2):
+            kept, _ = fit_turns(turns(n), 100, words, step=step)
+            assert sum(words(t.text) + 4 for t in kept) <= 100 and kept[-1] == turns(n)[-1]
+    assert len(set(starts[4])) < len(set(starts[1]))  # fewer start changes: the history prefix is reused more often
