@@ -186,8 +186,8 @@ class LLMConfig(_Config):
     seed: int = 0
     max_tokens: int = Field(512, ge=1)
     prompt_lookup: int = Field(
-        0, ge=0, le=32, description="prompt-lookup speculative decoding: draft tokens copied from the prompt per step "
-        "(llama-cpp-python's LlamaPromptLookupDecoding; 0 = off). Greedy output is unchanged",
+        0, ge=0, le=32, description="prompt-lookup speculative decoding of greedy free-text replies: draft tokens "
+        "copied from the prompt per step (`local_rag.llm.speculative`; 0 = off). The text is unchanged",
     )
     prompt_lookup_ngram: int = Field(2, ge=1, le=8, description="longest n-gram matched against the prompt")
     loop_repeats: int = Field(

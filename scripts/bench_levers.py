@@ -39,7 +39,8 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "history-first": {"generate": {"prompt": "answer_history_first"}},
     "compress+lookup": {"evidence": {"compress": True}, "llm": {"prompt_lookup": 10}},
     "compress+history-first": {"evidence": {"compress": True}, "generate": {"prompt": "answer_history_first"}},
-    "all": {"evidence": {"compress": True}, "rewrite": {"skip_standalone": True}, "llm": {"prompt_lookup": 10}},
+    "all": {"evidence": {"compress": True}, "rewrite": {"skip_standalone": True}, "llm": {"prompt_lookup": 10},
+            "generate": {"prompt": "answer_history_first", "history_step": 4}},
 }
 
 
@@ -144,6 +145,10 @@ def prefix(args: argparse.Namespace) -> None:
     base = load_settings(args.profile)
     real = load_llm(base.llm, base.models_dir)
     current: dict[str, Any] = {}
+    from local_rag.embed import load_embedder
+    from local_rag.evidence.compress import Compressor, embedding_scorer
+
+    shared, _ = levers.cached_scorer(embedding_scorer(load_embedder(base.embedder, base.models_dir)))  # one pass for all configs
 
     def reply(stage: str) -> str:
         task = current["task"]
@@ -161,6 +166,8 @@ def prefix(args: argparse.Namespace) -> None:
         s = settings.model_copy(deep=True)
         s.pipeline.min_dense_score = -1.0
         pipeline = Pipeline(s, retriever=gold, llm=dry)
+        pipeline._stages["compress"] = compressor = Compressor(s.evidence)
+        compressor._score = shared
         for task in tasks:
             current["task"] = task
             gold.hits = levers.gold_hits(task) or [Hit("none", 0.0, text="(no passage)")]
@@ -171,6 +178,53 @@ def prefix(args: argparse.Namespace) -> None:
         data["configs"][name] = row
         print(name, json.dumps(row), flush=True)
     levers.write_json(OUT / f"prefix-{args.split}-{args.profile}.json", data)
+
+
+def profile(args: argparse.Namespace) -> None:
+    """Where a decoded token's time goes: llama_decode itself, llama-cpp-python's eval and sampling, our loop."""
+    import time
+
+    from local_rag.llm import load_llm
+
+    settings = load_settings(args.profile, overrides={"llm": {"prefix_cache": 0, **({"n_threads": args.threads} if args.threads else {})}})
+    llm = load_llm(settings.llm, settings.models_dir)
+    llama = llm._llama
+    spent: dict[str, list[float]] = {"llama_decode": [], "eval": [], "sample": []}
+
+    def timed(name: str, fn: Any) -> Any:
+        def wrapper(*a: Any, **k: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[name].append(time.perf_counter() - started)
+        return wrapper
+
+    llama._ctx.decode = timed("llama_decode", llama._ctx.decode)
+    llama.eval = timed("eval", llama.eval)
+    llama.sample = timed("sample", llama.sample)
+    task = levers.split_tasks(load_generation_tasks(TASKS), "test")[0]
+    passages = "\n".join(f"[{i}] {h.title}: {h.text}" for i, h in enumerate(levers.gold_hits(task), 1))
+    messages = [{"role": "user", "content": f"{passages}\n\nWrite a long summary of these passages."}]
+    rows = []
+    for _ in range(args.repeats):
+        llm.forget_prompts()
+        for k in spent:
+            spent[k].clear()
+        done = llm.complete(messages, stage="profile", max_tokens=args.tokens)
+        c = done.call
+        prompt_decodes = -(-c.prompt_tokens // llm._llama.n_batch)  # the prompt's eval: one llama_decode per n_batch
+        decode_calls = len(spent["llama_decode"]) - prompt_decodes
+        steps = {"llama_decode": spent["llama_decode"][prompt_decodes:], "eval": spent["eval"][1:], "sample": spent["sample"]}
+        rows.append({"prompt_tokens": c.prompt_tokens, "completion_tokens": c.completion_tokens,
+                     "prefill_s": round(c.prefill_s, 3), "decode_s": round(c.decode_s, 3),
+                     "decode_tok_s": round(c.decode_tokens_per_s, 2),
+                     "per_token_ms": round(1000 * c.decode_s / max(1, c.completion_tokens - 1), 2),
+                     **{f"{k}_ms_per_token": round(1000 * sum(v) / max(1, len(v)), 3) for k, v in steps.items()},
+                     "llama_decode_calls": decode_calls})
+        print(rows[-1], flush=True)
+    levers.write_json(OUT / f"profile-{args.profile}.json", {"model": settings.llm.model, "threads": llm.n_threads, "rows": rows,
+                                                           "note": "decode phase only: eval includes llama_decode (and copies the logits); per_token_ms is our loop's"})
 
 
 def table(args: argparse.Namespace) -> None:
@@ -218,9 +272,14 @@ def main() -> None:
     p.add_argument("--split", default="test", choices=["train", "test"])
     p.add_argument("--configs", default="", help="comma-separated names of PREFIX_CONFIGS (default: all)")
     p.add_argument("--max-turns", type=int, default=0)
+    p = sub.add_parser("profile")
+    p.add_argument("--profile", default="cpu-qwen")
+    p.add_argument("--tokens", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=2)
+    p.add_argument("--threads", type=int, default=0)
     sub.add_parser("table")
     args = parser.parse_args()
-    {"standalone": standalone, "compress": compress, "ablation": ablation, "prefix": prefix, "table": table}[args.command](args)
+    {"standalone": standalone, "compress": compress, "ablation": ablation, "prefix": prefix, "profile": profile, "table": table}[args.command](args)
 
 
 if __name__ == "__main__":

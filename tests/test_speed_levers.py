@@ -154,22 +154,27 @@ PASSAGES = [
 ]
 
 
+# one thread: with several, llama.cpp splits a batch's rows differently from a single token's, and the 135M
+# model has near-ties that such rounding differences flip (seen: "1,000 drones" against "100,000 bees")
+ONE_THREAD = {"n_threads": 1, "n_threads_batch": 1}
+
+
 def test_prompt_lookup_decoding_gives_the_same_greedy_text() -> None:
-    plain = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=0)
-    lookup = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=0, prompt_lookup=8)
-    config = GenerateConfig(max_tokens=96)
+    plain = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=0, **ONE_THREAD)
+    lookup = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=0, prompt_lookup=8, **ONE_THREAD)
+    config = GenerateConfig(max_tokens=48)
     conversation = Conversation([Turn("user", "How many worker bees does a honey bee colony have?")])
     a = Generator(plain, config).answer(conversation, PASSAGES)
     b = Generator(lookup, config).answer(conversation, PASSAGES)
     assert a.raw == b.raw and a.call is not None and b.call is not None
     assert a.call.completion_tokens == b.call.completion_tokens
-    assert b.call.drafted_tokens > 0 and a.call.drafted_tokens == 0
+    assert b.call.accepted_tokens > 0 and b.call.drafted_tokens >= b.call.accepted_tokens and a.call.drafted_tokens == 0
 
 
 def test_kv_cache_reuse_gives_the_same_answer_as_a_cold_run() -> None:
-    warm = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=4)
-    cold = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=4)
-    config = GenerateConfig(max_tokens=64)
+    warm = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=4, **ONE_THREAD)
+    cold = load_real(SMOLLM, n_ctx=2048, temperature=0.0, seed=0, prefix_cache=4, **ONE_THREAD)
+    config = GenerateConfig(max_tokens=48)
     first = Conversation([Turn("user", "How many worker bees does a honey bee colony have?")])
     answer = Generator(warm, config).answer(first, PASSAGES)
     second = Conversation([*first.turns, Turn("agent", answer.text), Turn("user", "When is the honey harvested?")])
