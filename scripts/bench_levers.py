@@ -44,6 +44,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
 }
 
 
+def threads(n: int) -> dict[str, Any]:
+    """Settings for ``n`` llama.cpp threads (0 = the profile's); 1 on a shared machine, where spinning threads stall."""
+    return {"llm": {"n_threads": n, "n_threads_batch": n}} if n else {}
+
+
 def standalone(args: argparse.Namespace) -> None:
     tasks = load_generation_tasks(TASKS)
     rewrites = levers.reference_rewrites()
@@ -101,7 +106,7 @@ def ablation(args: argparse.Namespace) -> None:
     if args.max_turns:
         tasks = tasks[: args.max_turns]
     for config in args.configs.split(","):
-        settings = load_settings(args.profile, overrides=deep_merge(CONFIGS[config], {"llm": {"n_threads": args.threads}} if args.threads else {}))
+        settings = load_settings(args.profile, overrides=deep_merge(CONFIGS[config], threads(args.threads)))
         llm = load_llm(settings.llm, settings.models_dir)
         out = OUT / f"{args.mode}-{args.profile}-{config}.jsonl"
         if args.mode == "b":
@@ -126,6 +131,8 @@ PREFIX_CONFIGS: dict[str, dict[str, Any]] = {
     "history-first": {"generate": {"prompt": "answer_history_first"}},
     "history-first, step 4": {"generate": {"prompt": "answer_history_first", "history_step": 4}},
     "compress + history-first, step 4": {"evidence": {"compress": True}, "generate": {"prompt": "answer_history_first", "history_step": 4}},
+    "compress + history-first, step 4, history 300": {"evidence": {"compress": True}, "generate": {
+        "prompt": "answer_history_first", "history_step": 4, "history_tokens": 300}},
     "compress + history-first, step 4 + skip-rewrite": {"evidence": {"compress": True}, "rewrite": {"skip_standalone": True},
                                                         "generate": {"prompt": "answer_history_first", "history_step": 4}},
 }
@@ -139,10 +146,12 @@ def prefix(args: argparse.Namespace) -> None:
     from local_rag.pipeline import Pipeline
 
     tasks = levers.conversation_order(levers.split_tasks(load_generation_tasks(TASKS), args.split))
+    base = load_settings(args.profile)
+    if args.mode == "c":  # the domains whose pool index is built
+        tasks = [t for t in tasks if (base.indexes_dir / f"mtrag-{task_domain(t)}" / "manifest.json").exists()]
     if args.max_turns:
         tasks = tasks[: args.max_turns]
     rewrites = levers.reference_rewrites()
-    base = load_settings(args.profile)
     real = load_llm(base.llm, base.models_dir)
     current: dict[str, Any] = {}
     from local_rag.embed import load_embedder
@@ -157,27 +166,34 @@ def prefix(args: argparse.Namespace) -> None:
         return json.dumps({"query": rewrites.get(task["task_id"], "")})
 
     data: dict[str, Any] = {"split": args.split, "profile": args.profile, "model": base.llm.model, "turns": len(tasks),
+                            "domains": sorted({task_domain(t) for t in tasks}),
                             "history": "the tasks' own conversations (reference agent turns)",
-                            "passages": "the tasks' reference passages (Task B)", "configs": {}}
+                            "passages": "the tasks' reference passages (Task B)" if args.mode == "b" else
+                            "retrieved from indexes/mtrag-<domain> with the last turn and the organizers' rewrite (Task C)",
+                            "configs": {}}
     for name in args.configs.split(",") if args.configs else PREFIX_CONFIGS:
         settings = load_settings(args.profile, overrides=PREFIX_CONFIGS[name])
         dry = levers.DryRun(real, reply, slots=settings.llm.prefix_cache)
         gold = levers.GoldRetriever()
-        s = settings.model_copy(deep=True)
-        s.pipeline.min_dense_score = -1.0
-        pipeline = Pipeline(s, retriever=gold, llm=dry)
-        pipeline._stages["compress"] = compressor = Compressor(s.evidence)
-        compressor._score = shared
+        pipelines: dict[str, Pipeline] = {}
         for task in tasks:
+            domain = task_domain(task) if args.mode == "c" else "gold"
+            if domain not in pipelines:
+                s = settings.model_copy(deep=True)
+                s.pipeline.min_dense_score = -1.0
+                s.index = f"mtrag-{domain}"
+                pipelines[domain] = Pipeline(s, retriever=gold if args.mode == "b" else None, llm=dry)
+                pipelines[domain]._stages["compress"] = compressor = Compressor(s.evidence)
+                compressor._score = shared
             current["task"] = task
             gold.hits = levers.gold_hits(task) or [Hit("none", 0.0, text="(no passage)")]
-            pipeline.answer(parse_conversation(task["input"], where=task["task_id"]))
+            pipelines[domain].answer(parse_conversation(task["input"], where=task["task_id"]))
         row = {"all": levers.call_figures(dry.calls),
                **{stage: levers.call_figures([c for c in dry.calls if c.stage == stage]) for stage in ("rewrite", "generate")}}
         row["new_prompt_tokens_per_turn"] = round(row["all"]["new_prompt_tokens"] / len(tasks), 1)
         data["configs"][name] = row
         print(name, json.dumps(row), flush=True)
-    levers.write_json(OUT / f"prefix-{args.split}-{args.profile}.json", data)
+    levers.write_json(OUT / f"prefix-{args.mode}-{args.split}-{args.profile}.json", data)
 
 
 def profile(args: argparse.Namespace) -> None:
@@ -186,7 +202,7 @@ def profile(args: argparse.Namespace) -> None:
 
     from local_rag.llm import load_llm
 
-    settings = load_settings(args.profile, overrides={"llm": {"prefix_cache": 0, **({"n_threads": args.threads} if args.threads else {})}})
+    settings = load_settings(args.profile, overrides=deep_merge({"llm": {"prefix_cache": 0}}, threads(args.threads)))
     llm = load_llm(settings.llm, settings.models_dir)
     llama = llm._llama
     spent: dict[str, list[float]] = {"llama_decode": [], "eval": [], "sample": []}
@@ -223,7 +239,7 @@ def profile(args: argparse.Namespace) -> None:
                      **{f"{k}_ms_per_token": round(1000 * sum(v) / max(1, len(v)), 3) for k, v in steps.items()},
                      "llama_decode_calls": decode_calls})
         print(rows[-1], flush=True)
-    levers.write_json(OUT / f"profile-{args.profile}.json", {"model": settings.llm.model, "threads": llm.n_threads, "rows": rows,
+    levers.write_json(OUT / f"profile-{args.profile}-{llm.n_threads}t.json", {"model": settings.llm.model, "threads": llm.n_threads, "rows": rows,
                                                            "note": "decode phase only: eval includes llama_decode (and copies the logits); per_token_ms is our loop's"})
 
 
@@ -271,6 +287,7 @@ def main() -> None:
     p.add_argument("--profile", default="cpu-qwen")
     p.add_argument("--split", default="test", choices=["train", "test"])
     p.add_argument("--configs", default="", help="comma-separated names of PREFIX_CONFIGS (default: all)")
+    p.add_argument("--mode", default="b", choices=["b", "c"])
     p.add_argument("--max-turns", type=int, default=0)
     p = sub.add_parser("profile")
     p.add_argument("--profile", default="cpu-qwen")
