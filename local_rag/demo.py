@@ -29,14 +29,13 @@ DEMO_PROFILES = ("cpu-qwen", "cpu-test")
 
 
 def demo_profile(models_dir: Path | None = None) -> str:
-    """The first of `DEMO_PROFILES` whose LLM is in ``models_dir`` (default: the settings' models folder), the last
+    """The first of `DEMO_PROFILES` whose LLM is in ``models_dir`` (default: the settings' ``models_dir``), the last
     one otherwise. The first is also the default profile (`local_rag.settings.DEFAULT_PROFILE`)."""
     from local_rag.errors import ModelError
     from local_rag.modelstore.manifest import Manifest
-    from local_rag.paths import default_models_dir
     from local_rag.settings import load_settings
 
-    models_dir = models_dir or default_models_dir()
+    models_dir = models_dir or load_settings(DEMO_PROFILES[-1]).models_dir
     try:
         manifest = Manifest.load(models_dir)
     except ModelError:
