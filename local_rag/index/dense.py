@@ -92,4 +92,10 @@ class DenseIndex:
         """Top-``k`` rows and inner products per query (rows ``-1`` where the index has fewer)."""
         k = min(k, self.size)
         scores, rows = self.index.search(np.ascontiguousarray(query_vectors, dtype=np.float32), k)  # type: ignore[attr-defined]
-        return rows.astype(np.int64), scores.astype(np.float32)
+        rows, scores = rows.astype(np.int64), scores.astype(np.float32)
+        found = rows >= 0
+        # inner products of unit vectors lie in [-1, 1]: anything else is a corrupt index, never a result
+        if (rows >= self.size).any() or not np.isfinite(scores[found]).all() or (np.abs(scores[found]) > 1.01).any():
+            raise IndexError_("the dense index returned impossible results (rows or scores out of range): it is "
+                              "corrupt; run `local-rag index verify` and rebuild it")
+        return rows, scores
