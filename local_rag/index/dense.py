@@ -66,7 +66,7 @@ class DenseIndex:
         try:
             index = faiss.read_index(str(folder / INDEX_FILE))
             vectors = np.load(folder / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-        except (RuntimeError, ValueError, OSError) as exc:
+        except (RuntimeError, ValueError, OSError, EOFError) as exc:
             raise IndexError_(f"dense index in {folder} is unreadable ({exc}); rebuild it with `local-rag index build`") from exc
         if index.ntotal != vectors.shape[0]:
             raise IndexError_(f"dense index in {folder} holds {index.ntotal} vectors but {vectors.shape[0]} are stored; rebuild it")

@@ -207,7 +207,7 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
             sparse = SparseIndex.load(path / "sparse", settings.sparse, len(chunks))
-        except (OSError, ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, RecursionError) as exc:
             raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
     if manifest.dense is not None and wants_dense(settings):
         dense = DenseIndex.load(path / "dense", settings.dense)

@@ -1,11 +1,11 @@
 """Checksums of an index folder's files, and the checks that use them.
 
 Every write records, in the manifest's ``integrity`` section, each file's size, sha256 and a *sampled* digest
-(sha256 over the size and 16 blocks of 4 KiB spread over the file), and a digest of the chunk texts in order.
+(sha256 over the size and 16 blocks of 4 KiB spread over the file), its CRC-32, and a digest of the chunk texts in order.
 
 - `check_at_load` (every open): sizes of all files, the sampled digest of the big binary ones (FAISS, vectors,
-  the BM25 arrays) and the full sha256 of the small ones and of ``chunks.jsonl``, which loading parses whole
-  anyway. Measured cost: see docs/reliability.md (under 5% of load time).
+  the BM25 arrays) and a full CRC-32 of the small ones and of ``chunks.jsonl`` (every chunk text is checked on
+  every load; CRC-32 runs at about three times sha256's speed). Measured cost: docs/reliability.md.
 - `verify_files` (``local-rag index verify``): the full sha256 of every file.
 - `deep_problems` (``index verify --deep``): what a checksum cannot vouch for when the index was written wrong in
   the first place: vector norms and NaN/inf, FAISS against the stored vectors, the BM25 matrix structure, and the
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,15 @@ def sha256_file(path: Path) -> str:
         while block := fh.read(_READ):
             digest.update(block)
     return digest.hexdigest()
+
+
+def crc32_file(path: Path) -> str:
+    """CRC-32 of a whole file: three times faster than sha256 here, and made for catching damaged bytes."""
+    value = 0
+    with path.open("rb") as fh:
+        while block := fh.read(_READ):
+            value = zlib.crc32(block, value)
+    return f"{value:08x}"
 
 
 def sampled_digest(path: Path, size: int) -> str:
@@ -74,7 +84,7 @@ def record(folder: Path, chunk_texts: list[str]) -> dict[str, Any]:
     for path in index_files(folder):
         size = path.stat().st_size
         files[path.relative_to(folder).as_posix()] = {
-            "size": size, "sha256": sha256_file(path), "sample": sampled_digest(path, size),
+            "size": size, "sha256": sha256_file(path), "sample": sampled_digest(path, size), "crc32": crc32_file(path),
         }
     return {"files": files, "chunk_texts": chunk_texts_digest(chunk_texts)}
 
@@ -117,7 +127,7 @@ def check_at_load(folder: Path, integrity: Any) -> None:
             raise IndexError_(f"index {folder}: {rel} has {size} bytes, the manifest says {want['size']} (truncated or "
                               f"replaced); {_hint(folder)}")
         if _full_at_load(rel, size):
-            ok = sha256_file(path) == want["sha256"]
+            ok = crc32_file(path) == want.get("crc32")
         else:
             ok = sampled_digest(path, size) == want.get("sample")
         if not ok:
@@ -196,7 +206,7 @@ def bm25_problems(folder: Path, n_docs: int) -> list[str]:
         data = np.load(folder / "data.csc.index.npy", mmap_mode="r", allow_pickle=False)
         indices = np.load(folder / "indices.csc.index.npy", mmap_mode="r", allow_pickle=False)
         indptr = np.load(folder / "indptr.csc.index.npy", mmap_mode="r", allow_pickle=False)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:  # JSONDecodeError is a ValueError
+    except (OSError, ValueError, EOFError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         return [f"sparse index unreadable: {exc}"]
     problems = []
     if not isinstance(params, dict) or params.get("num_docs") != n_docs:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -14,7 +15,7 @@ FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
-    "format_version": int, "history": list, "stats": dict, "integrity": dict,
+    "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -36,8 +37,14 @@ class IndexManifest:
     history: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
+    checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
+
+    def own_checksum(self) -> str:
+        data = {k: v for k, v in asdict(self).items() if k != "checksum"}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def save(self, folder: Path) -> None:
+        self.checksum = self.own_checksum()
         tmp = folder / (MANIFEST_FILE + ".tmp")
         tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, folder / MANIFEST_FILE)
@@ -76,6 +83,8 @@ class IndexManifest:
         except (json.JSONDecodeError, TypeError, UnicodeDecodeError, RecursionError) as exc:
             raise IndexError_(f"{path} is corrupt ({exc}); rebuild the index with `local-rag index build`") from exc
         problem = manifest.shape_problem()
+        if not problem and manifest.checksum and manifest.checksum != manifest.own_checksum():
+            problem = "its content does not match its checksum: edited or damaged"
         if problem:
             raise IndexError_(f"{path} is corrupt ({problem}); rebuild the index with `local-rag index build`")
         if manifest.format_version != FORMAT_VERSION:

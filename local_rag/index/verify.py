@@ -18,6 +18,7 @@ from local_rag.index.dense import INDEX_FILE, VECTORS_FILE
 from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, corpus_hash, index_text, read_chunks
 from local_rag.index.lock import reading
 from local_rag.index.manifest import IndexManifest
+from local_rag.settings import Settings
 
 
 def verify(path: Path, deep: bool = False) -> list[str]:
@@ -27,7 +28,7 @@ def verify(path: Path, deep: bool = False) -> list[str]:
             return _verify(path, deep)
         except IndexError_ as exc:
             return [str(exc)]
-        except (OSError, ValueError, KeyError, TypeError, RecursionError, MemoryError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, EOFError, RecursionError, MemoryError) as exc:
             return [f"unreadable: {type(exc).__name__}: {exc}"]
 
 
@@ -83,7 +84,7 @@ def _dense(folder: Path, manifest: IndexManifest, n_chunks: int, deep: bool) -> 
     try:
         index = faiss.read_index(str(folder / INDEX_FILE))
         vectors = np.load(folder / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-    except (RuntimeError, ValueError, OSError, MemoryError) as exc:
+    except (RuntimeError, ValueError, OSError, EOFError, MemoryError) as exc:
         return [f"dense index unreadable ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__})"]
     problems = []
     if vectors.ndim != 2:
@@ -99,3 +100,37 @@ def _dense(folder: Path, manifest: IndexManifest, n_chunks: int, deep: bool) -> 
             index, vectors, lossy=any(k in str(manifest.dense['factory']) for k in ("PQ", "SQ", "LSH"))
         )
     return problems
+
+
+def load_check_cost(settings: Settings, repeats: int = 5) -> dict[str, float]:
+    """Median time of `open_index` with and without the load-time integrity check, and their ratio (warm page
+    cache: the check's cost is at its largest share when the files are already in memory)."""
+    import statistics
+    import time
+
+    from local_rag.index.folder import open_index
+
+    def timed(check: bool) -> float:
+        saved = integrity.check_at_load
+        if not check:
+            integrity.check_at_load = lambda folder, recorded: None  # type: ignore[assignment]
+        try:
+            started = time.perf_counter()
+            open_index(settings, derived=True)
+            return time.perf_counter() - started
+        finally:
+            integrity.check_at_load = saved  # type: ignore[assignment]
+
+    timed(True)  # warm the page cache
+    with_check, without = [], []
+    for _ in range(repeats):
+        with_check.append(timed(True))
+        without.append(timed(False))
+    started = time.perf_counter()
+    manifest = IndexManifest.load(settings.index_dir)
+    integrity.check_at_load(settings.index_dir, manifest.integrity)
+    check_s = time.perf_counter() - started
+    load = statistics.median(without)
+    return {"load_s": round(load, 4), "load_with_check_s": round(statistics.median(with_check), 4),
+            "check_s": round(check_s, 4), "check_share": round(check_s / load, 4),
+            "bytes": sum(p.stat().st_size for p in integrity.index_files(settings.index_dir))}
