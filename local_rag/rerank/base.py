@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from local_rag.errors import SettingsError
-from local_rag.records import Hit
+from local_rag.records import Hit, Query
 from local_rag.settings import RerankerConfig
 
 
@@ -45,6 +45,16 @@ class Reranker(ABC):
         for rank, hit in enumerate(tail, start=len(out) + 1):
             out.append(Hit(**{**hit.to_json(), "rank": rank}))
         return out[:top_k] if top_k else out
+
+
+def reranked(search: Callable[[list[Query]], list[Hit]], reranker: Reranker,
+             question: Callable[[list[Query]], str]) -> Callable[[list[Query]], list[Hit]]:
+    """``search`` followed by cross-encoder reranking against ``question(queries)`` (e.g. the standalone rewrite)."""
+
+    def wrapped(queries: list[Query]) -> list[Hit]:
+        return reranker.rerank(question(queries), search(queries))
+
+    return wrapped
 
 
 _REGISTRY: dict[str, Callable[[RerankerConfig, Path], Reranker]] = {}
