@@ -28,6 +28,7 @@ test-all: bootstrap
 
 lint: bootstrap
 	$(BIN)/ruff check local_rag tests scripts
+	$(BIN)/lint-imports
 	$(BIN)/mypy local_rag
 	$(BIN)/deptry local_rag
 

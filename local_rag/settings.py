@@ -294,6 +294,9 @@ class Settings(BaseSettings):
     models_dir: Path = Field(default_factory=default_models_dir, description="models/ in a checkout, else the user data dir")
     indexes_dir: Path = Field(default_factory=default_indexes_dir, description="indexes/ in a checkout, else the user data dir")
     index: str = Field("default", description="index name under indexes_dir")
+    index_lock_timeout_s: float = Field(
+        600.0, ge=0, description="a write to an index another process is changing waits this long, then fails"
+    )
     offline: bool = Field(True, description="set HF_HUB_OFFLINE and friends: hub libraries never touch the network")
     chunker: ChunkerConfig = Field(default_factory=ChunkerConfig)
     sparse: SparseConfig = Field(default_factory=SparseConfig)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,11 +10,7 @@ import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 from local_rag.cli.search import split_csv
-
-
-def default_mtrag_dir() -> Path:
-    """``$LOCAL_RAG_MTRAG_DIR``, else ``../shared/mtrag`` (the development checkout layout)."""
-    return Path(os.environ.get("LOCAL_RAG_MTRAG_DIR", "../shared/mtrag"))
+from local_rag.mtrag import default_mtrag_dir
 
 
 @click.group(name="eval")
