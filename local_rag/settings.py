@@ -289,6 +289,9 @@ class Settings(BaseSettings):
     models_dir: Path = Path("models")
     indexes_dir: Path = Path("indexes")
     index: str = Field("default", description="index name under indexes_dir")
+    index_lock_timeout_s: float = Field(
+        600.0, ge=0, description="a write to an index another process is changing waits this long, then fails"
+    )
     offline: bool = Field(True, description="forbid hub libraries from touching the network")
     chunker: ChunkerConfig = Field(default_factory=ChunkerConfig)
     sparse: SparseConfig = Field(default_factory=SparseConfig)

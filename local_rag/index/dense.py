@@ -66,7 +66,7 @@ class DenseIndex:
         try:
             index = faiss.read_index(str(folder / INDEX_FILE))
             vectors = np.load(folder / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-        except (RuntimeError, ValueError, OSError) as exc:
+        except (RuntimeError, ValueError, OSError, EOFError) as exc:
             raise IndexError_(f"dense index in {folder} is unreadable ({exc}); rebuild it with `local-rag index build`") from exc
         if index.ntotal != vectors.shape[0]:
             raise IndexError_(f"dense index in {folder} holds {index.ntotal} vectors but {vectors.shape[0]} are stored; rebuild it")
@@ -92,4 +92,10 @@ class DenseIndex:
         """Top-``k`` rows and inner products per query (rows ``-1`` where the index has fewer)."""
         k = min(k, self.size)
         scores, rows = self.index.search(np.ascontiguousarray(query_vectors, dtype=np.float32), k)  # type: ignore[attr-defined]
-        return rows.astype(np.int64), scores.astype(np.float32)
+        rows, scores = rows.astype(np.int64), scores.astype(np.float32)
+        found = rows >= 0
+        # inner products of unit vectors lie in [-1, 1]: anything else is a corrupt index, never a result
+        if (rows >= self.size).any() or not np.isfinite(scores[found]).all() or (np.abs(scores[found]) > 1.01).any():
+            raise IndexError_("the dense index returned impossible results (rows or scores out of range): it is "
+                              "corrupt; run `local-rag index verify` and rebuild it")
+        return rows, scores
