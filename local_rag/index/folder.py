@@ -478,10 +478,3 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     manifest.history.append({"action": "rebuild", "at": _now()})
     _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
     return manifest
-
-
-def verify_index(path: Path, deep: bool = False) -> list[str]:
-    """Problems of an index folder (empty when it is sound); see `local_rag.index.verify.verify`."""
-    from local_rag.index.verify import verify
-
-    return verify(path, deep)

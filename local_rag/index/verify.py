@@ -21,7 +21,7 @@ from local_rag.index.manifest import IndexManifest
 from local_rag.settings import Settings
 
 
-def verify(path: Path, deep: bool = False) -> list[str]:
+def verify_index(path: Path, deep: bool = False) -> list[str]:
     """Problems of the index folder at ``path`` (empty when it is sound)."""
     with reading(path):
         try:
