@@ -28,8 +28,8 @@ import httpx
 import openai
 
 from local_rag.demo import SCRIPT, ensure_demo_index
-from local_rag.evaluation.retrieval import percentile
 from local_rag.settings import load_settings
+from local_rag.stats import percentile
 from local_rag.sysinfo import machine
 
 
