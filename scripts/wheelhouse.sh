@@ -36,7 +36,8 @@ echo "wheelhouse: collecting wheels for local-rag[$EXTRAS] into $OUT"
 llama_version=$("$PY" -c "import llama_cpp; print(llama_cpp.__version__)" 2>/dev/null || true)
 if [ -n "$llama_version" ]; then
   wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}"/*/llama_cpp_python-"$llama_version"-*.whl 2>/dev/null | head -n1 || true)
-  [ -n "$wheel" ] && cp "$wheel" "$OUT/"
+  # the wheel and its own dependencies (diskcache, jinja2 ...)
+  [ -n "$wheel" ] && "$PY" -m pip wheel -q --disable-pip-version-check --wheel-dir "$OUT" -c "$OUT/constraints.txt" "$wheel"
 fi
 {
   echo "local-rag[$EXTRAS]"
