@@ -107,6 +107,11 @@ def test_tiny_real_training_reloads_through_backends_and_onnx_agrees(tmp_path: P
     export_cross_encoder_onnx(folder, tmp_path / "onnx")
     onnx_ce = load_reranker(RerankerConfig(backend="onnx", model=str(tmp_path / "onnx"), max_length=64), models)
     assert onnx_ce.score("what do cats eat", texts) == pytest.approx(scores, abs=1e-4)
+    from local_rag.onnx_export import quantize_int8
+
+    quantize_int8(tmp_path / "onnx", tmp_path / "int8")
+    int8_ce = load_reranker(RerankerConfig(backend="onnx", model=str(tmp_path / "int8"), max_length=64), models)
+    assert int8_ce.score("what do cats eat", texts) == pytest.approx(scores, abs=0.1)
 
 
 @needs_minilm

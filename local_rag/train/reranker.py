@@ -169,19 +169,10 @@ def install_trained(staging: Path, name: str, models_dir: Path, role: str, fmt: 
         target.rename(old)
     staging.rename(target)
     shutil.rmtree(old, ignore_errors=True)
-    return record_trained(target, name, models_dir, role, fmt, description)
+    from local_rag.modelstore.manifest import record_folder
 
-
-def record_trained(folder: Path, name: str, models_dir: Path, role: str, fmt: str, description: str) -> Path:
-    """(Re)write the manifest entry of a trained model folder (after its files changed, e.g. metrics added)."""
-    from local_rag.modelstore.manifest import Manifest, ModelEntry, folder_files
-
-    entry = ModelEntry(name=name, role=role, path=name, source="trained: local-rag train (see training.json)",
-                       licence="apache-2.0", format=fmt, description=description, files=folder_files(folder))
-    manifest = Manifest.load(models_dir)  # read just before writing: other processes may have added models
-    manifest.entries[name] = entry
-    manifest.save()
-    return folder
+    record_folder(target, models_dir, role, description, fmt, source="trained: local-rag train (see training.json)")
+    return target
 
 
 def add_metrics(folder: Path, name: str, models_dir: Path, metrics: dict[str, Any]) -> None:
@@ -190,7 +181,7 @@ def add_metrics(folder: Path, name: str, models_dir: Path, metrics: dict[str, An
     record = json.loads(path.read_text(encoding="utf-8"))
     record.setdefault("metrics", {}).update(metrics)
     path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    from local_rag.modelstore.manifest import Manifest
+    from local_rag.modelstore.manifest import Manifest, record_folder
 
     entry = Manifest.load(models_dir).get(name)
-    record_trained(folder, name, models_dir, entry.role, entry.format, entry.description)
+    record_folder(folder, models_dir, entry.role, entry.description, entry.format, entry.source)
