@@ -111,7 +111,9 @@ class RetrievalConfig(_Config):
 class RerankerConfig(_Config):
     """Cross-encoder reranking of the fused candidates (switched on by ``pipeline.cross_encoder``)."""
 
-    backend: Literal["sentence-transformers", "onnx"] = "sentence-transformers"
+    backend: Literal["sentence-transformers", "onnx", "bi-encoder"] = Field(
+        "sentence-transformers", description="bi-encoder: cosine of an embedder model's embeddings (re-scoring)"
+    )
     model: str = Field("bge-reranker-v2-m3", description="a name in models/manifest.json or a folder path")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     max_length: int = Field(512, ge=8, description="tokens per (query, passage) pair")

@@ -40,7 +40,7 @@ def evaluate() -> None:
 @click.option("--judge", is_flag=True, help="LLM relevance judging: drop and order by level (settings: judge).")
 @click.option("--cross-encoder", "cross_encoder", is_flag=True, help="Rerank the fused candidates with the cross-encoder (settings: reranker).")
 @click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
-@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx"]), help="Cross-encoder backend (default reranker.backend).")
+@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder"]), help="Cross-encoder backend (default reranker.backend); bi-encoder re-scores with an embedder model.")
 @click.option("--candidates", type=int, help="Fused hits the cross-encoder reranks (default reranker.candidates).")
 @click.option("--split", type=click.Choice(["train", "test"]), help="Only the conversations of this MTRAG split (<mtrag>/splits/); default: every query.")
 @click.option("--limit", type=int, help="A fixed subset: N queries per domain (first in sha1(id) order).")

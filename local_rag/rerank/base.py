@@ -74,7 +74,7 @@ def load_reranker(config: RerankerConfig, models_dir: str | Path) -> Reranker:
     Raises:
         SettingsError: unknown backend (lists the registered ones). ModelError: missing model files.
     """
-    from local_rag.rerank import cross_encoder, onnx  # noqa: F401 - registers the backends
+    from local_rag.rerank import bi_encoder, cross_encoder, onnx  # noqa: F401 - registers the backends
 
     if config.backend not in _REGISTRY:
         raise SettingsError(f"unknown reranker backend {config.backend!r}; valid: {', '.join(sorted(_REGISTRY))}")
