@@ -119,6 +119,9 @@ class RerankerConfig(_Config):
     max_length: int = Field(512, ge=8, description="tokens per (query, passage) pair")
     batch_size: int = Field(16, ge=1)
     candidates: int = Field(20, ge=1, description="fused hits that are reranked")
+    fallback: Literal["error", "skip"] = Field(
+        "error", description="skip: a missing model (e.g. one not trained yet) logs a warning and the stage is skipped"
+    )
 
 
 class PipelineConfig(_Config):

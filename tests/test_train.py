@@ -122,3 +122,16 @@ def test_training_resumes_and_other_losses_run(tmp_path: Path) -> None:
         cfg = RerankerTraining(loss=loss, max_steps=2, batch_size=4, max_length=48, negatives=2)
         folder = train_reranker(EXAMPLES[:8], "all-MiniLM-L6-v2", f"i23-{loss}", models, cfg, progress=False)
         assert math.isfinite(json.loads((folder / "training.json").read_text())["final_loss"])
+
+
+def test_missing_trained_reranker_is_skipped_with_a_warning_or_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from local_rag.pipeline import Pipeline
+
+    from .conftest import make_settings
+
+    skip = make_settings(tmp_path, reranker={"model": "i23-not-trained", "fallback": "skip"}, pipeline={"cross_encoder": True})
+    with caplog.at_level("WARNING", logger="local_rag.pipeline"):
+        assert Pipeline(skip).reranker is None
+    assert "continuing without it" in caplog.text
+    with pytest.raises(ModelError, match="i23-not-trained"):
+        _ = Pipeline(make_settings(tmp_path, reranker={"model": "i23-not-trained"})).reranker
