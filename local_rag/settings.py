@@ -119,6 +119,10 @@ class RerankerConfig(_Config):
     max_length: int = Field(512, ge=8, description="tokens per (query, passage) pair")
     batch_size: int = Field(16, ge=1)
     candidates: int = Field(20, ge=1, description="fused hits that are reranked")
+    prior_weight: float = Field(
+        0.0, ge=0.0, description="0: order by cross-encoder score; > 0: reciprocal-rank fusion (k 60) of the "
+        "cross-encoder's ranking with the first stage's, the latter weighted by this"
+    )
     fallback: Literal["error", "skip"] = Field(
         "error", description="skip: a missing model (e.g. one not trained yet) logs a warning and the stage is skipped"
     )
