@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,11 +10,7 @@ import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 from local_rag.cli.search import split_csv
-
-
-def default_mtrag_dir() -> Path:
-    """``$LOCAL_RAG_MTRAG_DIR``, else ``../shared/mtrag`` (the development checkout layout)."""
-    return Path(os.environ.get("LOCAL_RAG_MTRAG_DIR", "../shared/mtrag"))
+from local_rag.mtrag import default_mtrag_dir
 
 
 @click.group(name="eval")
@@ -114,7 +109,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
 
                 items = keep_split(items, split_ids, lambda i: i.id)
             if limit:
-                from local_rag.evaluation.subset import first_by_sha1
+                from local_rag.subset import first_by_sha1
 
                 keep = first_by_sha1([i.id for i in items], limit)
                 items = [i for i in items if i.id in keep]

@@ -33,8 +33,8 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, nega
     from tqdm import tqdm
 
     from local_rag.cli.search import split_csv
-    from local_rag.evaluation.mtrag import read_jsonl
     from local_rag.llm import load_llm
+    from local_rag.mtrag import read_jsonl
     from local_rag.retrieve.stack import open_retriever
     from local_rag.train.data import build_examples, passage_text, write_examples
     from local_rag.train.synth import QueryWriter, consistency_filter, sample_passages, write_queries

@@ -35,7 +35,7 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
     """(query, gold passage, hard negatives) examples from one MTRAG split, negatives mined with our hybrid."""
     from tqdm import tqdm
 
-    from local_rag.cli.evaluate import default_mtrag_dir
+    from local_rag.mtrag import default_mtrag_dir
     from local_rag.retrieve.stack import open_retriever
     from local_rag.train.data import build_examples, load_passages, mtrag_tasks, write_examples
 
@@ -140,7 +140,7 @@ def _report(name: str, folder: Path) -> None:
 @handle_errors
 def latency(profile, config_file, index_name, model, backend, counts, queries, max_length, out_file):
     """Reranking latency per candidate count (p50/p95) on MTRAG test-split queries and pool passages."""
-    from local_rag.cli.evaluate import default_mtrag_dir
+    from local_rag.mtrag import default_mtrag_dir
     from local_rag.rerank import load_reranker
     from local_rag.train.measure import reranker_latency, sample_texts
 
@@ -167,10 +167,10 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
     """Cache the system's own standalone rewrite of every task of a split (resumable: cached ones are skipped)."""
     from tqdm import tqdm
 
-    from local_rag.cli.evaluate import default_mtrag_dir
     from local_rag.evaluation.splits import conversation_of, load_split
     from local_rag.llm import load_llm
     from local_rag.llm.pipeline import LLMQueries, conversations_by_id
+    from local_rag.mtrag import default_mtrag_dir
 
     settings = load(profile, config_file, index_name)
     mtrag = default_mtrag_dir()

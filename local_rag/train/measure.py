@@ -13,8 +13,8 @@ from local_rag.rerank.base import Reranker
 
 def sample_texts(mtrag_dir: str | Path, n_queries: int, n_passages: int, domain: str = "clapnq") -> tuple[list[str], list[str]]:
     """``n_queries`` test-split last turns and the first ``n_passages`` pool passages of ``domain``."""
-    from local_rag.evaluation.mtrag import load_queries, read_jsonl
     from local_rag.evaluation.splits import keep_split, load_split
+    from local_rag.mtrag import load_queries, read_jsonl
     from local_rag.train.data import passage_text
 
     mtrag_dir = Path(mtrag_dir)
