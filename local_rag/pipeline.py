@@ -77,10 +77,25 @@ class Pipeline:
     @property
     def llm(self) -> Any:
         if self._llm is None:
+            from local_rag.device import nvml_gpus
             from local_rag.llm import load_llm
 
+            if nvml_gpus():
+                self._load_encoders_first()
             self._llm = load_llm(self.settings.llm, self.settings.models_dir)
         return self._llm
+
+    def _load_encoders_first(self) -> None:
+        """On a GPU the encoders and the FAISS index take their memory before the LLM, so the LLM's layer count is
+        chosen from what is really left (``local-rag plan`` plans in the same order)."""
+        from local_rag.errors import LocalRagError
+
+        try:
+            _ = self.retriever
+            if self.settings.pipeline.cross_encoder:
+                _ = self.reranker
+        except LocalRagError:
+            pass  # no index or encoder here: the stage that needs it reports that when it runs
 
     @property
     def reranker(self) -> Any:

@@ -290,6 +290,9 @@ class ServerConfig(_Config):
     max_body_bytes: int = Field(1_048_576, ge=1024, description="larger request bodies are refused with 413")
     max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
     model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
+    sources_footer: bool = Field(
+        False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
+    )
 
 
 class Settings(BaseSettings):
