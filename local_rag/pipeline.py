@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from local_rag.llm.generate import Answer, Generator
 from local_rag.records import Conversation, Hit, LLMCall, Query
 from local_rag.retrieve.queries import conversation_queries
 from local_rag.settings import Settings
+
+log = logging.getLogger("local_rag.pipeline")
 
 
 @dataclass
@@ -96,11 +99,19 @@ class Pipeline:
 
     @property
     def reranker(self) -> Any:
+        """The cross-encoder; ``None`` when its model is missing and ``reranker.fallback`` is ``skip`` (warned once)."""
         if self._reranker is None:
+            from local_rag.errors import ModelError
             from local_rag.rerank import load_reranker
 
-            self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
-        return self._reranker
+            try:
+                self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
+            except ModelError as exc:
+                if self.settings.reranker.fallback != "skip":
+                    raise
+                log.warning("cross-encoder %s unavailable (%s); continuing without it", self.settings.reranker.model, exc)
+                self._reranker = False
+        return self._reranker or None
 
     def _stage(self, name: str) -> Any:
         if name not in self._stages:
@@ -164,6 +175,8 @@ class Pipeline:
                 continue
             started = time.perf_counter()
             if name == "cross-encoder":
+                if self.reranker is None:
+                    continue
                 hits = self.reranker.rerank(question, hits)
             elif name == "llm-rerank":
                 hits = self._stage(name).rerank(question, hits)
