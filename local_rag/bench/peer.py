@@ -353,7 +353,7 @@ def _cuda() -> bool:
 # ------------------------------------------------------------------------------------------------ figures
 def summarize(rows: list[dict[str, Any]], qrels: dict[str, dict[str, int]]) -> dict[str, Any]:
     from local_rag.evaluation.metrics import mean_metrics, score_run
-    from local_rag.evaluation.retrieval import percentile
+    from local_rag.stats import percentile
 
     run = {r["task_id"]: {pid: 1.0 / i for i, pid in enumerate(r["passages"], 1)} for r in rows}
     metrics = mean_metrics(score_run(run, {r["task_id"]: qrels[r["task_id"]] for r in rows}))
