@@ -49,7 +49,7 @@ def clip_message(text: str) -> tuple[str, bool]:
 def print_sources(result: Any, echo: Any = click.echo) -> None:
     for c in result.answer.citations:
         where = f" <{c.url}>" if c.url else ""
-        echo(f"  [{c.n}] {c.title or c.passage_id} ({c.passage_id}){where}")
+        echo(f"  [{c.n}] {c.title or c.passage_id} ({c.where}){where}")
     if result.answer.invalid_citations:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 

@@ -42,7 +42,8 @@ def index() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, as_json):
-    """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of .txt/.md/.html)."""
+    """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of documents:
+    .pdf/.docx/.pptx/.html/.md/.txt). Files that cannot be read are listed at the end; the build goes on."""
     from local_rag.index import build_index
 
     settings = load(profile, config_file, index_name, **{
@@ -59,6 +60,21 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         f"built {settings.index_dir}: {manifest.passages} passages, {manifest.chunks} chunks in {elapsed:.1f}s "
         f"({manifest.passages / elapsed:.1f} passages/s); skipped {manifest.skipped}"
     )
+    echo_report(manifest)
+
+
+def echo_report(manifest, echo=click.echo) -> None:
+    """The end-of-build report: pages a second per format and every file that could not be read, with its reason."""
+    stats = manifest.stats
+    formats = sorted(k.removeprefix("pages_per_s_") for k in stats if k.startswith("pages_per_s_"))
+    if formats:
+        echo("read: " + ", ".join(
+            f"{fmt} {stats[f'pages_{fmt}']:.0f} page(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s" for fmt in formats
+        ))
+    if manifest.unreadable:
+        echo(f"could not read {len(manifest.unreadable)} file(s) (not indexed):")
+        for name, reason in sorted(manifest.unreadable.items()):
+            echo(f"  {name}: {reason}")
 
 
 @index.command()
@@ -126,6 +142,8 @@ def info(profile, config_file, index_name, as_json):
     data = manifest.to_json()
     for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped"):
         click.echo(f"{key:16} {data[key]}")
+    for name, reason in sorted(manifest.unreadable.items()):
+        click.echo(f"{'unreadable':16} {name}: {reason}")
     click.echo(f"{'chunker':16} {data['chunker']}")
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")

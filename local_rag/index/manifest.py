@@ -30,6 +30,8 @@ class IndexManifest:
     format_version: int = FORMAT_VERSION
     history: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
+    #: files of a document folder that could not be read -> the reason (the end-of-build report)
+    unreadable: dict[str, str] = field(default_factory=dict)
 
     def save(self, folder: Path) -> None:
         tmp = folder / (MANIFEST_FILE + ".tmp")
