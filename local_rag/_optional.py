@@ -24,6 +24,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "docx": ("docs", "pip install 'local-rag[docs]'"),
     "pptx": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
+    "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "pynvml": ("gpu", "pip install nvidia-ml-py"),
     "rouge_score": ("eval", "pip install 'local-rag[eval]'"),
     "bert_score": ("eval", "pip install --no-deps bert-score (torch must already be installed)"),

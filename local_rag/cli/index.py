@@ -1,4 +1,4 @@
-"""``local-rag index build|add|remove|info|verify``."""
+"""``local-rag index build|add|remove|sync|rebuild|info|verify``."""
 
 from __future__ import annotations
 
@@ -110,6 +110,51 @@ def remove(ids, profile, config_file, index_name, by, from_file):
     settings.retrieval.retrievers = []  # nothing to query: do not load or check the embedder
     manifest = remove_documents(settings, wanted, by=by)
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
+
+
+@index.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@settings_options
+@click.option("--watch", is_flag=True, help="Keep syncing on every change of FOLDER until Ctrl-C (watchfiles).")
+@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
+@handle_errors
+def sync(folder, profile, config_file, index_name, watch, as_json):
+    """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
+    digest; unchanged files are not read). A second run with nothing changed does nothing and says so."""
+    from local_rag.index import sync as sync_mod
+
+    settings = load(profile, config_file, index_name)
+    embedder = _embedder_for(settings)
+
+    def once() -> None:
+        result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json)
+        if as_json:
+            click.echo(json.dumps({
+                "index": settings.index, "built": result.built, "added": result.plan.added,
+                "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
+                "embedded_chunks": result.embedded_chunks, "seconds": round(result.seconds, 3),
+                "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
+            }))
+        elif result.built:
+            click.echo(f"no index {settings.index} yet: built it from {folder} in {result.seconds:.1f}s "
+                       f"({result.manifest.passages} passages, {result.manifest.chunks} chunks)")
+        elif result.plan.empty:
+            click.echo(f"{settings.index} is up to date with {folder}: {result.plan.unchanged} file(s) unchanged, "
+                       "nothing to do")
+        else:
+            click.echo(f"synced {settings.index} with {folder} in {result.seconds:.1f}s: {result.plan.summary()}; "
+                       f"embedded {result.embedded_chunks} chunk(s); now {result.manifest.passages} passages, "
+                       f"{result.manifest.chunks} chunks")
+        if not as_json and result.unreadable:
+            click.echo(f"could not read {len(result.unreadable)} file(s) (not indexed):")
+            for name, reason in sorted(result.unreadable.items()):
+                click.echo(f"  {name}: {reason}")
+
+    once()
+    if watch:
+        click.echo(f"watching {folder} (Ctrl-C to stop)")
+        sync_mod.watch(folder, once)
+        click.echo("stopped watching")
 
 
 @index.command()

@@ -28,7 +28,8 @@ from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_docume
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "mtrag_doc_id", "read_corpus", "read_file_passages"]
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "file_digest", "mtrag_doc_id", "read_corpus",
+           "read_file_passages"]
 
 
 @dataclass
@@ -42,6 +43,8 @@ class CorpusReport:
     #: format -> (seconds reading, pages read): what `local-rag index build` reports as pages a second
     formats: dict[str, tuple[float, int]] = field(default_factory=dict)
     progress: bool = False  # a progress bar over the files of a folder
+    #: a folder of documents: relative path -> sha256 of the file's bytes, for every file read (readable or not)
+    files: dict[str, str] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -163,7 +166,7 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest). A file that cannot be
     read is listed in ``report.unreadable`` with its reason and the read goes on."""
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
+    files = document_files(folder)
     if not files:
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
     files = progress_files(files, report.progress)
@@ -172,6 +175,19 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     if not report.passages and report.unreadable:
         first, why = next(iter(report.unreadable.items()))
         raise BadInputError(f"{folder}: none of the {len(report.unreadable)} file(s) could be read ({first}: {why})")
+
+
+def document_files(folder: Path) -> list[Path]:
+    """The files of a folder that `read_corpus` reads as documents, sorted."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def progress_files(files: list[Path], show: bool) -> list[Path]:
@@ -188,6 +204,7 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
     rel = path.relative_to(folder).as_posix()
     started = time.perf_counter()
     try:
+        report.files[rel] = file_digest(path)
         document = read_document(path)
     except (UnreadableFile, OSError) as exc:
         report.unreadable[rel] = str(exc)

@@ -46,6 +46,7 @@ from local_rag.sysinfo import peak_rss_mb
 CHUNKS_FILE = "chunks.jsonl"
 VOCAB_BOUND = 1 << 20  # token ids of any tokenizer we know fit; a CSR matrix does not pay for unused columns
 PASSAGES_FILE = "passages.json"
+FILES_FILE = "files.json"  # a folder of documents: file -> sha256 of its bytes (what `index sync` compares)
 
 
 def index_text(chunk: Chunk, header: str = "title+section") -> str:
@@ -249,8 +250,10 @@ def _write(
     manifest: IndexManifest,
     progress: bool,
     lexical: object | None = None,
+    extra: dict[str, str] | None = None,
 ) -> None:
-    """Write a complete index into a temporary folder, then swap it in with two renames."""
+    """Write a complete index into a temporary folder, then swap it in with two renames. ``extra``: more files
+    (name -> text) that belong to this version of the index, e.g. the file digests of `local_rag.index.sync`."""
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -260,6 +263,8 @@ def _write(
             for chunk in chunks:
                 fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
         (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
+        for name, text in (extra or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
         texts = [index_text(c, settings.chunker.header) for c in chunks]
         if manifest.sparse is not None:
             (tmp / "sparse").mkdir()
@@ -375,7 +380,8 @@ def build_index(
         unreadable=dict(report.unreadable),
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
-    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical)
+    extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
+    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
     return manifest
 
 
