@@ -87,10 +87,9 @@ def test_unreadable_reasons(tmp_path: Path):
 
 
 def test_chunk_header_is_a_manifest_setting(tmp_path: Path, fake_settings: Settings, hash_embedder, corpus_file: Path):
-    import json
-
     from local_rag.errors import IndexError_
     from local_rag.index.folder import index_text
+    from local_rag.index.manifest import IndexManifest
 
     folder = make_folder(tmp_path / "docs")
     build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
@@ -103,14 +102,14 @@ def test_chunk_header_is_a_manifest_setting(tmp_path: Path, fake_settings: Setti
     with pytest.raises(IndexError_, match="rebuild"):
         open_index(other, model_checksum=hash_embedder.checksum)
     # an index from before the setting: a folder one is refused, a JSONL one (no sections: same text) still opens
-    manifest_file = fake_settings.index_dir / "manifest.json"
-    data = json.loads(manifest_file.read_text())
-    del data["chunker"]["header"]
-    manifest_file.write_text(json.dumps(data))
+    def drop_header() -> None:  # as an index built before the setting existed
+        manifest = IndexManifest.load(fake_settings.index_dir)
+        del manifest.chunker["header"]
+        manifest.save(fake_settings.index_dir)
+
+    drop_header()
     with pytest.raises(IndexError_, match="rebuild"):
         open_index(fake_settings, model_checksum=hash_embedder.checksum)
     build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
-    data = json.loads(manifest_file.read_text())
-    del data["chunker"]["header"]
-    manifest_file.write_text(json.dumps(data))
+    drop_header()
     assert len(open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks) > 0

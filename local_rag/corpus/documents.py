@@ -143,7 +143,7 @@ def _html(path: Path) -> Document:
     """Main text by trafilatura (navigation, footers and scripts dropped). Its XML output is walked rather than its
     Markdown one, which loses text inside formatted code blocks (measured: half the words of zlib's example page)."""
     trafilatura = require("trafilatura", "reading HTML files")
-    from lxml import etree
+    from xml.etree import ElementTree
 
     html = path.read_text(encoding="utf-8", errors="replace")
     title = ""
@@ -157,7 +157,7 @@ def _html(path: Path) -> Document:
     headings: list[tuple[int, str]] = []
     offset = 0
     if xml:
-        main = etree.fromstring(xml.encode("utf-8")).find("main")
+        main = ElementTree.fromstring(xml).find("main")
         for element in main if main is not None else []:
             if element.tag == "head":
                 text = " ".join("".join(element.itertext()).split()).rstrip("¶").strip()
