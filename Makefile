@@ -44,4 +44,4 @@ wheelhouse: bootstrap
 
 # Task A figures on the MTRAG pool corpora (see docs/benchmarks.md)
 bench-retrieval: bootstrap
-	bash scripts/bench_retrieval.sh
+	$(BIN)/python scripts/bench_retrieval.py

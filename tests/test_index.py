@@ -10,7 +10,7 @@ import pytest
 
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index import add_documents, build_index, open_index, remove_documents
-from local_rag.index.folder import verify_index
+from local_rag.index.verify import verify_index
 from local_rag.records import Query
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings

@@ -18,8 +18,8 @@ import pytest
 
 from local_rag.errors import IndexError_
 from local_rag.index import add_documents, build_index, open_index, remove_documents
-from local_rag.index.folder import verify_index
 from local_rag.index.lock import holder, writing
+from local_rag.index.verify import verify_index
 from local_rag.settings import Settings
 from tests.conftest import ROOT, make_settings, write_jsonl
 

@@ -15,7 +15,6 @@ naming the file and line, unless ``skip_bad=True``, which skips the record and c
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import time
 import zipfile
@@ -24,11 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, cast
 
+from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_document
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "file_digest", "mtrag_doc_id", "read_corpus",
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "read_corpus",
            "read_file_passages"]
 
 
@@ -49,15 +49,11 @@ class CorpusReport:
 
     def add(self, passage: Passage) -> None:
         self.passages += 1
-        digest = hashlib.sha256(f"{passage.title}\x00{passage.text}\x00{passage.url}".encode()).hexdigest()
-        self._hashes[passage.id] = digest
+        self._hashes[passage.id] = passage_digest(passage)
 
     @property
     def corpus_hash(self) -> str:
-        digest = hashlib.sha256()
-        for pid in sorted(self._hashes):
-            digest.update(f"{pid}\x00{self._hashes[pid]}\n".encode())
-        return digest.hexdigest()
+        return corpus_hash(self._hashes)
 
 
 def mtrag_doc_id(passage_id: str) -> str:
@@ -180,14 +176,6 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
 def document_files(folder: Path) -> list[Path]:
     """The files of a folder that `read_corpus` reads as documents, sorted."""
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
-
-
-def file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def progress_files(files: list[Path], show: bool) -> list[Path]:

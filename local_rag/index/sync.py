@@ -21,7 +21,8 @@ from typing import TypeVar
 
 import numpy as np
 
-from local_rag.corpus.readers import CorpusReport, document_files, file_digest, read_file_passages
+from local_rag.corpus.digest import file_digest, passage_digest
+from local_rag.corpus.readers import CorpusReport, document_files, read_file_passages
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.folder import (
@@ -36,7 +37,6 @@ from local_rag.index.folder import (
     _write,
     build_index,
     format_stats,
-    passage_digest,
 )
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.settings import Settings
