@@ -20,6 +20,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "gguf": ("llm", "pip install 'local-rag[llm]'"),
     "huggingface_hub": ("download", "pip install 'local-rag[download]'"),
     "matplotlib": ("plot", "pip install 'local-rag[plot]'"),
+    "qdrant_client": ("qdrant", "pip install 'local-rag[qdrant]'"),
     "pynvml": ("gpu", "pip install nvidia-ml-py"),
     "rouge_score": ("eval", "pip install 'local-rag[eval]'"),
     "bert_score": ("eval", "pip install --no-deps bert-score (torch must already be installed)"),

@@ -77,10 +77,20 @@ class DenseConfig(_Config):
     """FAISS index over normalized vectors (inner product = cosine)."""
 
     enabled: bool = True
-    factory: str = Field("Flat", description="FAISS index factory string: Flat, HNSW32, IVF1024,Flat ...")
+    factory: str = Field("auto", description="FAISS index factory string: Flat, HNSW32, IVF1024,Flat ...; auto = "
+                         "chosen by corpus size (Flat below 200k chunks, else HNSW32; local_rag.index.factory)")
     nprobe: int = Field(16, ge=1, description="IVF lists probed per query")
     ef_search: int = Field(128, ge=1, description="HNSW search depth")
     use_gpu: Literal["auto", "yes", "no"] = "auto"
+
+
+class BackendConfig(_Config):
+    """Where a new index keeps its vectors and BM25 terms (an existing index follows its manifest)."""
+
+    name: Literal["local", "qdrant"] = Field("local", description="local = FAISS + bm25s files in the index folder; "
+                                             "qdrant = a Qdrant collection (extra `qdrant`)")
+    url: str = Field("", description="Qdrant server or cluster URL (QDRANT_API_KEY from the environment); empty = "
+                     "embedded in the index folder (qdrant-client local mode)")
 
 
 class FusionConfig(_Config):
@@ -294,6 +304,7 @@ class Settings(BaseSettings):
     sparse: SparseConfig = Field(default_factory=SparseConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     dense: DenseConfig = Field(default_factory=DenseConfig)
+    backend: BackendConfig = Field(default_factory=BackendConfig)
     fusion: FusionConfig = Field(default_factory=FusionConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)

