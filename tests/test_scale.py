@@ -16,6 +16,7 @@ from local_rag.index.dense import DenseIndex
 from local_rag.index.factory import choose_factory, resolve_factory
 from local_rag.index.folder import rebuild_index, verify_index
 from local_rag.index.segments import SegmentedSparse
+from local_rag.index.sizing import bm25_bytes, faiss_bytes
 from local_rag.settings import DenseConfig, Settings, SparseConfig
 
 from .conftest import CORPUS, HashEmbedder, write_jsonl
@@ -93,6 +94,24 @@ def test_auto_factory_follows_the_corpus_size(fake_settings: Settings, hash_embe
     assert resolve_factory("IVF{lists},PQ48", 1_000_000) == "IVF2048,PQ48"
     manifest = build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
     assert fake_settings.dense.factory == "auto" and manifest.dense["faiss_factory"] == "Flat"
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW32", "IVF{lists},SQ8", "IVF{lists},PQ16"])
+def test_planner_faiss_size_within_20_percent_of_a_build(tmp_path: Path, factory: str):
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((5000, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    DenseIndex.build(vectors, DenseConfig(factory=factory, use_gpu="no")).save(tmp_path)
+    measured = (tmp_path / "faiss.index").stat().st_size
+    assert abs(faiss_bytes(factory, 5000, 64) - measured) <= 0.2 * measured
+
+
+def test_planner_bm25_size_within_20_percent_of_a_build(tmp_path: Path):
+    texts = _texts(3000)
+    SegmentedSparse.build(texts, SparseConfig(stemmer="", stopwords=""), tmp_path)
+    measured = sum(p.stat().st_size for p in tmp_path.iterdir())
+    distinct = float(np.mean([len(set(t.split())) for t in texts]))
+    assert abs(bm25_bytes(3000, distinct) - measured) <= 0.2 * measured
 
 
 # ---------------------------------------------------------------- Qdrant (embedded, qdrant-client local mode)

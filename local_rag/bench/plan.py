@@ -101,11 +101,15 @@ def index_bytes(settings: Settings, passages: int | None = None) -> tuple[int | 
         return faiss, sparse, f"index {settings.index}: {manifest['chunks']:,} chunks"
     if passages is None:
         return None, None, f"no index {settings.index} (give --index or --passages N)"
+    from local_rag.index.factory import resolve_factory
+    from local_rag.index.sizing import bm25_bytes, faiss_bytes, postings_per_chunk
+
     chunks = int(passages * CHUNKS_PER_PASSAGE)
     dim = _embedding_dim(settings)
-    # bm25s: about 60 postings per chunk at 256 tokens after stopwords, 8 bytes each (doc id + score) - measured
-    # 5.4 MB for the 11.6k chunks of the clapnq pool
-    return chunks * dim * 4, chunks * 480, f"estimated for {passages:,} passages (~{chunks:,} chunks of dimension {dim})"
+    factory = resolve_factory(settings.dense.factory, chunks)
+    # the scale benchmark's curves (local_rag.index.sizing, docs/benchmarks/scale.md)
+    return (faiss_bytes(factory, chunks, dim), bm25_bytes(chunks, postings_per_chunk(settings.chunker.size)),
+            f"estimated for {passages:,} passages (~{chunks:,} chunks of dimension {dim}, FAISS {factory})")
 
 
 def _embedding_dim(settings: Settings) -> int:
@@ -150,7 +154,13 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
     faiss_gpu = gpu and settings.dense.use_gpu != "no"
     others.append(Component("FAISS index", faiss, "GPU" if faiss_gpu else "CPU",
                             where_from + (" (on the GPU with a faiss-gpu build)" if faiss_gpu else "")))
-    others.append(Component("BM25 index", sparse, "CPU", where_from))
+    others.append(Component("BM25 index", sparse, "CPU", where_from + " (memory-mapped: at most this)"))
+    if passages is not None:
+        from local_rag.index.sizing import chunk_list_bytes
+
+        chunks = int(passages * CHUNKS_PER_PASSAGE)
+        others.append(Component("chunk list", chunk_list_bytes(chunks, settings.chunker.size), "CPU",
+                                f"{chunks:,} chunks as Python objects (texts, ids)"))
     if torch_on_gpu:
         others.append(Component("torch CUDA context", TORCH_GPU_CONTEXT, "GPU", "estimate"))
     others.append(Component("process (Python, torch, faiss imported)", PROCESS_BASE_RAM, "CPU", "estimate"))
