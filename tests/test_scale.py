@@ -14,9 +14,10 @@ from local_rag.errors import IndexError_
 from local_rag.index import add_documents, build_index, open_index, remove_documents
 from local_rag.index.dense import DenseIndex
 from local_rag.index.factory import choose_factory, resolve_factory
-from local_rag.index.folder import rebuild_index, verify_index
+from local_rag.index.folder import rebuild_index
 from local_rag.index.segments import SegmentedSparse
 from local_rag.index.sizing import bm25_bytes, faiss_bytes
+from local_rag.index.verify import verify_index
 from local_rag.settings import DenseConfig, Settings, SparseConfig
 
 from .conftest import CORPUS, HashEmbedder, write_jsonl

@@ -17,7 +17,6 @@ stored vectors, embedding only the new chunks.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -31,11 +30,14 @@ import numpy as np
 
 from local_rag import __version__
 from local_rag.corpus.chunking import Chunker, Tokenizer, load_tokenizer
+from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
+from local_rag.index import integrity
 from local_rag.index.dense import DenseIndex
 from local_rag.index.learned_sparse import LearnedSparseIndex
+from local_rag.index.lock import one_writer, reading, swapping, writing
 from local_rag.index.manifest import IndexManifest
 from local_rag.index.segments import SegmentedSparse, write_sparse
 from local_rag.modelstore import resolve_model
@@ -46,22 +48,34 @@ from local_rag.sysinfo import peak_rss_mb
 CHUNKS_FILE = "chunks.jsonl"
 VOCAB_BOUND = 1 << 20  # token ids of any tokenizer we know fit; a CSR matrix does not pay for unused columns
 PASSAGES_FILE = "passages.json"
+FILES_FILE = "files.json"  # a folder of documents: file -> sha256 of its bytes (what `index sync` compares)
 
 
-def index_text(chunk: Chunk) -> str:
-    """The text both indexes see: the title, then the chunk."""
-    return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+def index_text(chunk: Chunk, header: str = "title+section") -> str:
+    """The text both indexes see: the contextual chunk header (``chunker.header``), then the chunk.
+
+    Example:
+        >>> index_text(Chunk("c", "p", "d", "text", title="Report", section="3 Results"))
+        'Report\\n3 Results\\ntext'
+    """
+    lines = []
+    if header != "none" and chunk.title:
+        lines.append(chunk.title)
+    if header == "title+section" and chunk.section and chunk.section != chunk.title:
+        lines.append(chunk.section)
+    return "\n".join([*lines, chunk.text])
 
 
-def passage_digest(passage: Passage) -> str:
-    return hashlib.sha256(f"{passage.title}\x00{passage.text}\x00{passage.url}".encode()).hexdigest()
-
-
-def corpus_hash(digests: dict[str, str]) -> str:
-    digest = hashlib.sha256()
-    for pid in sorted(digests):
-        digest.update(f"{pid}\x00{digests[pid]}\n".encode())
-    return digest.hexdigest()
+def manifest_header(manifest: IndexManifest) -> str:
+    """The chunk header an index was built with. Indexes from before the setting saw the title only, which is what
+    ``title+section`` gives for record corpora (JSONL, BEIR: their passages have no sections), so those stay valid;
+    a folder of documents built then must be rebuilt (its titles, pages and sections were not kept)."""
+    header = manifest.chunker.get("header")
+    if header is not None:
+        return str(header)
+    source = manifest.corpus_source.lower()
+    records = source.endswith((".jsonl", ".jsonl.gz", ".jsonl.zip", ".json", ".zip", ".gz"))
+    return "title+section" if records or (Path(manifest.corpus_source) / "corpus.jsonl").exists() else "title"
 
 
 @dataclass
@@ -83,7 +97,8 @@ class IndexFolder:
 
 
 def _chunker_section(settings: Settings, tokenizer_name: str) -> dict[str, Any]:
-    return {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
+    return {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name,
+            "header": settings.chunker.header}
 
 
 def _sparse_section(settings: Settings) -> dict[str, Any] | None:
@@ -133,10 +148,11 @@ def check_compatible(
     ``derived=False`` checks only what needs the corpus or the embedding model to redo (chunker, embedder), not what
     `rebuild_index` can redo from the stored chunks and vectors (BM25 parameters, FAISS factory).
     """
-    rebuild = f"rebuild it with `local-rag index build CORPUS --index {manifest.name}` using these settings"
+    rebuild = f"rebuild it with `local-rag index build CORPUS --index {path.name}` using these settings"
     tokenizer_name = settings.chunker.tokenizer or settings.embedder.model
     want = {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
     have = {k: manifest.chunker.get(k) for k in want}
+    want["header"], have["header"] = settings.chunker.header, manifest_header(manifest)
     if want != have:
         raise IndexError_(f"index {path} was chunked with {have}, settings say {want}: {rebuild}")
     if derived and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
@@ -190,7 +206,13 @@ def open_index(
         IndexError_: missing, corrupt or built with other settings (the message says how to rebuild).
     """
     path = Path(path) if path is not None else settings.index_dir
+    with reading(path):  # a writer swapping the folder waits; we see the old index or the new one, whole
+        return _open_index(settings, path, model_checksum, derived)
+
+
+def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool) -> IndexFolder:
     manifest = IndexManifest.load(path)
+    integrity.check_at_load(path, manifest.integrity)
     check_compatible(manifest, settings, path, model_checksum, derived)
     chunks = read_chunks(path)
     if len(chunks) != manifest.chunks:
@@ -205,7 +227,7 @@ def open_index(
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
             sparse = SegmentedSparse.load(path / "sparse", settings.sparse)
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, RecursionError) as exc:
             raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
     if manifest.dense is not None and wants_dense(settings):
         dense = DenseIndex.load(path / "dense", settings.dense)
@@ -231,14 +253,31 @@ def _write(
     manifest: IndexManifest,
     progress: bool,
     lexical: object | None = None,
+    extra: dict[str, str] | None = None,
     base: IndexFolder | None = None,
     appended: int = 0,
 ) -> None:
-    """Write a complete index into a temporary folder, then swap it in with two renames.
+    """Write a complete index into a temporary folder, then swap it in with two renames (writer lock held).
+    ``extra``: more files (name -> text) that belong to this version of the index, e.g. `local_rag.index.sync`'s
+    file digests. With ``base`` (the open index) and ``appended`` (the last rows of ``chunks`` and ``vectors`` are
+    new), the BM25 index gets one more segment and FAISS adds the new vectors: the cost of the new rows only."""
+    with writing(final, settings.index_lock_timeout_s):
+        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical, extra, base, appended)
 
-    With ``base`` (the open index) and ``appended`` (the last rows of ``chunks`` and ``vectors`` are new), the BM25
-    index gets one more segment and FAISS adds the new vectors: the cost is that of the new rows, not a rebuild.
-    """
+
+def _write_locked(
+    settings: Settings,
+    final: Path,
+    chunks: list[Chunk],
+    digests: dict[str, str],
+    vectors: np.ndarray | None,
+    manifest: IndexManifest,
+    progress: bool,
+    lexical: object | None,
+    extra: dict[str, str] | None = None,
+    base: IndexFolder | None = None,
+    appended: int = 0,
+) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -250,7 +289,9 @@ def _write(
             for chunk in chunks[len(chunks) - appended if base is not None and appended else 0 :]:
                 fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
         (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
-        texts = [index_text(c) for c in chunks]
+        for name, text in (extra or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        texts = [index_text(c, settings.chunker.header) for c in chunks]
         if manifest.backend == "qdrant":
             from local_rag.index.backends.qdrant import write_qdrant
 
@@ -278,11 +319,13 @@ def _write(
         manifest.passages = len(digests)
         manifest.chunks = len(chunks)
         manifest.corpus_hash = corpus_hash(digests)
+        manifest.integrity = integrity.record(tmp, texts)
         manifest.save(tmp)
         old = final.parent / f".{final.name}.old-{os.getpid()}"
-        if final.exists():
-            os.rename(final, old)
-        os.rename(tmp, final)
+        with swapping(final):
+            if final.exists():
+                os.rename(final, old)
+            os.rename(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -304,17 +347,17 @@ def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool)
     return list(chunker.chunk(stream)), tokenizer_name
 
 
-def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool) -> np.ndarray | None:
+def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool, header: str) -> np.ndarray | None:
     if embedder is None:
         return None
-    return embedder.embed([index_text(c) for c in chunks], kind="passage", progress=progress)
+    return embedder.embed([index_text(c, header) for c in chunks], kind="passage", progress=progress)
 
 
 def _lexical(embedder: Embedder | None, chunks: list[Chunk], settings: Settings) -> object | None:
     """BGE-M3 learned sparse weights of the chunks as a CSR matrix (a second encoder pass), or None."""
     if embedder is None or not settings.embedder.bge_sparse or not hasattr(embedder, "lexical_weights"):
         return None
-    texts = [index_text(c) for c in chunks]
+    texts = [index_text(c, settings.chunker.header) for c in chunks]
     size = settings.embedder.batch_size
     out: list[dict[str, float]] = []
     for start in range(0, len(texts), size):
@@ -328,8 +371,8 @@ def _stored_lexical(folder: IndexFolder) -> object | None:
     return LearnedSparseIndex.load(folder.path / "dense").matrix
 
 
-def _read_all(corpus: str | Path, skip_bad: bool) -> tuple[list[Passage], CorpusReport]:
-    report = CorpusReport()
+def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False) -> tuple[list[Passage], CorpusReport]:
+    report = CorpusReport(progress=progress)
     passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report))
     if not passages:
         raise BadInputError(f"{corpus}: no passages to index")
@@ -350,13 +393,13 @@ def build_index(
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
     started = time.perf_counter()
-    passages, report = _read_all(corpus, skip_bad)
+    passages, report = _read_all(corpus, skip_bad, progress)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
     chunks, tokenizer_name = _chunk_passages(settings, passages, progress)
     chunk_s = time.perf_counter() - started
     started = time.perf_counter()
-    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress)
+    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress, settings.chunker.header)
     embed_s = time.perf_counter() - started
     digests = {p.id: passage_digest(p) for p in passages}
     manifest = IndexManifest(
@@ -372,11 +415,23 @@ def build_index(
         dense=_dense_section(settings, embedder) if settings.dense.enabled else None,
         skipped=len(report.skipped),
         backend=settings.backend.name,
-        stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3)},
+        stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3),
+               **format_stats(report)},
+        unreadable=dict(report.unreadable),
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
-    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical)
+    extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
+    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
     return manifest
+
+
+def format_stats(report: CorpusReport) -> dict[str, float]:
+    """``pages_<format>`` and ``pages_per_s_<format>`` of the documents read (PDF pages, PPTX slides, files)."""
+    out: dict[str, float] = {}
+    for fmt, (seconds, pages) in sorted(report.formats.items()):
+        out[f"pages_{fmt}"] = pages
+        out[f"pages_per_s_{fmt}"] = round(pages / seconds, 1) if seconds > 0 else 0.0
+    return out
 
 
 def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
@@ -394,6 +449,7 @@ def _open_for_update(
     return folder, digests
 
 
+@one_writer
 def add_documents(
     settings: Settings,
     corpus: str | Path,
@@ -421,7 +477,7 @@ def add_documents(
             raise ValueError("this index has a dense part: adding needs the embedder")
         old = folder.dense.vectors if appended and folder.dense is not None else _stored_vectors(folder)
         assert old is not None
-        new_vectors = _embed(embedder, new_chunks, progress)
+        new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
         if appended:
             vectors = np.concatenate([old, new_vectors.astype(old.dtype)])
         else:
@@ -437,10 +493,11 @@ def add_documents(
     manifest = folder.manifest
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, folder, appended)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder, appended=appended)
     return manifest
 
 
+@one_writer
 def remove_documents(settings: Settings, ids: list[str], by: str = "passage", progress: bool = False) -> IndexManifest:
     """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
     folder, digests = _open_for_update(settings, None)
@@ -464,10 +521,11 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
         digests.pop(pid, None)
     manifest = folder.manifest
     manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, folder)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder)
     return manifest
 
 
+@one_writer
 def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     """Rebuild the BM25 matrix and the FAISS index with the current settings (BM25 parameters, FAISS factory) from
     the stored chunks and vectors, re-embedding nothing. Chunker and embedder must still match."""
@@ -482,51 +540,3 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     manifest.backend = settings.backend.name
     _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
     return manifest
-
-
-def verify_index(path: Path) -> list[str]:
-    """Structural problems of an index folder (empty when it is sound). Loads nothing heavy besides FAISS."""
-    problems: list[str] = []
-    try:
-        manifest = IndexManifest.load(path)
-    except IndexError_ as exc:
-        return [str(exc)]
-    try:
-        chunks = read_chunks(path)
-    except IndexError_ as exc:
-        return [str(exc)]
-    if len(chunks) != manifest.chunks:
-        problems.append(f"manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}")
-    try:
-        digests = json.loads((path / PASSAGES_FILE).read_text(encoding="utf-8"))
-        if corpus_hash(digests) != manifest.corpus_hash:
-            problems.append("corpus hash in the manifest does not match passages.json")
-        if {c.passage_id for c in chunks} != set(digests):
-            problems.append("chunks and passages.json list different passages")
-    except (OSError, json.JSONDecodeError) as exc:
-        problems.append(f"{PASSAGES_FILE} unreadable: {exc}")
-    if manifest.backend == "qdrant":
-        from local_rag.index.backends.qdrant import verify_qdrant
-
-        return problems + verify_qdrant(path, len(chunks), manifest.dense["dimension"] if manifest.dense else None)
-    if manifest.sparse is not None:
-        params = path / "sparse" / "params.index.json"
-        if not params.exists():
-            problems.append("sparse index files missing")
-        else:
-            segments = SegmentedSparse.read_meta(path / "sparse")
-            n_docs = sum(m["rows"] for m in segments) if segments else json.loads(params.read_text(encoding="utf-8")).get("num_docs")
-            if n_docs is not None and n_docs != len(chunks):
-                problems.append(f"sparse index has {n_docs} rows for {len(chunks)} chunks")
-    if manifest.dense is not None:
-        try:
-            from local_rag.settings import DenseConfig
-
-            dense = DenseIndex.load(path / "dense", DenseConfig(factory=manifest.dense["factory"], use_gpu="no"))
-            if dense.size != len(chunks):
-                problems.append(f"dense index has {dense.size} rows for {len(chunks)} chunks")
-            if dense.dimension != manifest.dense["dimension"]:
-                problems.append(f"dense vectors have dimension {dense.dimension}, manifest says {manifest.dense['dimension']}")
-        except IndexError_ as exc:
-            problems.append(str(exc))
-    return problems
