@@ -104,8 +104,7 @@ class DenseIndex:
 
     def save(self, folder: Path) -> None:
         faiss = require("faiss", "dense retrieval")
-        index = faiss.index_gpu_to_cpu(self.index) if self.on_gpu else self.index
-        faiss.write_index(index, str(folder / INDEX_FILE))
+        faiss.write_index(self.index, str(folder / INDEX_FILE))
         np.save(folder / VECTORS_FILE, self.vectors, allow_pickle=False)
 
     @classmethod

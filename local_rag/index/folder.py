@@ -306,7 +306,7 @@ def _write_locked(
         if manifest.dense is not None and vectors is not None and manifest.backend == "local":
             (tmp / "dense").mkdir()
             started = time.perf_counter()
-            if base is not None and appended and base.dense is not None:
+            if base is not None and appended and base.dense is not None and not base.dense.on_gpu:  # a GPU copy may be flat
                 dense = base.dense.extend(vectors[len(vectors) - appended :])
             else:
                 dense = DenseIndex.build(vectors, settings.dense)

@@ -16,6 +16,7 @@ MANIFEST_FILE = "manifest.json"
 _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
+    "backend": str,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -43,8 +44,9 @@ class IndexManifest:
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
     def own_checksum(self) -> str:
-        # `unreadable` came later: left out when empty, so the checksums of older manifests still match
-        data = {k: v for k, v in asdict(self).items() if k != "checksum" and not (k == "unreadable" and not v)}
+        # `unreadable` and `backend` came later: left out when at their defaults, so older manifests' checksums match
+        data = {k: v for k, v in asdict(self).items()
+                if k != "checksum" and not (k == "unreadable" and not v) and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def save(self, folder: Path) -> None:

@@ -64,11 +64,27 @@ def _terms(tokens: list[str], avgdl: float, config: SparseConfig) -> tuple[list[
     return list(weights), list(weights.values())
 
 
-def _client(folder: Path, meta: dict[str, Any]) -> Any:
+_OPEN: dict[str, tuple[int, Any]] = {}  # embedded storage path -> (inode, client): one client per storage and process
+
+
+def _client(folder: Path, meta: dict[str, Any], shared: bool = False) -> Any:
+    """A client for the index's collection. Embedded storage admits one client at a time, so opens for reading
+    (``shared``) reuse the client of the same storage folder (same inode: a swapped-in folder gets a new one)."""
     qdrant_client = require("qdrant_client", "the Qdrant index backend")
     if meta.get("url"):
         return qdrant_client.QdrantClient(url=meta["url"], api_key=os.environ.get("QDRANT_API_KEY") or None)
-    return qdrant_client.QdrantClient(path=str(folder / STORAGE_DIR))
+    storage = folder / STORAGE_DIR
+    if not shared:
+        return qdrant_client.QdrantClient(path=str(storage))
+    key, inode = str(storage.resolve()), storage.stat().st_ino
+    cached = _OPEN.get(key)
+    if cached is not None and cached[0] == inode:
+        return cached[1]
+    if cached is not None:
+        cached[1].close()
+    client = qdrant_client.QdrantClient(path=str(storage))
+    _OPEN[key] = (inode, client)
+    return client
 
 
 def read_meta(folder: Path) -> dict[str, Any]:
@@ -101,7 +117,11 @@ class QdrantIndex:
         return rows, scores
 
     def close(self) -> None:
+        """Close the client (embedded: the next open makes a new one)."""
         self.client.close()
+        for key, (_, client) in list(_OPEN.items()):
+            if client is self.client:
+                del _OPEN[key]
 
 
 class QdrantSparse:
@@ -159,7 +179,7 @@ def open_qdrant(path: Path, settings: Settings, chunks: list[Chunk], dimension: 
     """Open the collection of the index folder ``path``, checking it holds exactly the folder's chunks."""
     meta = read_meta(path)
     try:
-        client = _client(path, meta)
+        client = _client(path, meta, shared=True)
         collection = meta.get("alias") or meta["collection"]
         count = client.count(collection, exact=True).count
     except IndexError_:
@@ -168,11 +188,9 @@ def open_qdrant(path: Path, settings: Settings, chunks: list[Chunk], dimension: 
         raise IndexError_(f"Qdrant collection of {path} is unreadable ({type(exc).__name__}: {exc}); rebuild the index "
                           "with `local-rag index rebuild`") from exc
     if count != len(chunks):
-        client.close()
         raise IndexError_(f"Qdrant collection {collection!r} holds {count} points for {len(chunks)} chunks in {path}; "
                           "rebuild it with `local-rag index rebuild` (re-embeds nothing)")
     if dimension is not None and dimension != meta.get("dimension"):
-        client.close()
         raise IndexError_(f"Qdrant collection {collection!r} has {meta.get('dimension')}-d vectors, the manifest says "
                           f"{dimension}; rebuild the index")
     vectors = None
@@ -260,7 +278,7 @@ def verify_qdrant(path: Path, chunks: int, dimension: int | None) -> list[str]:
     """Problems of the collection behind an index folder (empty when it holds one point per chunk)."""
     try:
         meta = read_meta(path)
-        client = _client(path, meta)
+        client = _client(path, meta, shared=True)
     except IndexError_ as exc:
         return [str(exc)]
     except Exception as exc:  # noqa: BLE001 - storage or network errors of any type
@@ -269,8 +287,6 @@ def verify_qdrant(path: Path, chunks: int, dimension: int | None) -> list[str]:
         count = client.count(meta.get("alias") or meta["collection"], exact=True).count
     except Exception as exc:  # noqa: BLE001
         return [f"Qdrant collection unreadable: {type(exc).__name__}: {exc}"]
-    finally:
-        client.close()
     problems = [] if count == chunks else [f"Qdrant collection holds {count} points for {chunks} chunks"]
     if dimension is not None and meta.get("dimension") != dimension:
         problems.append(f"Qdrant vectors have dimension {meta.get('dimension')}, manifest says {dimension}")
