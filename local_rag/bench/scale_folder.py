@@ -26,6 +26,7 @@ from local_rag.embed.base import Embedder, Kind
 from local_rag.index.factory import FLAT_MAX, resolve_factory
 from local_rag.index.folder import (
     _chunk_passages,
+    _chunker_section,
     _dense_section,
     _sparse_section,
     add_documents,
@@ -89,7 +90,7 @@ def folder_add(work: Path, basis: Basis, size: int, settings: Any) -> dict[str, 
     assert dense is not None
     manifest = IndexManifest(
         name=NAME, created="", package_version=__version__, corpus_source="synthetic", corpus_hash=corpus_hash(digests),
-        passages=len(passages), chunks=len(chunks), chunker={"size": 100_000, "overlap": 0, "tokenizer": "whitespace"},
+        passages=len(passages), chunks=len(chunks), chunker=_chunker_section(settings, "whitespace"),
         sparse=_sparse_section(settings), dense=dense,
     )
     manifest.save(folder)

@@ -166,9 +166,17 @@ class SegmentedSparse:
         all_rows, all_scores, offset = [], [], 0
         for retriever, m in zip(self.retrievers, self.meta, strict=True):
             depth = min(k, m["rows"])
-            rows, scores = retriever.retrieve(tokens, k=depth, show_progress=False, n_threads=1, sorted=True)
-            all_rows.append(np.asarray(rows, dtype=np.int64) + offset)
-            all_scores.append(np.asarray(scores, dtype=np.float32))
+            try:
+                rows, scores = retriever.retrieve(tokens, k=depth, show_progress=False, n_threads=1, sorted=True)
+            except (IndexError, ValueError) as exc:
+                raise IndexError_(f"the sparse index is corrupt ({type(exc).__name__}: {exc}); run `local-rag index "
+                                  "verify --deep` and rebuild it") from exc
+            rows, scores = np.asarray(rows, dtype=np.int64), np.asarray(scores, dtype=np.float32)
+            if not np.isfinite(scores).all() or (rows >= m["rows"]).any():
+                raise IndexError_("the sparse index returned impossible results (NaN scores or rows out of range): it "
+                                  "is corrupt; run `local-rag index verify --deep` and rebuild it")
+            all_rows.append(rows + offset)
+            all_scores.append(scores)
             offset += m["rows"]
         rows, scores = np.concatenate(all_rows, axis=1), np.concatenate(all_scores, axis=1)
         if len(self.retrievers) > 1:
