@@ -19,6 +19,7 @@ def demo(profile, config_file, index_name, retrieval_only):
     from rich.console import Console
     from rich.markup import escape
 
+    from local_rag.cli.ask import echo_piece
     from local_rag.demo import DEMO_INDEX, DEMO_OVERRIDES, SCRIPT, demo_profile, docs_folder, ensure_demo_index
     from local_rag.pipeline import Pipeline
     from local_rag.records import Conversation, Turn
@@ -49,7 +50,7 @@ def demo(profile, config_file, index_name, retrieval_only):
             continue
         sys.stdout.write("agent> ")
         sys.stdout.flush()
-        result = pipeline.answer(conversation, on_token=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+        result = pipeline.answer(conversation, on_token=echo_piece)
         print()
         if result.answer.kind != "answer":
             console.print(f"[bold]=> {result.answer.kind}:[/bold] {escape(result.answer.text)}")
