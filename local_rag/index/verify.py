@@ -16,7 +16,7 @@ from local_rag.corpus.digest import corpus_hash
 from local_rag.errors import IndexError_
 from local_rag.index import integrity
 from local_rag.index.dense import INDEX_FILE, VECTORS_FILE
-from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, read_chunks
+from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, manifest_header, read_chunks
 from local_rag.index.lock import reading
 from local_rag.index.manifest import IndexManifest
 from local_rag.settings import Settings
@@ -60,7 +60,8 @@ def _verify(path: Path, deep: bool) -> list[str]:
     if manifest.dense is not None:
         problems += _dense(path / "dense", manifest, len(chunks), deep)
     if deep:
-        problems += integrity.chunk_problems(manifest.integrity, [index_text(c) for c in chunks])
+        header = manifest_header(manifest)
+        problems += integrity.chunk_problems(manifest.integrity, [index_text(c, header) for c in chunks])
     return problems
 
 
