@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from local_rag.errors import SettingsError
+from local_rag.settings_env import check_names, describe_value_errors, read_env
 
 DEFAULT_PROFILE = "cpu-test"
 
@@ -275,6 +276,7 @@ class ServerConfig(_Config):
     retry_after_s: int = Field(0, ge=0, description="Retry-After on a 429; 0 = estimated from recent turn times")
     max_body_bytes: int = Field(1_048_576, ge=1024, description="larger request bodies are refused with 413")
     max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
+    max_messages: int = Field(256, ge=1, description="requests with more messages are refused with 400")
     model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
 
 
@@ -355,7 +357,8 @@ def deep_merge(*layers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _env_values() -> dict[str, Any]:
-    return EnvSettingsSource(Settings)()
+    check_names(Settings)
+    return read_env(EnvSettingsSource(Settings))
 
 
 def load_settings(
@@ -378,7 +381,4 @@ def load_settings(
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise SettingsError(f"invalid settings: {problems}") from exc
+        raise SettingsError(f"invalid settings: {describe_value_errors(exc.errors())}") from exc

@@ -16,6 +16,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import logging
 import re
 import zipfile
 from collections.abc import Iterator
@@ -26,7 +27,9 @@ from typing import IO, cast
 
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
+from local_rag.safejson import problem
 
+log = logging.getLogger("local_rag.corpus")
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
 
 
@@ -36,6 +39,7 @@ class CorpusReport:
 
     passages: int = 0
     skipped: list[str] = field(default_factory=list)
+    where: str = ""  # file (and line) of the record read last, for messages about it
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -79,7 +83,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         source = _read_jsonl_file(path, skip_bad, report)
     for passage in source:
         if passage.id in seen:
-            _bad(f"{path}: duplicate passage id {passage.id!r}", skip_bad, report)
+            _bad(f"{report.where or path}: duplicate passage id {passage.id!r}", skip_bad, report)
             continue
         seen.add(passage.id)
         report.add(passage)
@@ -123,12 +127,16 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
             except UnicodeDecodeError as exc:
                 _bad(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})", skip_bad, report)
                 continue
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # a UTF-8 byte order mark (Windows editors write one)
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                _bad(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})", skip_bad, report)
+            except (ValueError, RecursionError) as exc:
+                what = (f"{exc.msg.removesuffix(' at')} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                        else problem(exc))
+                _bad(f"{where}: not valid JSON ({what})", skip_bad, report)
                 continue
             if not isinstance(record, dict):
                 _bad(f"{where}: expected a JSON object, got {type(record).__name__}", skip_bad, report)
@@ -145,6 +153,7 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
                 _bad(f"{where}: empty text for passage {pid!r}", skip_bad, report)
                 continue
             pid = str(pid)
+            report.where = where
             yield Passage(
                 id=pid,
                 text=text,
@@ -198,14 +207,31 @@ def html_to_text(html: str) -> tuple[str, str]:
     return parser.title.strip(), text
 
 
+def _note_unread(folder: Path, report: CorpusReport) -> None:
+    """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
+    silence."""
+    unread = sorted(
+        p for p in folder.rglob("*")
+        if p.is_file() and p.suffix.lower() not in DOC_SUFFIXES and not p.name.startswith(".")
+    )
+    if not unread:
+        return
+    kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
+    report.skipped += [f"{p}: unsupported file type, not read" for p in unread]
+    log.warning("note: %d file(s) of %s skipped: local-rag reads %s (first: %s)", len(unread), ", ".join(kinds),
+                ", ".join(DOC_SUFFIXES), unread[0])
+
+
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
+    _note_unread(folder, report)
     if not files:
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
     for path in files:
         rel = path.relative_to(folder).as_posix()
+        report.where = str(path)
         try:
-            raw = path.read_text(encoding="utf-8")
+            raw = path.read_text(encoding="utf-8-sig")
         except UnicodeDecodeError as exc:
             _bad(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})", skip_bad, report)
             continue
