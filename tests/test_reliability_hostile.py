@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from local_rag.cli.main import cli
-from local_rag.index import build_index
 from local_rag.server.turns import TurnRunner
 
 from .conftest import CORPUS, write_jsonl
