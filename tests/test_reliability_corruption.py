@@ -179,3 +179,10 @@ def test_verify_is_quiet_on_a_sound_index_and_deep_agrees(sound, tmp_path: Path)
     settings = copy_of(sound, tmp_path)
     assert verify_index(settings.index_dir) == [] and verify_index(settings.index_dir, deep=True) == []
     assert cli_verify(settings, "--deep")[0] == 0
+
+
+def test_load_check_cost_is_measured(sound, tmp_path: Path):
+    from local_rag.index.verify import load_check_cost
+
+    cost = load_check_cost(copy_of(sound, tmp_path), repeats=2)
+    assert cost["load_s"] > 0 and cost["check_s"] > 0 and cost["bytes"] > 0
