@@ -186,3 +186,12 @@ def test_load_check_cost_is_measured(sound, tmp_path: Path):
 
     cost = load_check_cost(copy_of(sound, tmp_path), repeats=2)
     assert cost["load_s"] > 0 and cost["check_s"] > 0 and cost["bytes"] > 0
+
+
+def test_the_rebuild_hint_names_the_folder_not_the_manifests_name(sound, tmp_path: Path):
+    settings = copy_of(sound, tmp_path)
+    moved = settings.model_copy(update={"index": "copied"})
+    settings.index_dir.rename(moved.index_dir)  # a folder copied or renamed by hand keeps its manifest's name
+    other = moved.model_copy(update={"chunker": moved.chunker.model_copy(update={"size": 20})})
+    with pytest.raises(IndexError_, match="--index copied`"):
+        results(other, sound[1])
