@@ -276,6 +276,9 @@ def test_pick_gpu_layers() -> None:
     assert 0 < pick_gpu_layers(-1, True, 8 * gb, 28, 5 * gb) < 28     # partial offload
     assert pick_gpu_layers(0, True, 4 * gb, 28, 10 * gb) == 0
     assert pick_gpu_layers(10, True, 4 * gb, 28, 10 * gb) == 10
+    # the KV cache at the real context counts: weights fit alone, not with a 32k-token cache beside them
+    assert pick_gpu_layers(-1, True, 4 * gb, 28, 5 * gb) == -1
+    assert 0 < pick_gpu_layers(-1, True, 4 * gb, 28, 5 * gb, kv_bytes=2 * gb) < 28
 
 
 def test_every_prompt_loads_and_renders() -> None:

@@ -21,8 +21,9 @@ from click.testing import CliRunner
 from local_rag.cli.main import cli
 from local_rag.errors import IndexError_
 from local_rag.index import build_index, integrity
-from local_rag.index.folder import index_text, read_chunks, verify_index
+from local_rag.index.folder import index_text, read_chunks
 from local_rag.index.manifest import IndexManifest
+from local_rag.index.verify import verify_index
 from local_rag.settings import Settings
 
 from .conftest import CORPUS, HashEmbedder, write_jsonl

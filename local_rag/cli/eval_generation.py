@@ -47,7 +47,6 @@ from local_rag.cli.main import handle_errors, load, settings_options
 def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, llm_cache, split, limit, answer_mode, judge_model,
                idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
-    from local_rag.cli.evaluate import default_mtrag_dir
     from local_rag.errors import BadInputError
     from local_rag.evaluation.generation.official import read_records, validate_records
     from local_rag.evaluation.generation.report import markdown, summarize, write_reports
@@ -60,6 +59,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
     )
     from local_rag.evaluation.generation.scorer import GenerationScorer
     from local_rag.evaluation.lock import run_lock
+    from local_rag.mtrag import default_mtrag_dir
 
     settings = load(profile, config_file, index_name, **{
         "gen_eval.judge.model": judge_model, "gen_eval.idk_judge": idk_judge,

@@ -139,7 +139,7 @@ def info(profile, config_file, index_name, as_json):
 def verify(profile, config_file, index_name, deep):
     """Check an index folder's files against the sha256 in its manifest (exit 3 on problems)."""
     from local_rag.errors import IndexError_
-    from local_rag.index.folder import verify_index
+    from local_rag.index.verify import verify_index
 
     settings = load(profile, config_file, index_name)
     problems = verify_index(settings.index_dir, deep=deep)

@@ -18,7 +18,7 @@ def read_conversation(path: str):
     OpenAI-style ``messages``. Turns longer than `MAX_MESSAGE_CHARS` are cut, with a note on stderr."""
     from local_rag import safejson
     from local_rag.errors import BadInputError
-    from local_rag.evaluation.mtrag import parse_conversation
+    from local_rag.mtrag import parse_conversation
     from local_rag.records import Turn
 
     try:

@@ -17,7 +17,6 @@ stored vectors, embedding only the new chunks.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -31,6 +30,7 @@ import numpy as np
 
 from local_rag import __version__
 from local_rag.corpus.chunking import Chunker, Tokenizer, load_tokenizer
+from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
@@ -53,17 +53,6 @@ PASSAGES_FILE = "passages.json"
 def index_text(chunk: Chunk) -> str:
     """The text both indexes see: the title, then the chunk."""
     return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-
-
-def passage_digest(passage: Passage) -> str:
-    return hashlib.sha256(f"{passage.title}\x00{passage.text}\x00{passage.url}".encode()).hexdigest()
-
-
-def corpus_hash(digests: dict[str, str]) -> str:
-    digest = hashlib.sha256()
-    for pid in sorted(digests):
-        digest.update(f"{pid}\x00{digests[pid]}\n".encode())
-    return digest.hexdigest()
 
 
 @dataclass
@@ -478,10 +467,3 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     manifest.history.append({"action": "rebuild", "at": _now()})
     _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
     return manifest
-
-
-def verify_index(path: Path, deep: bool = False) -> list[str]:
-    """Problems of an index folder (empty when it is sound); see `local_rag.index.verify.verify`."""
-    from local_rag.index.verify import verify
-
-    return verify(path, deep)

@@ -12,16 +12,17 @@ from pathlib import Path
 
 import numpy as np
 
+from local_rag.corpus.digest import corpus_hash
 from local_rag.errors import IndexError_
 from local_rag.index import integrity
 from local_rag.index.dense import INDEX_FILE, VECTORS_FILE
-from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, corpus_hash, index_text, read_chunks
+from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, read_chunks
 from local_rag.index.lock import reading
 from local_rag.index.manifest import IndexManifest
 from local_rag.settings import Settings
 
 
-def verify(path: Path, deep: bool = False) -> list[str]:
+def verify_index(path: Path, deep: bool = False) -> list[str]:
     """Problems of the index folder at ``path`` (empty when it is sound)."""
     with reading(path):
         try:

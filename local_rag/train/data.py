@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.errors import BadInputError
-from local_rag.evaluation.mtrag import read_jsonl
+from local_rag.mtrag import read_jsonl
 from local_rag.records import Hit, Query
 
 QUERY_MODES = ("lastturn", "rewrite", "own")
@@ -175,8 +175,8 @@ def mtrag_tasks(
     Raises:
         BadInputError: an unknown query mode, or missing task files.
     """
-    from local_rag.evaluation.mtrag import load_retrieval_tasks
     from local_rag.evaluation.splits import conversation_of, load_split
+    from local_rag.mtrag import load_retrieval_tasks
 
     unknown = [m for m in modes if m not in QUERY_MODES]
     if unknown:
