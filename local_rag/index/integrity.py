@@ -5,7 +5,7 @@ Every write records, in the manifest's ``integrity`` section, each file's size, 
 
 - `check_at_load` (every open): sizes of all files, the sampled digest of the big binary ones (FAISS, vectors,
   the BM25 arrays) and a full CRC-32 of the small ones and of ``chunks.jsonl`` (every chunk text is checked on
-  every load; CRC-32 runs at about three times sha256's speed). Measured cost: docs/reliability.md.
+  every load; CRC-32 runs at about twice sha256's speed). Measured cost: docs/reliability.md.
 - `verify_files` (``local-rag index verify``): the full sha256 of every file.
 - `deep_problems` (``index verify --deep``): what a checksum cannot vouch for when the index was written wrong in
   the first place: vector norms and NaN/inf, FAISS against the stored vectors, the BM25 matrix structure, and the
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import zlib
 from pathlib import Path
 from typing import Any
@@ -43,12 +44,13 @@ def sha256_file(path: Path) -> str:
 
 
 def crc32_file(path: Path) -> str:
-    """CRC-32 of a whole file: three times faster than sha256 here, and made for catching damaged bytes."""
-    value = 0
+    """CRC-32 of a whole file, over a memory map (no copies): about twice sha256's speed here, and made for
+    catching damaged bytes."""
     with path.open("rb") as fh:
-        while block := fh.read(_READ):
-            value = zlib.crc32(block, value)
-    return f"{value:08x}"
+        if path.stat().st_size == 0:
+            return f"{zlib.crc32(b''):08x}"
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+            return f"{zlib.crc32(view):08x}"
 
 
 def sampled_digest(path: Path, size: int) -> str:
