@@ -20,6 +20,7 @@ import hashlib
 import json
 import mmap
 import threading
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,12 @@ def fast_digest(path: Path) -> str:
             return xxhash.xxh3_64_hexdigest(b"")
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
             return xxhash.xxh3_64_hexdigest(view)
+
+
+def crc32_file(path: Path) -> str:
+    """CRC-32 of a whole file: what indexes written by an earlier version of this check recorded."""
+    with path.open("rb") as fh:
+        return f"{zlib.crc32(fh.read()):08x}"
 
 
 def sampled_digest(path: Path, size: int) -> str:
@@ -127,7 +134,7 @@ class LoadCheck:
     def _run(self, work: list[tuple[str, Path, str]]) -> None:
         for rel, path, want in work:
             try:
-                if fast_digest(path) != want:
+                if (f"xxh3:{fast_digest(path)}" if want.startswith("xxh3:") else f"crc32:{crc32_file(path)}") != want:
                     self.bad.append(rel)
             except (OSError, ValueError):
                 self.bad.append(rel)
@@ -159,8 +166,8 @@ def start_load_check(folder: Path, integrity: Any) -> LoadCheck:
         if size != want["size"]:
             raise IndexError_(f"index {folder}: {rel} has {size} bytes, the manifest says {want['size']} (truncated or "
                               f"replaced); {_hint(folder)}")
-        if _full_at_load(rel, size):
-            work.append((rel, path, str(want.get("xxh3"))))
+        if _full_at_load(rel, size) and ("xxh3" in want or "crc32" in want):
+            work.append((rel, path, f"xxh3:{want['xxh3']}" if "xxh3" in want else f"crc32:{want['crc32']}"))
         elif sampled_digest(path, size) != want.get("sample"):
             raise IndexError_(f"index {folder}: {rel} does not match its checksum (corrupt); {_hint(folder)}")
     return LoadCheck(folder, work)

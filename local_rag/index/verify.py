@@ -102,23 +102,25 @@ def _dense(folder: Path, manifest: IndexManifest, n_chunks: int, deep: bool) -> 
 
 
 def load_check_cost(settings: Settings, repeats: int = 5) -> dict[str, float]:
-    """What the load-time integrity check adds to `open_index`: median load time with and without it, interleaved
-    (warm page cache: the check's share is largest when the files are already in memory), their difference as a
-    share of the load, and the check's own time when run alone (its CPU cost; at load its CRC-32 overlaps the
-    parsing in a thread)."""
+    """What the load-time integrity check costs `open_index`, warm page cache (where its share is largest).
+
+    Wall time with and without the check (interleaved medians) and the CPU time of the load and of the check
+    alone (``time.process_time``, all threads): on a machine shared with other jobs the wall-clock difference is
+    noise, the CPU times are not. ``check_cpu_share`` is the figure the 5% target is held to.
+    """
     import statistics
     import time
 
     from local_rag.index.folder import open_index
 
-    def timed(check: bool) -> float:
+    def timed(check: bool) -> tuple[float, float]:
         saved = integrity.start_load_check
         if not check:
             integrity.start_load_check = lambda folder, recorded: integrity.LoadCheck(folder, [])  # type: ignore[assignment]
         try:
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             open_index(settings, derived=True)
-            return time.perf_counter() - started
+            return time.perf_counter() - wall, time.process_time() - cpu
         finally:
             integrity.start_load_check = saved  # type: ignore[assignment]
 
@@ -130,10 +132,15 @@ def load_check_cost(settings: Settings, repeats: int = 5) -> dict[str, float]:
     manifest = IndexManifest.load(settings.index_dir)
     alone = []
     for _ in range(repeats):
-        started = time.perf_counter()
+        cpu = time.process_time()
         integrity.check_at_load(settings.index_dir, manifest.integrity)
-        alone.append(time.perf_counter() - started)
-    load, loaded = statistics.median(without), statistics.median(with_check)
-    return {"load_s": round(load, 4), "load_with_check_s": round(loaded, 4),
-            "added_share": round((loaded - load) / load, 4), "check_alone_s": round(statistics.median(alone), 4),
-            "bytes": sum(p.stat().st_size for p in integrity.index_files(settings.index_dir))}
+        alone.append(time.process_time() - cpu)
+    load_cpu = statistics.median(c for _, c in without)
+    check_cpu = statistics.median(alone)
+    return {
+        "load_s": round(statistics.median(w for w, _ in without), 4),
+        "load_with_check_s": round(statistics.median(w for w, _ in with_check), 4),
+        "load_cpu_s": round(load_cpu, 4), "load_with_check_cpu_s": round(statistics.median(c for _, c in with_check), 4),
+        "check_cpu_s": round(check_cpu, 4), "check_cpu_share": round(check_cpu / load_cpu, 4),
+        "bytes": sum(p.stat().st_size for p in integrity.index_files(settings.index_dir)),
+    }
