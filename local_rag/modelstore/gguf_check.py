@@ -173,8 +173,8 @@ def check_gguf(path: str | Path) -> GGUFInfo:
 def resolve_gguf(name: str, models_dir: str | Path) -> Path:
     """The ``.gguf`` file to load for a model name (or a path), verified.
 
-    A manifest name must be present and its files must match their recorded sha256 (hashes are cached by size and
-    mtime, so this costs one read per new file). A folder with a split model yields its first part, which
+    A manifest name must be present and its files must match their recorded sha256 (hashes are cached by size,
+    mtime, inode and ctime, so this costs one read per new file). A folder with a split model yields its first part, which
     llama.cpp follows to the others. The header is checked (`check_gguf`).
 
     Raises:
