@@ -212,7 +212,7 @@ def open_index(
 
 def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool) -> IndexFolder:
     manifest = IndexManifest.load(path)
-    integrity.check_at_load(path, manifest.integrity)
+    check = integrity.start_load_check(path, manifest.integrity)  # finished below, before anything is returned
     check_compatible(manifest, settings, path, model_checksum, derived)
     chunks = read_chunks(path)
     if len(chunks) != manifest.chunks:
@@ -238,6 +238,7 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
         learned = LearnedSparseIndex.load(path / "dense")
     elif "bge-sparse" in settings.retrieval.retrievers:
         raise IndexError_(f"index {path} has no learned sparse weights: rebuild it with embedder.bge_sparse=true (bge-m3)")
+    check.wait()
     return IndexFolder(path, manifest, chunks, sparse, dense, learned)
 
 
@@ -502,7 +503,10 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
     folder, digests = _open_for_update(settings, None)
     wanted = set(ids)
-    key = (lambda c: c.passage_id) if by == "passage" else (lambda c: c.doc_id)
+
+    def key(c: Chunk) -> str:
+        return c.passage_id if by == "passage" else c.doc_id
+
     present = {key(c) for c in folder.chunks}
     missing = sorted(wanted - present)
     if missing:
