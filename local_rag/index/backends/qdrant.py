@@ -22,6 +22,7 @@ deletes by id are idempotent: a failed command can be run again).
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
 import os
@@ -65,6 +66,14 @@ def _terms(tokens: list[str], avgdl: float, config: SparseConfig) -> tuple[list[
 
 
 _OPEN: dict[str, tuple[int, Any]] = {}  # embedded storage path -> (inode, client): one client per storage and process
+
+
+@atexit.register
+def _close_all() -> None:
+    """Close the shared embedded clients before the interpreter tears their modules down."""
+    while _OPEN:
+        _, (_, client) = _OPEN.popitem()
+        client.close()
 
 
 def _client(folder: Path, meta: dict[str, Any], shared: bool = False) -> Any:
