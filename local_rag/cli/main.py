@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "local_rag.cli.serve:serve",
     "bench": "local_rag.cli.bench:bench",
     "plan": "local_rag.cli.plan:plan",
+    "train": "local_rag.cli.train:train",
 }
 
 
