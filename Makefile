@@ -23,6 +23,7 @@ test-all: bootstrap
 
 lint: bootstrap
 	$(BIN)/ruff check local_rag tests scripts
+	$(BIN)/lint-imports
 	$(BIN)/mypy local_rag
 
 # Task A figures on the MTRAG pool corpora (see docs/benchmarks.md)

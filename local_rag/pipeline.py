@@ -204,17 +204,3 @@ def dense_score(hit: Hit) -> float | None:
     if hit.source == "dense" and not values:
         values = [hit.score]
     return max(values) if values else None
-
-
-def make_pipeline(settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None,
-                  rewrites: Callable[[Conversation], dict[str, list[str]]] | None = None) -> Any:
-    """The answering object for ``settings.pipeline.mode``: `Pipeline`, or the agentic (ChatR1) mode.
-
-    Both answer with ``.answer(conversation, on_token=None) -> TurnResult``. ``rewrites``: see `Pipeline` (the
-    agentic mode writes its own searches and takes none).
-    """
-    if settings.pipeline.mode == "agentic":
-        from local_rag.agent.pipeline import AgenticPipeline
-
-        return AgenticPipeline(settings, retriever=retriever, llm=llm, reranker=reranker)
-    return Pipeline(settings, retriever=retriever, llm=llm, reranker=reranker, rewrites=rewrites)

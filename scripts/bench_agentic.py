@@ -126,7 +126,7 @@ def main() -> None:
         if records_file.exists() else {}
 
     from local_rag.llm import load_llm
-    from local_rag.pipeline import make_pipeline
+    from local_rag.modes import make_pipeline
     from local_rag.retrieve.stack import open_retriever
 
     llm = load_llm(base.llm, base.models_dir)

@@ -23,10 +23,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from local_rag.evaluation.metrics import mean_metrics, score_run  # noqa: E402
-from local_rag.evaluation.mtrag import POOL3  # noqa: E402
 from local_rag.evaluation.retrieval import MAX_CONTEXTS, items_from_task_files, queries_for  # noqa: E402
 from local_rag.evaluation.subset import first_by_sha1  # noqa: E402
 from local_rag.llm.pipeline import call_stats, question_of  # noqa: E402
+from local_rag.mtrag import POOL3  # noqa: E402
 from local_rag.settings import load_settings  # noqa: E402
 
 STEPS = ("hybrid", "llm-rerank", "llm-rerank+judge")

@@ -75,8 +75,8 @@ def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int
     """``n + 1`` answerable tasks of ``domain`` with qrels and a reference answer, ordered by a seeded hash; the
     first is the warm-up."""
     from local_rag.evaluation.generation.official import answerability, targets_of
-    from local_rag.evaluation.mtrag import load_generation_tasks, task_domain
     from local_rag.evaluation.subset import by_sha1
+    from local_rag.mtrag import load_generation_tasks, task_domain
 
     pool = [t for t in load_generation_tasks(path) if task_domain(t) == domain and t["task_id"] in qrels
             and answerability(t) in ("ANSWERABLE", "PARTIAL") and targets_of(t)]
@@ -84,7 +84,7 @@ def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int
 
 
 def read_corpus(path: Path) -> list[dict[str, Any]]:
-    from local_rag.evaluation.mtrag import read_jsonl
+    from local_rag.mtrag import read_jsonl
 
     return read_jsonl(path)
 
@@ -142,7 +142,7 @@ class Ours:
         return next(iter(self.pipelines.values())).llm
 
     def run(self, name: str, task: dict[str, Any]) -> dict[str, Any]:
-        from local_rag.evaluation.mtrag import parse_conversation
+        from local_rag.mtrag import parse_conversation
 
         pipeline = self.pipelines[name]
         conversation = parse_conversation(task["input"], where=task["task_id"])
@@ -469,7 +469,7 @@ def main() -> None:
 
     from local_rag.evaluation.generation.algorithmic import rouge_l
     from local_rag.evaluation.generation.official import targets_of
-    from local_rag.evaluation.mtrag import load_qrels
+    from local_rag.mtrag import load_qrels
     from local_rag.settings import load_settings
 
     settings = load_settings(args.profile, overrides={"models_dir": str(ROOT / "models")})

@@ -20,9 +20,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main() -> None:
-    from local_rag.cli.evaluate import default_mtrag_dir
     from local_rag.evaluation.generation.runner import stratified_subset
-    from local_rag.evaluation.mtrag import load_generation_tasks
+    from local_rag.mtrag import default_mtrag_dir, load_generation_tasks
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=Path, default=default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")

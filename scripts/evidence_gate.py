@@ -53,10 +53,10 @@ def signals(tasks: list[dict[str, Any]], profile: str, llm_cache: Path, judge: b
     from tqdm import tqdm
 
     from local_rag.evaluation.generation.official import answerability
-    from local_rag.evaluation.mtrag import parse_conversation, task_domain
     from local_rag.llm import load_llm
     from local_rag.llm.judge import RelevanceJudge
     from local_rag.llm.pipeline import LLMQueries, question_of
+    from local_rag.mtrag import parse_conversation, task_domain
     from local_rag.pipeline import Pipeline, dense_score
     from local_rag.settings import load_settings
 
@@ -179,7 +179,7 @@ def chart(summary: dict[str, Any], path: Path, name: str) -> None:
 
 
 def main() -> None:
-    from local_rag.evaluation.mtrag import load_generation_tasks
+    from local_rag.mtrag import load_generation_tasks
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tasks", type=Path, default=ROOT / "runs" / "dev-tasks.jsonl")

@@ -104,7 +104,7 @@ def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: Chu
     task ids left out); None when there is no checkpoint. The Task B files predate checkpoints: their lines hold the
     answer text and metrics but no ``prediction`` (kind, citations), so a Task B run comes back without citations."""
     from local_rag.evaluation.generation.official import prediction_record
-    from local_rag.evaluation.mtrag import task_domain
+    from local_rag.mtrag import task_domain
 
     setting = "rag" if run.name.startswith("gen-rag-") else "reference"
     lines = read_lines(dest / "answers.jsonl")
@@ -162,8 +162,8 @@ def main() -> None:
             print(f"{run.name}: {save(run, args.dest / run.name)} tasks saved")
         print(f"{CACHE}: {save_cache(cache, args.dest / CACHE)} rewrites added")
         return
-    from local_rag.cli.evaluate import default_mtrag_dir
     from local_rag.evaluation.generation.official import read_records
+    from local_rag.mtrag import default_mtrag_dir
 
     tasks_file = args.tasks or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl"
     tasks = {str(t["task_id"]): t for t in read_records(tasks_file)}

@@ -16,9 +16,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from local_rag.cli.evaluate import default_mtrag_dir
 from local_rag.evaluation.generation.report import group_stats
-from local_rag.evaluation.mtrag import load_generation_tasks, read_jsonl
+from local_rag.mtrag import default_mtrag_dir, load_generation_tasks, read_jsonl
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from gen_eval_checkpoint import save  # noqa: E402  (answers.jsonl: the run's answers without MTRAG texts)

@@ -20,7 +20,7 @@ from local_rag.agent.rewards import (
 from local_rag.agent.tags import AnswerStream, lenient_answer, parse_step
 from local_rag.errors import BadInputError
 from local_rag.index import build_index
-from local_rag.pipeline import make_pipeline
+from local_rag.modes import make_pipeline
 from local_rag.records import Conversation, Turn
 from local_rag.retrieve.stack import open_retriever
 

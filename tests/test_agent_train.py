@@ -31,7 +31,7 @@ def toy_tasks(tmp_path: Path) -> tuple[list[AgentTask], Path]:
     """A few MTRAG govt conversations over their own gold passages, else questions about the tiny corpus."""
     if MTRAG.exists():
         tasks = load_agent_tasks(MTRAG, ["govt"], limit=2, seed=0)
-        from local_rag.evaluation.mtrag import read_jsonl
+        from local_rag.mtrag import read_jsonl
 
         pool = {p["_id"]: p for p in read_jsonl(MTRAG / "corpora" / "pool" / "govt.jsonl")}
         wanted = {pid for t in tasks for pid in t.gold_ids} | set(list(pool)[:20])

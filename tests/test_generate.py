@@ -9,9 +9,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from local_rag.errors import BadInputError
-from local_rag.evaluation.mtrag import parse_conversation
 from local_rag.index import build_index, open_index
 from local_rag.llm.generate import Generator, check_citations, is_decline
+from local_rag.mtrag import parse_conversation
 from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.retrieve import HybridRetriever

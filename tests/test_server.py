@@ -148,7 +148,7 @@ def test_idk_without_a_model_call_still_streams_the_answer(index):
 
 
 def test_agentic_mode_streams_only_the_answer_and_returns_the_trace(index):
-    from local_rag.pipeline import make_pipeline
+    from local_rag.modes import make_pipeline
 
     settings, retriever = index
     settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"mode": "agentic"})})

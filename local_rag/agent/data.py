@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from local_rag.evaluation.mtrag import load_generation_tasks, load_qrels, load_queries, parse_conversation, task_domain
+from local_rag.mtrag import load_generation_tasks, load_qrels, load_queries, parse_conversation, task_domain
 from local_rag.records import Conversation
 
 

@@ -30,8 +30,8 @@ class Session:
 
 def task_sessions(tasks: list[dict], n: int | None = None, domain: str | None = None) -> list[Session]:
     """Sessions from MTRAG generation tasks (of ``domain`` when given), the first ``n`` by sha1 of their id."""
-    from local_rag.evaluation.mtrag import parse_conversation, task_domain
     from local_rag.evaluation.subset import by_sha1
+    from local_rag.mtrag import parse_conversation, task_domain
 
     if domain is not None:
         tasks = [t for t in tasks if task_domain(t) == domain]
@@ -54,7 +54,7 @@ def demo_sessions() -> list[Session]:
 def read_sessions(path: str | Path, n: int | None = None) -> list[Session]:
     """Sessions from a file: MTRAG tasks (``.jsonl``, one task with ``input`` a line), or one conversation JSON
     (the official ``input`` list, a task record, or ``{"messages": [...]}``), answered at its last user turn."""
-    from local_rag.evaluation.mtrag import load_generation_tasks, parse_conversation
+    from local_rag.mtrag import load_generation_tasks, parse_conversation
 
     path = Path(path)
     if not path.is_file():
@@ -80,7 +80,7 @@ def read_sessions(path: str | Path, n: int | None = None) -> list[Session]:
 def default_sessions(index: str, n: int = 6, tasks_file: Path = MTRAG_TASKS) -> tuple[list[Session], str]:
     """The built-in set: MTRAG tasks of the index's domain for an ``mtrag-<domain>`` index when the shared data is
     there, else the demo script. Returns the sessions and a description of where they come from."""
-    from local_rag.evaluation.mtrag import DOMAINS, load_generation_tasks
+    from local_rag.mtrag import DOMAINS, load_generation_tasks
 
     domain = index.removeprefix("mtrag-") if index.startswith("mtrag-") else None
     if domain in DOMAINS and tasks_file.is_file():

@@ -30,7 +30,7 @@ def run_bench(settings: Settings, sessions: list[Session], source: str, *, repea
     ``llm``/``retriever``/``embedder`` are used instead of loading them (tests pass a fake LLM); ``build_passages``
     0 skips the index build throughput, ``bandwidth`` False the bandwidth measurement.
     """
-    from local_rag.pipeline import make_pipeline
+    from local_rag.modes import make_pipeline
 
     if retriever is None:
         from local_rag.index.folder import wants_dense

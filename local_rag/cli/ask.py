@@ -64,7 +64,7 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
 def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):
     """Answer one turn: QUESTION, or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
-    from local_rag.pipeline import make_pipeline
+    from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
     if bool(question) == bool(conversation_file):
@@ -104,7 +104,7 @@ mode: thoughts, searches, passages read), /reset, /save FILE, /load FILE, /quit 
 @handle_errors
 def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each."""
-    from local_rag.pipeline import make_pipeline
+    from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode)

@@ -32,6 +32,7 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--llm-cache", type=click.Path(dir_okay=False),
               help="rag: JSONL cache of query rewrites by task id, shared with `eval retrieval` and other runs "
                    "(default: runs/llm-cache.jsonl).")
+@click.option("--split", type=click.Choice(["train", "test"]), help="Only the tasks of this MTRAG split's conversations (<mtrag>/splits/).")
 @click.option("--limit", type=int, help="A fixed subset of N tasks, stratified by domain and answerability.")
 @click.option("--mode", "answer_mode", type=click.Choice(["pipeline", "agentic"]),
               help="Answering mode when generating (default pipeline.mode): agentic = the LLM searches (ChatR1).")
@@ -43,10 +44,9 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--no-charts", is_flag=True, help="Skip the PNG charts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
-def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, llm_cache, limit, answer_mode, judge_model,
+def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, llm_cache, split, limit, answer_mode, judge_model,
                idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
-    from local_rag.cli.evaluate import default_mtrag_dir
     from local_rag.errors import BadInputError
     from local_rag.evaluation.generation.official import read_records, validate_records
     from local_rag.evaluation.generation.report import markdown, summarize, write_reports
@@ -59,6 +59,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
     )
     from local_rag.evaluation.generation.scorer import GenerationScorer
     from local_rag.evaluation.lock import run_lock
+    from local_rag.mtrag import default_mtrag_dir
 
     settings = load(profile, config_file, index_name, **{
         "gen_eval.judge.model": judge_model, "gen_eval.idk_judge": idk_judge,
@@ -73,6 +74,12 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
         tasks = None
         if tasks_file or not predictions_file:
             tasks = read_records(tasks_file or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+        split_ids = None
+        if split:
+            from local_rag.evaluation.splits import load_split, task_in_split
+
+            split_ids = load_split(default_mtrag_dir(), split)
+            tasks = [t for t in tasks if task_in_split(t, split_ids)] if tasks is not None else None
         if predictions_file:
             predictions = read_records(predictions_file)
             errors = validate_records(predictions, setting, [str(t["task_id"]) for t in tasks] if tasks else None)
@@ -82,6 +89,8 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
                     raise BadInputError(message)
                 click.echo(f"warning: {message}", err=True)
             records = predictions
+            if split_ids is not None:
+                records = [r for r in records if task_in_split(r, split_ids)]
             if tasks is not None:
                 records, missing = merge_predictions(tasks, predictions, setting)
                 if missing:
@@ -96,7 +105,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
         scorer = GenerationScorer.from_settings(settings)
         scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json)
         info = scorer.describe() | {"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
-                                    "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit,
+                                    "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit, "split": split,
                                     "profile": settings.profile}
         if not predictions_file:  # generated here: say by what (a scored file's generator is unknown)
             info |= {"prompt": settings.generate.prompt, "generator": settings.llm.model,

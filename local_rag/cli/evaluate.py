@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,11 +10,7 @@ import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 from local_rag.cli.search import split_csv
-
-
-def default_mtrag_dir() -> Path:
-    """``$LOCAL_RAG_MTRAG_DIR``, else ``../shared/mtrag`` (the development checkout layout)."""
-    return Path(os.environ.get("LOCAL_RAG_MTRAG_DIR", "../shared/mtrag"))
+from local_rag.mtrag import default_mtrag_dir
 
 
 @click.group(name="eval")
@@ -38,11 +33,16 @@ def evaluate() -> None:
 @click.option("--rewrite", "llm_modes", multiple=True, help="LLM query modes fused with --mode: rewrite (the system's own standalone rewrite; overrides the organizers' file), keywords, multi, hyde.")
 @click.option("--llm-rerank", is_flag=True, help="Listwise LLM reranking of the fused candidates (settings: llm_rerank).")
 @click.option("--judge", is_flag=True, help="LLM relevance judging: drop and order by level (settings: judge).")
+@click.option("--cross-encoder", "cross_encoder", is_flag=True, help="Rerank the fused candidates with the cross-encoder (settings: reranker).")
+@click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
+@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx"]), help="Cross-encoder backend (default reranker.backend).")
+@click.option("--candidates", type=int, help="Fused hits the cross-encoder reranks (default reranker.candidates).")
+@click.option("--split", type=click.Choice(["train", "test"]), help="Only the conversations of this MTRAG split (<mtrag>/splits/); default: every query.")
 @click.option("--limit", type=int, help="A fixed subset: N queries per domain (first in sha1(id) order).")
 @click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
 @click.option("--resume", is_flag=True, help="Keep the queries already in the output folder's runs (an interrupted or partial run, same settings) and run only the rest.")
 @handle_errors
-def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, limit, llm_cache, resume):
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, cross_encoder, reranker_model, reranker_backend, candidates, split, limit, llm_cache, resume):
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
         items_from_generation_tasks,
@@ -53,8 +53,14 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
     )
     from local_rag.retrieve.stack import open_retriever
 
+    split_ids = None
+    if split:
+        from local_rag.evaluation.splits import load_split
+
+        split_ids = load_split(default_mtrag_dir(), split)
     settings = load(profile, config_file, None, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes), "fusion.method": fusion,
+        "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
     })
     modes = settings.retrieval.query_modes
     llm_modes = split_csv(llm_modes) or []
@@ -72,7 +78,14 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         if llm_rerank or judge:
             depth = max(settings.llm_rerank.candidates if llm_rerank else 0, settings.judge.candidates if judge else 0)
             settings.retrieval.top_k = max(settings.retrieval.top_k, depth)
-    suffix = "".join([f"_llm-{'+'.join(llm_modes)}" if llm_modes else "", "_llmrerank" if llm_rerank else "", "_judge" if judge else ""])
+    reranker = None
+    if cross_encoder:
+        from local_rag.rerank import load_reranker
+
+        reranker = load_reranker(settings.reranker, settings.models_dir)
+        settings.retrieval.top_k = max(settings.retrieval.top_k, settings.reranker.candidates)
+    suffix = "".join([f"_llm-{'+'.join(llm_modes)}" if llm_modes else "", "_llmrerank" if llm_rerank else "", "_judge" if judge else "",
+                      f"_ce-{Path(settings.reranker.model).name}" if reranker is not None else ""])
     label = label or f"{'+'.join(settings.retrieval.retrievers)}_{'+'.join(modes)}{suffix}"
     out = Path(out_dir or Path("runs") / label)
     from local_rag.evaluation.lock import run_lock
@@ -89,6 +102,10 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
                 items, qrels = items_from_generation_tasks(generation_tasks, domain)
             else:
                 items, qrels = items_from_task_files(root, domain, modes)
+            if split_ids is not None:
+                from local_rag.evaluation.splits import keep_split
+
+                items = keep_split(items, split_ids, lambda i: i.id)
             if limit:
                 from local_rag.evaluation.subset import first_by_sha1
 
@@ -99,6 +116,11 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
                 from local_rag.llm.pipeline import post_retrieval
 
                 search = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)
+            if reranker is not None:
+                from local_rag.llm.pipeline import question_of
+                from local_rag.rerank.base import reranked
+
+                search = reranked(search, reranker, question_of)
             per_domain[domain] = run_domain(search, items, qrels, modes, out / f"run-{domain}.jsonl", provider=provider,
                                             progress=not as_json, resume=resume)
         summary = summarize(per_domain)
@@ -114,8 +136,9 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
                     fh.write(json.dumps({k: v for k, v in call.to_json().items() if k not in ("prompt", "response")}) + "\n")
             summary["llm"] = {"model": settings.llm.model, "calls": call_stats([*earlier, *llm.calls]), "limit_per_domain": limit}
         summary["settings"] = {
-            "profile": settings.profile, "retrievers": settings.retrieval.retrievers, "modes": modes,
-            "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model, "chunker": settings.chunker.model_dump(),
+            "profile": settings.profile, "split": split, "retrievers": settings.retrieval.retrievers, "modes": modes,
+            "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model,
+            "reranker": settings.reranker.model_dump() if reranker is not None else None, "chunker": settings.chunker.model_dump(),
         }
         out.mkdir(parents=True, exist_ok=True)
         (out / "scores.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")

@@ -15,7 +15,7 @@ def read_conversation(path: str):
     """A conversation from a JSON file: the official ``input`` list, a task record with ``input``, or
     OpenAI-style ``messages``."""
     from local_rag.errors import BadInputError
-    from local_rag.evaluation.mtrag import parse_conversation
+    from local_rag.mtrag import parse_conversation
 
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")

@@ -1,26 +1,129 @@
-"""``local-rag train``: build the small trained models of the pipeline (the decision stage, the support check)."""
+"""``local-rag train``: training data from MTRAG train conversations, a cross-encoder reranker, cached rewrites."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.search import split_csv
 
-MTRAG_DIR = Path(__file__).resolve().parents[2].parent / "shared" / "mtrag"
 
-
-@click.group()
+@click.group(name="train")
 def train() -> None:
-    """Train the pipeline's small models (saved under models/ with a manifest entry)."""
+    """Train retrieval specialists offline (learn from MTRAG train conversations only)."""
 
 
 @train.command()
 @settings_options
-@click.option("--mtrag", "mtrag_dir", type=click.Path(file_okay=False), default=str(MTRAG_DIR), envvar="LOCAL_RAG_MTRAG_DIR",
-              show_default=True, help="MTRAG data folder (generation_tasks/, splits/, mtragun-dev/).")
+@click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True)
+@click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
+@click.option("--mode", "modes", default="lastturn,rewrite,own", show_default=True,
+              help="Query texts per task: lastturn, rewrite (organizers' file), own (our cached LLM rewrite).")
+@click.option("--negatives", default=8, show_default=True, help="Hard negatives per example.")
+@click.option("--depth", default=30, show_default=True, help="Hybrid hits searched for negatives.")
+@click.option("--same-document/--drop-same-document", default=False, show_default=True,
+              help="Keep (or drop) candidates from a gold passage's document (likely false negatives).")
+@click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
+@click.option("--llm-cache", type=click.Path(dir_okay=False), help="Rewrite cache for mode 'own' (default runs/llm-cache.jsonl).")
+@click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL to write.")
+@handle_errors
+def data(profile, config_file, index_name, split, domains, modes, negatives, depth, same_document, index_prefix, llm_cache, out_file):
+    """(query, gold passage, hard negatives) examples from one MTRAG split, negatives mined with our hybrid."""
+    from tqdm import tqdm
+
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.retrieve.stack import open_retriever
+    from local_rag.train.data import build_examples, load_passages, mtrag_tasks, write_examples
+
+    settings = load(profile, config_file, index_name)
+    settings.retrieval.top_k = max(settings.retrieval.top_k, depth)
+    mtrag = default_mtrag_dir()
+    examples, embedder, counts = [], None, {}
+    for domain in split_csv((domains,)) or []:
+        tasks, qrels = mtrag_tasks(mtrag, split, domain, split_csv((modes,)) or [], llm_cache or Path("runs") / "llm-cache.jsonl",
+                                   settings.llm.model)
+        gold = {pid for t, _, _ in tasks for pid in qrels.get(t, {})}
+        passages = load_passages(mtrag / "corpora" / "pool" / f"{domain}.jsonl", gold)
+        settings.index = f"{index_prefix}{domain}"
+        retriever = open_retriever(settings, embedder)
+        embedder = next((r.embedder for r in retriever.retrievers.values() if hasattr(r, "embedder")), embedder)
+        made = build_examples(tasks, qrels, passages, functools.partial(retriever.search, top_k=depth), negatives,
+                              drop_same_document=not same_document,
+                              progress=functools.partial(tqdm, desc=f"mining {domain}"))
+        counts[domain] = len(made)
+        examples.extend(made)
+    digest = write_examples(examples, out_file)
+    info = {"split": split, "domains": counts, "modes": modes, "negatives": negatives, "depth": depth,
+            "drop_same_document": not same_document, "sha256": digest, "index_prefix": index_prefix}
+    Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"{len(examples)} examples written to {out_file} (sha256 {digest[:12]}): {counts}")
+
+
+@train.command()
+@settings_options
+@click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
+@click.option("--base", default="all-MiniLM-L6-v2", show_default=True, help="Base model: a models/ name or a folder.")
+@click.option("--name", required=True, help="Name of the trained model under models/.")
+@click.option("--loss", default="bce", type=click.Choice(["bce", "mnrl", "listnet"]), show_default=True)
+@click.option("--epochs", default=1.0, show_default=True)
+@click.option("--batch-size", default=16, show_default=True)
+@click.option("--lr", "learning_rate", default=5e-5, show_default=True)
+@click.option("--max-length", default=256, show_default=True, help="Tokens per (query, passage) pair.")
+@click.option("--negatives", default=4, show_default=True, help="Hard negatives used per example.")
+@click.option("--max-steps", default=-1, show_default=True, help="Stop after N optimizer steps (> 0).")
+@click.option("--mode", "modes", help="Only examples of these query modes (comma-separated).")
+@handle_errors
+def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes):
+    """Train a cross-encoder reranker (resumes an interrupted run of the same name)."""
+    from local_rag.train.data import file_digest, read_examples
+    from local_rag.train.reranker import RerankerTraining, train_reranker
+
+    settings = load(profile, config_file, index_name)
+    examples = read_examples(data_file)
+    if modes:
+        wanted = set(split_csv((modes,)) or [])
+        examples = [e for e in examples if e.mode in wanted]
+    cfg = RerankerTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+                           max_length=max_length, negatives=negatives, max_steps=max_steps)
+    info = {"file": str(data_file), "sha256": file_digest(data_file), "modes": modes}
+    folder = train_reranker(examples, base, name, settings.models_dir, cfg, info)
+    record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    click.echo(f"trained {name} in {record['train_seconds']} s ({record['steps']} steps, final loss "
+               f"{record['final_loss']}, peak RSS {record['peak_rss_mb']} MB): {folder}")
+
+
+@train.command()
+@settings_options
+@click.option("--split", required=True, type=click.Choice(["train", "test"]))
+@click.option("--llm-cache", type=click.Path(dir_okay=False), help="Rewrite cache (default runs/llm-cache.jsonl).")
+@handle_errors
+def rewrites(profile, config_file, index_name, split, llm_cache):
+    """Cache the system's own standalone rewrite of every task of a split (resumable: cached ones are skipped)."""
+    from tqdm import tqdm
+
+    from local_rag.evaluation.splits import conversation_of, load_split
+    from local_rag.llm import load_llm
+    from local_rag.llm.pipeline import LLMQueries, conversations_by_id
+    from local_rag.mtrag import default_mtrag_dir
+
+    settings = load(profile, config_file, index_name)
+    mtrag = default_mtrag_dir()
+    keep = load_split(mtrag, split)
+    conversations = conversations_by_id(mtrag / "generation_tasks" / "mtrag_tasks.jsonl")
+    llm = load_llm(settings.llm, settings.models_dir)
+    queries = LLMQueries(llm, settings, ["rewrite"], llm_cache or Path("runs") / "llm-cache.jsonl")
+    todo = [c for task_id, c in sorted(conversations.items()) if conversation_of(task_id) in keep]
+    for conversation in tqdm(todo, desc=f"rewrites {split}", unit="task"):
+        queries(conversation)
+    click.echo(f"{len(todo)} rewrites of the {split} split in {queries.cache_path}")
+
+
+@train.command()
+@settings_options
 @click.option("--name", default="decider", show_default=True, help="Model name in models/manifest.json.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/decider",
               show_default=True, help="Where report.json, report.md, confusion.png and predictions.jsonl go.")
@@ -32,12 +135,13 @@ def train() -> None:
 @click.option("--work", type=click.Path(file_okay=False), default="runs/decider", show_default=True,
               help="Cache of retrieved evidence (a rerun retrieves nothing twice).")
 @handle_errors
-def decider(profile, config_file, index_name, mtrag_dir, name, report_dir, index_prefix, dev_index_prefix, synthetic,
-            domains, work):
-    """Train the decision stage (answer / decline / clarify) and write its figures."""
+def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work):
+    """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
+    the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.decide.experiment import train_decider
+    from local_rag.mtrag import default_mtrag_dir
 
     settings = load(profile, config_file, index_name)
-    report = train_decider(settings, Path(mtrag_dir), Path(report_dir), name, index_prefix, dev_index_prefix, synthetic,
-                           [d.strip() for d in domains.split(",") if d.strip()], work=Path(work))
+    report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
+                           synthetic, split_csv((domains,)) or [], work=Path(work))
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "targets_met")}, indent=2))

@@ -1,4 +1,4 @@
-"""The `Embedder` interface and the registry of backends.
+"""The `Embedder` interface and the registry of backends (`local_rag.embed.loader` fills it and picks one).
 
 A backend implements only `Embedder.embed_batch`; `Embedder.embed` adds batching, the progress bar, prefixes and
 L2 normalization (so FAISS inner product is cosine similarity).
@@ -13,7 +13,6 @@ from typing import Literal
 
 import numpy as np
 
-from local_rag.errors import SettingsError
 from local_rag.settings import EmbedderConfig
 
 Kind = Literal["query", "passage"]
@@ -83,22 +82,3 @@ def register_embedder(name: str) -> Callable[[Callable[[EmbedderConfig, Path], E
         return factory
 
     return wrap
-
-
-def _load_backends() -> None:
-    # importing the modules registers them; none imports its heavy library at module import
-    from local_rag.embed import bge, onnx, st  # noqa: F401
-
-
-def load_embedder(config: EmbedderConfig, models_dir: str | Path) -> Embedder:
-    """Build the embedder that ``config`` names; its model must be in ``models/`` (or be a folder path).
-
-    Raises:
-        SettingsError: unknown backend (the message lists the registered ones).
-        ModelError: the model is missing or incomplete.
-        MissingDependencyError: the backend's extra is not installed.
-    """
-    _load_backends()
-    if config.backend not in _REGISTRY:
-        raise SettingsError(f"unknown embedder backend {config.backend!r}; valid: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[config.backend](config, Path(models_dir))

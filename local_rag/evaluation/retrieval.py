@@ -16,7 +16,7 @@ from typing import Any
 
 from local_rag.errors import BadInputError
 from local_rag.evaluation.metrics import mean_metrics, score_run, weighted_average
-from local_rag.evaluation.mtrag import (
+from local_rag.mtrag import (
     COLLECTIONS,
     POOL3,
     TASK_FILE_MODES,

@@ -125,7 +125,7 @@ def post_retrieval(search: Search, llm: LLM, settings: Settings, rerank: bool, j
 
 def conversations_by_id(generation_tasks: str | Path) -> dict[str, Conversation]:
     """Task id -> conversation (with its id set), from the official generation tasks file."""
-    from local_rag.evaluation.mtrag import load_generation_tasks, parse_conversation
+    from local_rag.mtrag import load_generation_tasks, parse_conversation
 
     out = {}
     for task in load_generation_tasks(generation_tasks):

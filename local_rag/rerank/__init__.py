@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
-from local_rag.rerank.base import Reranker, load_reranker
+from local_rag.rerank.base import Reranker, register_reranker
+from local_rag.rerank.loader import load_reranker
 
-__all__ = ["Reranker", "load_reranker"]
+__all__ = ["Reranker", "load_reranker", "register_reranker"]

@@ -1,4 +1,5 @@
-"""The `Reranker` interface: backends implement `Reranker.score`; `Reranker.rerank` orders hits by it."""
+"""The `Reranker` interface: backends implement `Reranker.score`; `Reranker.rerank` orders hits by it. Backends
+register themselves here; `local_rag.rerank.loader` imports them and picks one."""
 
 from __future__ import annotations
 
@@ -6,8 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 
-from local_rag.errors import SettingsError
-from local_rag.records import Hit
+from local_rag.records import Hit, Query
 from local_rag.settings import RerankerConfig
 
 
@@ -47,6 +47,16 @@ class Reranker(ABC):
         return out[:top_k] if top_k else out
 
 
+def reranked(search: Callable[[list[Query]], list[Hit]], reranker: Reranker,
+             question: Callable[[list[Query]], str]) -> Callable[[list[Query]], list[Hit]]:
+    """``search`` followed by cross-encoder reranking against ``question(queries)`` (e.g. the standalone rewrite)."""
+
+    def wrapped(queries: list[Query]) -> list[Hit]:
+        return reranker.rerank(question(queries), search(queries))
+
+    return wrapped
+
+
 _REGISTRY: dict[str, Callable[[RerankerConfig, Path], Reranker]] = {}
 
 
@@ -56,16 +66,3 @@ def register_reranker(name: str) -> Callable[[Callable[[RerankerConfig, Path], R
         return factory
 
     return wrap
-
-
-def load_reranker(config: RerankerConfig, models_dir: str | Path) -> Reranker:
-    """The cross-encoder that ``config`` names.
-
-    Raises:
-        SettingsError: unknown backend (lists the registered ones). ModelError: missing model files.
-    """
-    from local_rag.rerank import cross_encoder, onnx  # noqa: F401 - registers the backends
-
-    if config.backend not in _REGISTRY:
-        raise SettingsError(f"unknown reranker backend {config.backend!r}; valid: {', '.join(sorted(_REGISTRY))}")
-    return _REGISTRY[config.backend](config, Path(models_dir))

@@ -56,7 +56,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
         >>> uvicorn.run(app, host="127.0.0.1", port=8000)  # doctest: +SKIP
     """
     if pipeline is None:
-        from local_rag.pipeline import make_pipeline
+        from local_rag.modes import make_pipeline
 
         pipeline = make_pipeline(settings)
     if load:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from local_rag.errors import BadInputError
-from local_rag.evaluation.mtrag import DOMAINS, task_domain
+from local_rag.mtrag import DOMAINS, task_domain
 
 Setting = Literal["reference", "rag"]
 SETTINGS: tuple[Setting, ...] = ("reference", "rag")
@@ -214,7 +214,7 @@ def validate_records(
 
 def read_records(path: str | Path) -> list[dict[str, Any]]:
     """JSON objects, one a line (``NaN`` accepted, as in the official sample files: `json.loads` takes it)."""
-    from local_rag.evaluation.mtrag import read_jsonl
+    from local_rag.mtrag import read_jsonl
 
     return read_jsonl(path)
 

@@ -30,8 +30,8 @@ from local_rag.evaluation.generation.official import (
     write_record,
     write_records,
 )
-from local_rag.evaluation.mtrag import load_done
 from local_rag.evaluation.subset import stratified
+from local_rag.mtrag import load_done
 from local_rag.settings import Settings
 
 log = logging.getLogger("local_rag.evaluation.generation")
@@ -177,9 +177,9 @@ def pipeline_generator(
     ``eval retrieval`` and with other runs, so that runs differing only in the prompt retrieve with the same
     rewrites, and each conversation is rewritten once.
     """
-    from local_rag.evaluation.mtrag import parse_conversation, task_domain
     from local_rag.llm.generate import Generator
-    from local_rag.pipeline import make_pipeline
+    from local_rag.modes import make_pipeline
+    from local_rag.mtrag import parse_conversation, task_domain
     from local_rag.records import Hit
 
     state: dict[str, Any] = {} if llm is None else {"llm": llm}

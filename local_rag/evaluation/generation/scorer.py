@@ -33,8 +33,8 @@ from local_rag.evaluation.generation.official import (
     targets_of,
     turn_number,
 )
-from local_rag.evaluation.mtrag import parse_conversation
 from local_rag.llm.base import LLM
+from local_rag.mtrag import parse_conversation
 from local_rag.settings import GenEvalConfig, Settings
 
 

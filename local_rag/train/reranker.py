@@ -1,0 +1,196 @@
+"""Training a cross-encoder reranker (sentence-transformers ``CrossEncoderTrainer``) from `Example` records.
+
+Losses (``loss``): ``bce`` (binary cross-entropy over (query, passage, 0/1) pairs), ``mnrl`` (multiple negatives
+ranking: the positive against its hard negatives and the batch's other passages), ``listnet`` (a listwise softmax
+loss over the positive and its hard negatives). The run checkpoints into ``<models>/.<name>.training`` and resumes
+from there; the finished model is moved into ``<models>/<name>`` and recorded in the manifest (role ``reranker``),
+with ``training.json`` (base model, data sha256, settings, time, peak memory, metrics) among its files.
+
+Example:
+    >>> train_reranker(read_examples("train.jsonl"), "all-MiniLM-L6-v2", "i23-reranker", "models")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from local_rag._optional import require
+from local_rag.device import enforce_offline, quiet_transformers
+from local_rag.errors import BadInputError, ModelError
+from local_rag.train.data import Example
+
+LOSSES = ("bce", "mnrl", "listnet")
+
+
+@dataclass
+class RerankerTraining:
+    """Settings of one training run (recorded in ``training.json``)."""
+
+    loss: str = "bce"
+    epochs: float = 1.0
+    batch_size: int = 16
+    learning_rate: float = 5e-5
+    max_length: int = 256
+    negatives: int = 4  # hard negatives used per example
+    warmup_ratio: float = 0.1
+    seed: int = 12
+    max_steps: int = -1  # > 0 stops after that many optimizer steps (tests, quick looks)
+    save_steps: int = 100
+
+
+def base_folder(base: str, models_dir: str | Path) -> Path:
+    """The folder of the base model (a manifest name or a path), refusing a missing one in one line."""
+    from local_rag.modelstore import resolve_model
+
+    try:
+        folder, _ = resolve_model(base, models_dir)
+    except ModelError as exc:
+        raise ModelError(f"base model: {exc}") from exc
+    if not (folder / "config.json").exists():
+        raise ModelError(f"base model {base!r} ({folder}) is not a transformers model folder (no config.json)")
+    return folder
+
+
+def _dataset(examples: Sequence[Example], cfg: RerankerTraining) -> Any:
+    datasets = require("datasets", "training")
+    usable = [ex for ex in examples if ex.negatives or cfg.loss == "mnrl"]
+    if not usable:
+        raise BadInputError("the training set is empty (no example with a hard negative)")
+    if cfg.loss == "bce":
+        rows: dict[str, list[Any]] = {"query": [], "passage": [], "label": []}
+        for ex in usable:
+            for text, label in [(ex.positive, 1.0)] + [(n, 0.0) for n in ex.negatives[: cfg.negatives]]:
+                rows["query"].append(ex.query)
+                rows["passage"].append(text)
+                rows["label"].append(label)
+        return datasets.Dataset.from_dict(rows)
+    if cfg.loss == "mnrl":
+        k = min([cfg.negatives] + [len(ex.negatives) for ex in usable])
+        rows = {"query": [ex.query for ex in usable], "positive": [ex.positive for ex in usable]}
+        for i in range(k):
+            rows[f"negative_{i + 1}"] = [ex.negatives[i] for ex in usable]
+        return datasets.Dataset.from_dict(rows)
+    docs = [[ex.positive] + ex.negatives[: cfg.negatives] for ex in usable]
+    return datasets.Dataset.from_dict({
+        "query": [ex.query for ex in usable], "docs": docs, "labels": [[1] + [0] * (len(d) - 1) for d in docs],
+    })
+
+
+def _loss(model: Any, name: str) -> Any:
+    losses = require("sentence_transformers", "training").cross_encoder.losses
+    if name == "bce":
+        return losses.BinaryCrossEntropyLoss(model)
+    if name == "mnrl":
+        return losses.MultipleNegativesRankingLoss(model)
+    if name == "listnet":
+        return losses.ListNetLoss(model)
+    raise BadInputError(f"unknown loss {name!r}; valid: {', '.join(LOSSES)}")
+
+
+def train_reranker(
+    examples: Sequence[Example],
+    base: str,
+    name: str,
+    models_dir: str | Path,
+    cfg: RerankerTraining | None = None,
+    data_info: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> Path:
+    """Train a cross-encoder from ``base`` on ``examples`` and install it as ``<models_dir>/<name>``.
+
+    Raises:
+        ModelError: the base model is missing. BadInputError: an empty training set or an unknown loss.
+    """
+    cfg = cfg or RerankerTraining()
+    if cfg.loss not in LOSSES:
+        raise BadInputError(f"unknown loss {cfg.loss!r}; valid: {', '.join(LOSSES)}")
+    if not examples:
+        raise BadInputError("the training set is empty")
+    models_dir = Path(models_dir)
+    source = base_folder(base, models_dir)
+    enforce_offline()
+    st = require("sentence_transformers", "training")
+    torch = require("torch", "training")
+    quiet_transformers()
+    from local_rag.sysinfo import peak_rss_mb
+
+    dataset = _dataset(examples, cfg)
+    work = models_dir / f".{name}.training"
+    work.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(cfg.seed)
+    model = st.cross_encoder.CrossEncoder(str(source), num_labels=1, max_length=cfg.max_length, device="cpu"
+                                          if not torch.cuda.is_available() else None, local_files_only=True)
+    args = st.cross_encoder.CrossEncoderTrainingArguments(
+        output_dir=str(work), num_train_epochs=cfg.epochs, max_steps=cfg.max_steps,
+        per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, warmup_steps=cfg.warmup_ratio,
+        seed=cfg.seed, logging_steps=max(1, min(10, cfg.max_steps if cfg.max_steps > 0 else 10)),
+        save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=1, report_to=[],
+        disable_tqdm=not progress, dataloader_num_workers=0,
+    )
+    trainer = st.cross_encoder.CrossEncoderTrainer(model=model, args=args, train_dataset=dataset,
+                                                   loss=_loss(model, cfg.loss))
+    resume = any(p.name.startswith("checkpoint-") for p in work.iterdir())
+    started = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=True if resume else None)
+    seconds = time.perf_counter() - started
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    if not all(math.isfinite(x) for x in losses) or not math.isfinite(result.training_loss):
+        raise ModelError(f"training diverged (loss {result.training_loss}); nothing was installed")
+    record = {
+        "kind": "cross-encoder", "base_model": base, "base_folder": str(source), "settings": asdict(cfg),
+        "data": {**(data_info or {}), "examples": len(examples), "rows": len(dataset)},
+        "train_seconds": round(seconds, 1), "resumed": resume, "steps": trainer.state.global_step,
+        "final_loss": round(float(result.training_loss), 5), "loss_log": [round(x, 5) for x in losses],
+        "peak_rss_mb": round(peak_rss_mb(), 1), "metrics": {},
+    }
+    staging = models_dir / f".{name}.staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(str(staging))
+    (staging / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    target = install_trained(staging, name, models_dir, role="reranker", fmt="cross-encoder",
+                             description=f"cross-encoder trained from {base} ({cfg.loss}, {len(examples)} examples)")
+    shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def install_trained(staging: Path, name: str, models_dir: Path, role: str, fmt: str, description: str) -> Path:
+    """Move a finished model folder to ``models_dir/name`` and (re)record it in the manifest with its sha256s."""
+    target = models_dir / name
+    old = models_dir / f".{name}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    return record_trained(target, name, models_dir, role, fmt, description)
+
+
+def record_trained(folder: Path, name: str, models_dir: Path, role: str, fmt: str, description: str) -> Path:
+    """(Re)write the manifest entry of a trained model folder (after its files changed, e.g. metrics added)."""
+    from local_rag.modelstore.manifest import Manifest, ModelEntry, folder_files
+
+    entry = ModelEntry(name=name, role=role, path=name, source="trained: local-rag train (see training.json)",
+                       licence="apache-2.0", format=fmt, description=description, files=folder_files(folder))
+    manifest = Manifest.load(models_dir)  # read just before writing: other processes may have added models
+    manifest.entries[name] = entry
+    manifest.save()
+    return folder
+
+
+def add_metrics(folder: Path, name: str, models_dir: Path, metrics: dict[str, Any]) -> None:
+    """Merge ``metrics`` into the model's ``training.json`` and refresh its manifest entry."""
+    path = folder / "training.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record.setdefault("metrics", {}).update(metrics)
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    from local_rag.modelstore.manifest import Manifest
+
+    entry = Manifest.load(models_dir).get(name)
+    record_trained(folder, name, models_dir, entry.role, entry.format, entry.description)

@@ -1,0 +1,119 @@
+"""Training our own retrieval specialists: data building on a real index, a tiny real cross-encoder run with the
+real MiniLM weights (finite loss, reload through the normal backends, ONNX and torch agree), and bad input."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from local_rag.errors import BadInputError, ModelError
+from local_rag.index import build_index, open_index
+from local_rag.modelstore.manifest import Manifest
+from local_rag.retrieve import HybridRetriever
+from local_rag.settings import RerankerConfig
+from local_rag.train.data import Example, build_examples, document_of, read_examples, write_examples
+from local_rag.train.reranker import RerankerTraining, train_reranker
+
+from .conftest import CORPUS, MODELS, needs_minilm, write_jsonl
+
+
+def test_build_examples_excludes_gold_same_document_and_judged(fake_settings, hash_embedder, tmp_path: Path) -> None:
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    build_index(fake_settings, corpus, embedder=hash_embedder, progress=False)
+    retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings, hash_embedder)
+    passages = {r["_id"]: r["text"] for r in CORPUS}
+    tasks = [("c<::>1", "x", {"lastturn": "cats sleep and purr", "own": "how long does a cat sleep"})]
+    qrels = {"c<::>1": {"d1-1": 1}}
+    search = lambda q: retriever.search(q, top_k=6)  # noqa: E731
+    kept = build_examples(tasks, qrels, passages, search, negatives=5, drop_same_document=False)
+    dropped = build_examples(tasks, qrels, passages, search, negatives=5, drop_same_document=True)
+    assert [e.mode for e in kept] == ["lastturn", "own"] and kept[0].positive_id == "d1-1"
+    assert all("d1-1" not in e.negative_ids for e in kept) and "d1-0" in kept[0].negative_ids
+    assert all(document_of(n) != "d1" for e in dropped for n in e.negative_ids) and dropped[0].negative_ids
+    judged = build_examples(tasks, qrels, passages, search, negatives=5, judge=lambda q, t: "Dogs" in t or "dogs" in t.lower())
+    assert all("d2-0" not in e.negative_ids for e in judged)
+    path = tmp_path / "ex.jsonl"
+    digest = write_examples(kept, path)
+    assert len(digest) == 64 and read_examples(path) == kept
+
+
+def test_empty_or_bad_training_sets_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").write_text("", encoding="utf-8")
+    with pytest.raises(BadInputError, match="empty"):
+        read_examples(tmp_path / "empty.jsonl")
+    (tmp_path / "bad.jsonl").write_text('{"q": 1}\n', encoding="utf-8")
+    with pytest.raises(BadInputError, match="not a training-examples file"):
+        read_examples(tmp_path / "bad.jsonl")
+    with pytest.raises(BadInputError, match="empty"):
+        train_reranker([], "all-MiniLM-L6-v2", "x", tmp_path)
+
+
+def _models(tmp_path: Path) -> Path:
+    """A models/ folder holding only MiniLM (copied) and its manifest entry."""
+    models = tmp_path / "models"
+    shutil.copytree(MODELS / "all-MiniLM-L6-v2", models / "all-MiniLM-L6-v2")
+    entry = Manifest.load(MODELS).get("all-MiniLM-L6-v2")
+    Manifest(models, {entry.name: entry}).save()
+    return models
+
+
+def test_missing_base_model_is_one_line_and_damages_nothing(tmp_path: Path) -> None:
+    models = tmp_path / "models"
+    models.mkdir()
+    (models / "manifest.json").write_text('{"models": []}\n', encoding="utf-8")
+    before = (models / "manifest.json").read_bytes()
+    ex = [Example("t", "x", "lastturn", "q", "p", "p1", ["n"], ["n1"])]
+    with pytest.raises(ModelError, match="base model") as info:
+        train_reranker(ex, "no-such-model", "i23-x", models)
+    assert "\n" not in str(info.value)
+    assert (models / "manifest.json").read_bytes() == before and sorted(p.name for p in models.iterdir()) == ["manifest.json"]
+
+
+EXAMPLES = [
+    Example(f"t{i}", "x", "lastturn", q, pos, f"p{i}", negs, [f"n{i}a", f"n{i}b"])
+    for i, (q, pos, negs) in enumerate([
+        ("what do cats eat", "Cats hunt mice and eat fish.", ["BM25 scores documents.", "FAISS searches vectors."]),
+        ("how does rank fusion work", "Reciprocal rank fusion sums one over k plus rank.", ["Dogs bark.", "Cats purr."]),
+        ("which library searches dense vectors", "FAISS is a library for dense vector search.", ["Cats sleep.", "Dogs fetch."]),
+        ("what is bm25", "BM25 is a ranking function of term frequency.", ["Cats purr.", "Dogs guard the house."]),
+    ] * 6)
+]
+
+
+@needs_minilm
+def test_tiny_real_training_reloads_through_backends_and_onnx_agrees(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    models = _models(tmp_path)
+    cfg = RerankerTraining(loss="bce", max_steps=4, batch_size=8, max_length=64, negatives=2, learning_rate=1e-4)
+    folder = train_reranker(EXAMPLES, "all-MiniLM-L6-v2", "i23-tiny", models, cfg, {"file": "fixture"}, progress=False)
+    record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    assert record["steps"] == 4 and all(math.isfinite(x) for x in record["loss_log"]) and record["base_model"] == "all-MiniLM-L6-v2"
+    manifest = Manifest.load(models)
+    entry = manifest.get("i23-tiny")
+    assert entry.role == "reranker" and not manifest.verify(entry)
+    assert not (models / ".i23-tiny.training").exists()
+
+    from local_rag.rerank import load_reranker
+    from local_rag.rerank.onnx import export_cross_encoder_onnx
+
+    torch_ce = load_reranker(RerankerConfig(backend="sentence-transformers", model="i23-tiny", device="cpu", max_length=64), models)
+    texts = ["Cats hunt mice and eat fish.", "FAISS is a library for dense vector search.", "Dogs bark."]
+    scores = torch_ce.score("what do cats eat", texts)
+    assert all(math.isfinite(s) for s in scores)
+    export_cross_encoder_onnx(folder, tmp_path / "onnx")
+    onnx_ce = load_reranker(RerankerConfig(backend="onnx", model=str(tmp_path / "onnx"), max_length=64), models)
+    assert onnx_ce.score("what do cats eat", texts) == pytest.approx(scores, abs=1e-4)
+
+
+@needs_minilm
+@pytest.mark.slow
+def test_training_resumes_and_other_losses_run(tmp_path: Path) -> None:
+    models = _models(tmp_path)
+    for loss in ("mnrl", "listnet"):
+        cfg = RerankerTraining(loss=loss, max_steps=2, batch_size=4, max_length=48, negatives=2)
+        folder = train_reranker(EXAMPLES[:8], "all-MiniLM-L6-v2", f"i23-{loss}", models, cfg, progress=False)
+        assert math.isfinite(json.loads((folder / "training.json").read_text())["final_loss"])
