@@ -10,10 +10,8 @@ import pytest
 
 from local_rag.decide import AlwaysAnswer, load_decider, reply_text
 from local_rag.decide.clarify import clarifying_question, options, thing_asked
-from local_rag.decide.data import Example, attach_evidence
 from local_rag.decide.features import FeatureExtractor
 from local_rag.decide.model import read_decider, save_decider
-from local_rag.decide.train import Thresholds, decider_meta, fit, register
 from local_rag.decide.turns import chitchat_kind, dangling_references, resolve_clarification
 from local_rag.errors import BadInputError
 from local_rag.index import build_index, open_index
@@ -21,6 +19,9 @@ from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
+from local_rag.train.decider import Thresholds, decider_meta, fit
+from local_rag.train.decider_data import Example, attach_evidence
+from local_rag.train.reranker import record_trained
 
 from .conftest import HashEmbedder
 from .llm_fixtures import ScriptedLLM
@@ -56,7 +57,7 @@ def stack(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Pat
     model = fit("lr-features", x, train)
     folder = save_decider(tmp_path / "models" / "decider", model,
                           decider_meta("lr-features", Thresholds(0.5, 0.5), "", {}))
-    register(tmp_path / "models", "decider", folder, "decider", "test decider")
+    record_trained(folder, "decider", tmp_path / "models", "decider", "sklearn", "test decider")
     return settings, retriever
 
 

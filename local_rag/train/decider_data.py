@@ -25,7 +25,7 @@ from typing import Any
 
 from local_rag.decide.turns import resolve_clarification
 from local_rag.evaluation.generation.official import answerability
-from local_rag.evaluation.mtrag import load_generation_tasks, parse_conversation, task_domain
+from local_rag.mtrag import load_generation_tasks, parse_conversation, task_domain
 from local_rag.records import Conversation, Hit, Query, Turn
 
 #: gold answerability -> the kind the decision stage should choose

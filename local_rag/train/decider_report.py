@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from local_rag.decide.data import GOLD_CLASSES, KIND_OF
+from local_rag.train.decider_data import GOLD_CLASSES, KIND_OF
 
 KINDS = ("answer", "decline", "clarify", "chitchat")
 ANSWERABLE = ("ANSWERABLE", "PARTIAL")
