@@ -42,6 +42,7 @@ import numpy as np
 from local_rag.decide.features import FEATURES, FeatureExtractor
 from local_rag.decide.model import embedder_function, read_decider, save_decider
 from local_rag.decide.turns import is_clarification, last_agent_turn
+from local_rag.evaluation.generation.kinds import kind_metrics, targets_met
 from local_rag.settings import Settings
 from local_rag.train.decider_data import (
     Example,
@@ -51,7 +52,7 @@ from local_rag.train.decider_data import (
     read_split,
     synthetic_examples,
 )
-from local_rag.train.decider_report import confusion_markdown, kind_metrics, latency, plot_confusions, targets_met
+from local_rag.train.decider_report import confusion_markdown, latency, plot_confusions
 from local_rag.train.reranker import record_trained
 
 VARIANTS = ("lr-features", "gbm-features", "lr-embedding", "lr-features+embedding")

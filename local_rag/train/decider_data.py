@@ -24,14 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.decide.turns import resolve_clarification
+from local_rag.evaluation.generation.kinds import KIND_OF
 from local_rag.evaluation.generation.official import answerability
 from local_rag.mtrag import load_generation_tasks, parse_conversation, task_domain
 from local_rag.records import Conversation, Hit, Query, Turn
 
-#: gold answerability -> the kind the decision stage should choose
-KIND_OF = {"ANSWERABLE": "answer", "PARTIAL": "answer", "UNANSWERABLE": "decline", "UNDERSPECIFIED": "clarify",
-           "CONVERSATIONAL": "chitchat"}
-GOLD_CLASSES = tuple(KIND_OF)
 # what a replaced named thing may be called, per domain (a wrong guess still leaves "this X" never introduced)
 THINGS = {
     "clapnq": ("country", "city", "person", "team", "film", "show", "company", "band", "book", "war", "song", "player"),

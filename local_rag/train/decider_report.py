@@ -1,66 +1,19 @@
-"""Figures of the decision stage: the confusion matrix of ``kind`` against the gold class, the decline and
-clarify rates the issue sets targets for, per-class accuracy, latency percentiles, and the matrix as a plot.
+"""Figures of the decision stage beyond `local_rag.evaluation.generation.kinds`: latency percentiles, the confusion
+matrix as a markdown table and as a plot.
 
 Example:
-    >>> m = kind_metrics(["ANSWERABLE", "UNANSWERABLE", "UNDERSPECIFIED"], ["answer", "decline", "answer"])
-    >>> m["decline_unanswerable"], m["clarify_underspecified"], m["decline_answerable"]
-    (1.0, 0.0, 0.0)
+    >>> latency([0.010, 0.020, 0.030])["p50_ms"]
+    20.0
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
-from local_rag.train.decider_data import GOLD_CLASSES, KIND_OF
-
-KINDS = ("answer", "decline", "clarify", "chitchat")
-ANSWERABLE = ("ANSWERABLE", "PARTIAL")
-TARGETS = {"decline_unanswerable": (">=", 0.80), "decline_answerable": ("<=", 0.10),
-           "clarify_underspecified": (">=", 0.50), "clarify_answerable": ("<=", 0.05)}
-
-
-def _share(kinds: Sequence[str], golds: Sequence[str], kind: str, classes: Sequence[str]) -> float | None:
-    picked = [k for k, g in zip(kinds, golds, strict=True) if g in classes]
-    return round(sum(k == kind for k in picked) / len(picked), 3) if picked else None
-
-
-def kind_metrics(golds: Sequence[str], kinds: Sequence[str]) -> dict[str, Any]:
-    """Rates and the confusion matrix of ``kinds`` (chosen) against ``golds`` (answerability classes).
-
-    Per-class accuracy: the share of a gold class given its right kind (`local_rag.decide.data.KIND_OF`; a
-    CONVERSATIONAL task counts as right when declined too, as MTRAG scores it).
-    """
-    confusion = {g: dict.fromkeys(KINDS, 0) for g in GOLD_CLASSES}
-    for g, k in zip(golds, kinds, strict=True):
-        confusion.setdefault(g, dict.fromkeys(KINDS, 0))[k] += 1
-    accuracy = {}
-    for g, row in confusion.items():
-        n = sum(row.values())
-        if n:
-            right = row[KIND_OF.get(g, "answer")] + (row["decline"] if g == "CONVERSATIONAL" else 0)
-            accuracy[g] = round(right / n, 3)
-    return {
-        "n": len(golds),
-        "decline_unanswerable": _share(kinds, golds, "decline", ("UNANSWERABLE",)),
-        "decline_answerable": _share(kinds, golds, "decline", ANSWERABLE),
-        "clarify_underspecified": _share(kinds, golds, "clarify", ("UNDERSPECIFIED",)),
-        "clarify_answerable": _share(kinds, golds, "clarify", ANSWERABLE),
-        "accuracy_by_class": accuracy,
-        "confusion": {g: row for g, row in confusion.items() if sum(row.values())},
-    }
-
-
-def targets_met(metrics: dict[str, Any]) -> dict[str, bool | None]:
-    """Each target of the issue: met, missed, or None when the set has no task of that class."""
-    out: dict[str, bool | None] = {}
-    for name, (op, bound) in TARGETS.items():
-        value = metrics.get(name)
-        out[name] = None if value is None else (value >= bound if op == ">=" else value <= bound)
-    return out
+from local_rag.evaluation.generation.kinds import KINDS
 
 
 def latency(seconds: Sequence[float]) -> dict[str, float]:
