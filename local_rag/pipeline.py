@@ -33,6 +33,7 @@ class TurnResult:
     llm_calls: list[LLMCall] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)  # agentic mode: think / search / information / answer steps
     decision: Decision | None = None  # the decision stage's choice (local_rag.decide)
+    support: dict[str, Any] | None = None  # the support check of the answer's sentences (local_rag.decide.support)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -47,6 +48,7 @@ class TurnResult:
             "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.llm_calls],
             **({"trace": self.trace} if self.trace else {}),
             **({"decision": self.decision.to_json()} if self.decision else {}),
+            **({"support": self.support} if self.support else {}),
         }
 
 
@@ -63,6 +65,7 @@ class Pipeline:
         self._llm = llm
         self._reranker = reranker
         self._decider: Any = None
+        self._support: Any = False  # False: not loaded yet; None: no trained model
         self._calls_before = 0
         self._stages: dict[str, Any] = {}
 
@@ -182,9 +185,32 @@ class Pipeline:
         started = time.perf_counter()
         answer = self._stage("generate").answer(conversation, passages, on_token=on_token) if passages else Generator.idk(cfg.generate)
         timings["generate"] = time.perf_counter() - started
+        support = None
+        if cfg.support.mode != "off" and answer.kind == "answer" and passages:
+            started = time.perf_counter()
+            answer, support = self.checked(answer, passages)
+            timings["support"] = time.perf_counter() - started
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         calls = self._llm.calls[calls_before:] if self._llm is not None else []
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), decision=decision)
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), decision=decision, support=support)
+
+    def checked(self, answer: Answer, passages: list[Hit]) -> tuple[Answer, dict[str, Any] | None]:
+        """The answer after the support check (`local_rag.decide.support`): citations moved to the passage that
+        supports a sentence, unsupported sentences flagged or dropped; the answer itself when no model is trained."""
+        from local_rag.llm.generate import Citation, check_citations
+
+        if self._support is False:
+            from local_rag.decide.support import load_support_checker
+
+            self._support = load_support_checker(self.settings, self._retriever)
+        if self._support is None:
+            return answer, None
+        text, report = self._support.check(answer.text, passages)
+        if not text.strip():  # nothing the passages support: decline
+            return Generator.idk(self.settings.generate), report.to_json()
+        text, numbers, _ = check_citations(text, len(passages))
+        citations = [Citation(n, passages[n - 1].passage_id, passages[n - 1].title, passages[n - 1].url) for n in numbers]
+        return Answer(text, "answer", citations, answer.invalid_citations, passages, answer.raw, answer.call), report.to_json()
 
     def decided(self, decision: Decision, conversation: Conversation, queries: list[Query], retrieved: list[Hit],
                 hits: list[Hit], timings: dict[str, float]) -> TurnResult:

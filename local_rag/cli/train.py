@@ -145,3 +145,21 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
                            synthetic, split_csv((domains,)) or [], work=Path(work))
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "targets_met")}, indent=2))
+
+
+@train.command()
+@settings_options
+@click.option("--name", default="support", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/support",
+              show_default=True, help="Where report.json goes.")
+@click.option("--answers", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="Committed answers (answers.jsonl of a generation run) to check, before and after.")
+@handle_errors
+def support(profile, config_file, index_name, name, report_dir, answers):
+    """Train the support classifier (is an answer sentence supported by a passage?) and write its figures."""
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.train.support import train_support
+
+    settings = load(profile, config_file, index_name)
+    report = train_support(settings, default_mtrag_dir(), Path(report_dir), name, [Path(a) for a in answers])
+    click.echo(json.dumps({k: report[k] for k in report if k in ("threshold", "pairs", "test", "answers")}, indent=2))

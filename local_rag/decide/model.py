@@ -190,18 +190,18 @@ def load_decider(settings: Settings, embed: Embed | None = None, retriever: Any 
         return AlwaysAnswer()
     meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
     if meta.get("use_embedding") and embed is None:
-        dense = getattr(retriever, "retrievers", {}).get("dense")
-        if dense is not None and getattr(dense.embedder, "name", "") == meta.get("embedder"):
-            embed = dense.embed_queries
-        else:
-            embed = embedder_function(settings, meta.get("embedder", ""))
+        embed = embedder_function(settings, meta.get("embedder", ""), retriever)
     return read_decider(folder, cfg, embed)
 
 
-def embedder_function(settings: Settings, name: str = "") -> Embed:
-    """``texts -> vectors`` with the embedder ``name`` (default: ``settings.embedder.model``), loaded once."""
+def embedder_function(settings: Settings, name: str = "", retriever: Any = None) -> Embed:
+    """``texts -> vectors`` with the embedder ``name`` (default: ``settings.embedder.model``): the dense retriever's
+    of ``retriever`` when it is that model (its query cache is reused), else the model loaded once."""
+    name = name or settings.embedder.model
+    dense = getattr(retriever, "retrievers", {}).get("dense")
+    if dense is not None and getattr(dense.embedder, "name", "") == name:
+        return dense.embed_queries  # type: ignore[no-any-return]
     from local_rag.embed import load_embedder
 
-    config = settings.embedder.model_copy(update={"model": name}) if name else settings.embedder
-    embedder = load_embedder(config, settings.models_dir)
+    embedder = load_embedder(settings.embedder.model_copy(update={"model": name}), settings.models_dir)
     return lambda texts: embedder.embed(texts, kind="query")
