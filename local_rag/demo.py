@@ -28,12 +28,14 @@ DEMO_OVERRIDES: dict[str, object] = {"pipeline.min_dense_score": 0.3, "retrieval
 DEMO_PROFILES = ("cpu-qwen", "cpu-test")
 
 
-def demo_profile(models_dir: Path = Path("models")) -> str:
-    """The first of `DEMO_PROFILES` whose LLM is in ``models_dir`` (the last one otherwise)."""
+def demo_profile(models_dir: Path | None = None) -> str:
+    """The first of `DEMO_PROFILES` whose LLM is in ``models_dir`` (default: the settings' ``models_dir``), the last
+    one otherwise. The first is also the default profile (`local_rag.settings.DEFAULT_PROFILE`)."""
     from local_rag.errors import ModelError
     from local_rag.modelstore.manifest import Manifest
     from local_rag.settings import load_settings
 
+    models_dir = models_dir or load_settings(DEMO_PROFILES[-1]).models_dir
     try:
         manifest = Manifest.load(models_dir)
     except ModelError:

@@ -18,11 +18,26 @@ _OFFLINE_VARS = {
 }
 
 
-def enforce_offline() -> None:
-    """Make Hugging Face libraries refuse the network. Called by every backend before it imports one.
+_offline = True  # settings.offline; `set_offline` records it when settings are loaded
 
-    ``local-rag models pull`` is the only command that does not call this.
+
+def set_offline(enabled: bool) -> None:
+    """Apply ``settings.offline``: on, the hub variables are set now, before any hub library is imported (settings
+    load first in every command); off, backends leave the network to the hub libraries' own defaults."""
+    global _offline
+    _offline = enabled
+    if enabled:
+        enforce_offline()
+
+
+def enforce_offline() -> None:
+    """Make Hugging Face libraries refuse the network (unless ``settings.offline`` is off). Called when settings load
+    and by every backend before it imports a hub library.
+
+    ``local-rag models pull`` is the only command that lifts this, for its own process.
     """
+    if not _offline:
+        return
     for key, value in _OFFLINE_VARS.items():
         os.environ[key] = value
     # huggingface_hub reads the variable once at import: if it is already imported, set its constant too.

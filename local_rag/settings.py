@@ -1,9 +1,13 @@
 """The one typed settings model: the single source of defaults.
 
 Values come, lowest precedence first, from: the field defaults below, a named profile
-(``local_rag/profiles/<name>.yaml``), a settings file (``--config``), environment variables
-(``LOCAL_RAG_<FIELD>``, nested with ``__``, e.g. ``LOCAL_RAG_CHUNKER__SIZE=512``) and command-line flags.
-Unknown keys are refused everywhere.
+(``local_rag/profiles/<name>.yaml``, or one of the user config file's ``profiles``), the user config file's defaults
+(`local_rag.paths`), a settings file (``--config``), environment variables (``LOCAL_RAG_<FIELD>``, nested with
+``__``, e.g. ``LOCAL_RAG_CHUNKER__SIZE=512``) and command-line flags. Unknown keys are refused everywhere.
+
+The default profile is the demo's, ``cpu-qwen``; the user config file's ``profile`` key changes it.
+With ``offline`` on (the default), loading settings sets ``HF_HUB_OFFLINE`` and friends before any hub library is
+imported (`local_rag.device.set_offline`).
 
 Example:
     >>> s = load_settings("cpu-test", overrides={"chunker": {"size": 512, "overlap": 100}})
@@ -23,8 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from local_rag.errors import SettingsError
+from local_rag.paths import default_indexes_dir, default_models_dir, user_config_file
 
-DEFAULT_PROFILE = "cpu-test"
+DEFAULT_PROFILE = "cpu-qwen"  # the demo's profile (`make demo` imports its LLM; `local-rag models pull` fetches it)
 
 
 class _Config(BaseModel):
@@ -313,10 +318,13 @@ class Settings(BaseSettings):
     )
 
     profile: str = DEFAULT_PROFILE
-    models_dir: Path = Path("models")
-    indexes_dir: Path = Path("indexes")
+    models_dir: Path = Field(default_factory=default_models_dir, description="models/ in a checkout, else the user data dir")
+    indexes_dir: Path = Field(default_factory=default_indexes_dir, description="indexes/ in a checkout, else the user data dir")
     index: str = Field("default", description="index name under indexes_dir")
-    offline: bool = Field(True, description="forbid hub libraries from touching the network")
+    index_lock_timeout_s: float = Field(
+        600.0, ge=0, description="a write to an index another process is changing waits this long, then fails"
+    )
+    offline: bool = Field(True, description="set HF_HUB_OFFLINE and friends: hub libraries never touch the network")
     chunker: ChunkerConfig = Field(default_factory=ChunkerConfig)
     sparse: SparseConfig = Field(default_factory=SparseConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -341,19 +349,40 @@ class Settings(BaseSettings):
         return self.indexes_dir / self.index
 
 
-def list_profiles() -> list[str]:
-    """Names of the bundled profiles."""
+def _bundled_profiles() -> list[str]:
     folder = resources.files("local_rag") / "profiles"
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
+def list_profiles() -> list[str]:
+    """Names of the bundled profiles and of the user config file's profiles."""
+    return sorted(set(_bundled_profiles()) | set(_user_config().get("profiles") or {}))
+
+
 def read_profile(name: str) -> dict[str, Any]:
-    """The raw dict of a bundled profile; `SettingsError` listing the valid names if unknown."""
-    names = list_profiles()
-    if name not in names:
-        raise SettingsError(f"unknown profile {name!r}; valid profiles: {', '.join(names)}")
+    """The raw dict of a profile (a user profile: its ``base`` bundled profile with its changes merged in);
+    `SettingsError` listing the valid names if unknown."""
+    user_profiles = _user_config().get("profiles") or {}
+    if name in user_profiles:
+        body = dict(user_profiles[name] or {})
+        base = body.pop("base", DEFAULT_PROFILE)
+        if base == name or base not in _bundled_profiles():
+            raise SettingsError(f"user profile {name!r}: base {base!r} is not a bundled profile "
+                                f"({', '.join(_bundled_profiles())})")
+        return deep_merge(read_profile(base), body)
+    if name not in _bundled_profiles():
+        raise SettingsError(f"unknown profile {name!r}; valid profiles: {', '.join(list_profiles())}")
     text = (resources.files("local_rag") / "profiles" / f"{name}.yaml").read_text(encoding="utf-8")
     return yaml.safe_load(text) or {}
+
+
+def _user_config() -> dict[str, Any]:
+    """The user config file's mapping (`local_rag.paths.user_config_file`); {} when there is none."""
+    path = user_config_file()
+    data = _read_file(path) if path is not None else {}
+    if not isinstance(data.get("profiles") or {}, dict):
+        raise SettingsError(f"{path}: `profiles` must map profile names to settings")
+    return data
 
 
 def _read_file(path: Path) -> dict[str, Any]:
@@ -396,15 +425,20 @@ def load_settings(
     """
     env = _env_values()
     overrides = overrides or {}
-    name = overrides.get("profile") or env.get("profile") or profile or os.environ.get("LOCAL_RAG_PROFILE") or DEFAULT_PROFILE
+    user = _user_config()
+    user_defaults = {k: v for k, v in user.items() if k not in ("profile", "profiles")}
     file_values = _read_file(Path(config_file)) if config_file else {}
-    if not overrides.get("profile") and not env.get("profile") and not profile and file_values.get("profile"):
-        name = file_values["profile"]
-    merged = deep_merge(read_profile(name), file_values, env, overrides, {"profile": name})
+    name = (overrides.get("profile") or env.get("profile") or profile or os.environ.get("LOCAL_RAG_PROFILE")
+            or file_values.get("profile") or user.get("profile") or DEFAULT_PROFILE)
+    merged = deep_merge(read_profile(name), user_defaults, file_values, env, overrides, {"profile": name})
     try:
-        return Settings.model_validate(merged)
+        settings = Settings.model_validate(merged)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise SettingsError(f"invalid settings: {problems}") from exc
+    from local_rag.device import set_offline
+
+    set_offline(settings.offline)
+    return settings

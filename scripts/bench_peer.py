@@ -75,12 +75,12 @@ def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int
     """``n + 1`` answerable tasks of ``domain`` with qrels and a reference answer, ordered by a seeded hash; the
     first is the warm-up."""
     from local_rag.evaluation.generation.official import answerability, targets_of
-    from local_rag.evaluation.subset import by_sha1
     from local_rag.mtrag import load_generation_tasks, task_domain
+    from local_rag.subset import pick
 
     pool = [t for t in load_generation_tasks(path) if task_domain(t) == domain and t["task_id"] in qrels
             and answerability(t) in ("ANSWERABLE", "PARTIAL") and targets_of(t)]
-    return by_sha1(pool, seed=seed)[: n + 1]
+    return pick(pool, n + 1, seed=seed)
 
 
 def read_corpus(path: Path) -> list[dict[str, Any]]:

@@ -20,9 +20,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from local_rag.evaluation.retrieval import percentile  # noqa: E402
-from local_rag.evaluation.subset import by_sha1  # noqa: E402
 from local_rag.mtrag import DOMAINS, load_generation_tasks, parse_conversation, task_domain  # noqa: E402
 from local_rag.settings import load_settings  # noqa: E402
+from local_rag.subset import by_sha1  # noqa: E402
 from local_rag.sysinfo import machine, peak_rss_mb  # noqa: E402
 
 

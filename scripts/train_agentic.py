@@ -18,14 +18,11 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from local_rag.agent.data import load_agent_tasks  # noqa: E402
-from local_rag.agent.train import TrainConfig, load_policy, train_policy  # noqa: E402
-from local_rag.settings import load_settings  # noqa: E402
+from local_rag.agent.data import load_agent_tasks
+from local_rag.agent.train import TrainConfig, train_on_pool
+from local_rag.mtrag import default_mtrag_dir
+from local_rag.settings import load_settings
 
 
 def main() -> None:
@@ -35,7 +32,7 @@ def main() -> None:
     parser.add_argument("--profile", default="cpu-test")
     parser.add_argument("--domains", default="govt")
     parser.add_argument("--index-prefix", default="mtrag-")
-    parser.add_argument("--mtrag-dir", default=str(ROOT.parent / "shared" / "mtrag"))
+    parser.add_argument("--mtrag-dir", default=str(default_mtrag_dir()))
     parser.add_argument("--limit", type=int, default=4, help="conversations (seeded subset); 0 = all")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--steps", type=int, default=2)
@@ -53,21 +50,11 @@ def main() -> None:
         overrides["agent"] = {"max_searches": args.max_searches}
     settings = load_settings(args.profile, overrides=overrides)
     tasks = load_agent_tasks(args.mtrag_dir, domains, args.limit or None, args.seed)
-    from local_rag.agent.pipeline import AgenticPipeline
-
-    searchers = {d: AgenticPipeline(settings.model_copy(update={"index": f"{args.index_prefix}{d}"})) for d in domains}
-    if len(domains) == 1:
-        search = searchers[domains[0]].search
-    else:  # one index per domain: search them all, keep the best ranks
-        def search(query: str) -> list:
-            hits = [h for d in domains for h in searchers[d].search(query)]
-            return sorted(hits, key=lambda h: h.rank)[: settings.agent.top_k]
     config = TrainConfig(model=args.model, out=args.out, steps=args.steps, num_generations=args.num_generations,
                          prompts_per_step=args.prompts_per_step, step_tokens=args.step_tokens,
                          learning_rate=args.learning_rate, second_reward=args.second_reward, seed=args.seed,
                          extra={"gradient_checkpointing": False})
-    result = train_policy(config, settings, tasks, search)
-    load_policy(str(result.out))  # the checkpoint loads
+    result = train_on_pool(config, settings, tasks, domains, args.index_prefix)
     finite = bool(result.losses) and all(math.isfinite(v) for v in result.losses + result.rewards)
     print(json.dumps({"out": str(result.out), "losses": result.losses, "rewards": result.rewards, "finite": finite}))
     if not finite:

@@ -1,4 +1,4 @@
-"""scripts/gen_eval_checkpoint.py: a Task C run saved without MTRAG texts comes back byte for byte from a real index."""
+"""local_rag.evaluation.generation.checkpoint (scripts/gen_eval_checkpoint.py): a Task C run saved without MTRAG texts comes back byte for byte from a real index."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from local_rag.evaluation.generation import checkpoint as script
 from local_rag.evaluation.generation.runner import generate_predictions, pipeline_generator, score_predictions
 from local_rag.index import build_index, open_index
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
-from tests.scripts import load_script
 
 from .conftest import HashEmbedder
 from .llm_fixtures import ScriptedLLM
@@ -36,7 +36,6 @@ def lines(path: Path) -> list[dict[str, Any]]:
 def test_a_saved_rag_run_is_restored_exactly_and_only_once(
     tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path
 ) -> None:
-    script = load_script("gen_eval_checkpoint")
     settings = fake_settings.model_copy(update={"index": "mtrag-clapnq"})
     build_index(settings, corpus_file, embedder=hash_embedder, progress=False)  # several chunks a passage
     retriever = HybridRetriever(open_index(settings), settings, hash_embedder)
@@ -74,7 +73,6 @@ def test_a_saved_rag_run_is_restored_exactly_and_only_once(
 
 
 def test_the_rewrite_cache_is_merged_by_key(tmp_path: Path) -> None:
-    script = load_script("gen_eval_checkpoint")
     cache, dest = tmp_path / "runs" / "llm-cache.jsonl", tmp_path / "docs" / "llm-cache.jsonl"
     cache.parent.mkdir()
     cache.write_text('{"key": "a", "queries": {"rewrite": ["q1"]}}\n{"key": "b", "queries": {}}\n{"key": "c", "que')
@@ -84,7 +82,6 @@ def test_the_rewrite_cache_is_merged_by_key(tmp_path: Path) -> None:
 
 
 def test_a_task_b_run_saved_before_checkpoints_comes_back_from_text_and_metrics(tmp_path: Path) -> None:
-    script = load_script("gen_eval_checkpoint")
     t = task(0) | {"contexts": [{"document_id": "d1", "text": "Cats sleep 16 hours.", "title": "Cat"}]}
     dest = tmp_path / "gen-reference-cpu-qwen-answer_plain"
     dest.mkdir()

@@ -1,10 +1,11 @@
-"""scripts/gen_eval_table.py: the side-by-side row, and copies that leave the MTRAG task texts out of the repo."""
+"""local_rag.evaluation.generation.table (scripts/gen_eval_table.py): the side-by-side row, and copies that leave the MTRAG task texts out of the repo."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+from local_rag.evaluation.generation import table
 from tests.scripts import load_script
 
 
@@ -26,7 +27,6 @@ def make_run(folder: Path, info: dict | None = None) -> Path:
 
 
 def test_the_row_shows_the_conditioned_scores_and_na_for_missing_ones(tmp_path):
-    table = load_script("gen_eval_table")
     run = make_run(tmp_path / "gen-reference-cpu-qwen-answer_plain")
     cells = [c.strip() for c in table.row(run, table.load_scores(run)).strip("|").split("|")]
     assert cells == ["B (gold passages)", "`answer_plain`", "2", "0.500", "0.750", "n/a", "n/a", "0.250",
@@ -35,14 +35,12 @@ def test_the_row_shows_the_conditioned_scores_and_na_for_missing_ones(tmp_path):
 
 
 def test_the_row_takes_the_recorded_prompt_over_the_folder_name(tmp_path):
-    table = load_script("gen_eval_table")
     run = make_run(tmp_path / "my-run", {"setting": "rag", "prompt": "answer_plain"})
     cells = [c.strip() for c in table.row(run, table.load_scores(run)).strip("|").split("|")]
     assert cells[:2] == ["C (retrieved)", "`answer_plain`"]
 
 
 def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):
-    table = load_script("gen_eval_table")
     run = make_run(tmp_path / "runs" / "gen-rag-cpu-qwen-answer")
     dest = tmp_path / "docs" / run.name
     table.copy(run, dest)
@@ -55,7 +53,6 @@ def test_the_copy_keeps_scores_and_answers_but_no_task_text(tmp_path):
 
 
 def test_gold_found_counts_task_c_tasks_with_a_gold_passage_among_the_contexts(tmp_path):
-    table = load_script("gen_eval_table")
     scores = {"RB_agg_idk": [0.5], "RL_F_idk": [1.0], "RB_llm_idk": [0.5]}  # harmonic mean 0.6
     hit = {"task_id": "c1<::>4", "contexts": [{"document_id": "p9"}, {"document_id": "p1"}], "metrics": scores}
     miss = {"task_id": "c1<::>6", "contexts": [{"document_id": "p9"}]}
@@ -75,14 +72,14 @@ def test_gold_found_counts_task_c_tasks_with_a_gold_passage_among_the_contexts(t
 
 
 def test_the_gold_line_is_printed_for_task_c_runs_only(tmp_path, monkeypatch, capsys):
-    table = load_script("gen_eval_table")
+    script = load_script("gen_eval_table")
     rag = make_run(tmp_path / "gen-rag-x-answer", {"setting": "rag", "prompt": "answer"})
     reference = make_run(tmp_path / "gen-reference-x-answer")  # Task B: the gold passages are given
     tasks = tmp_path / "tasks.jsonl"
     tasks.write_text(json.dumps({"task_id": "c1<::>2", "input": [], "contexts": [{"document_id": "p1"}]}) + "\n")
     monkeypatch.setattr("sys.argv", ["gen_eval_table.py", "--runs", str(rag), str(reference), "--no-copy",
                                      "--tasks", str(tasks)])
-    table.main()
+    script.main()
     out = capsys.readouterr().out
     assert "gen-rag-x-answer: of the tasks with gold passages, a gold passage among the contexts in 0 of 1 (0.000)" in out
     assert "gen-reference-x-answer:" not in out

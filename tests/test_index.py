@@ -10,7 +10,7 @@ import pytest
 
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index import add_documents, build_index, open_index, remove_documents
-from local_rag.index.folder import verify_index
+from local_rag.index.verify import verify_index
 from local_rag.records import Query
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
@@ -95,7 +95,8 @@ def test_failed_build_leaves_previous_index_intact(tmp_path: Path, fake_settings
     with pytest.raises(KeyboardInterrupt):
         build_index(fake_settings, write_jsonl(tmp_path / "ok.jsonl", CORPUS[:2]), embedder=Exploding(fake_settings.embedder), progress=False)
     assert results(fake_settings, hash_embedder) == before
-    assert [p.name for p in fake_settings.indexes_dir.iterdir()] == ["test"]  # no temporary folders left
+    # no temporary folders left (the lock files .test.lock and .test.swap stay)
+    assert sorted(p.name for p in fake_settings.indexes_dir.iterdir()) == [".test.lock", ".test.swap", "test"]
 
 
 def test_mismatched_settings_are_refused_with_a_rebuild_hint(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
@@ -119,9 +120,10 @@ def test_corrupt_or_missing_index(fake_settings: Settings, hash_embedder: HashEm
     build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
     folder = fake_settings.index_dir
     (folder / "dense" / "faiss.index").write_bytes(b"garbage")
-    with pytest.raises(IndexError_, match="unreadable"):
+    with pytest.raises(IndexError_, match="truncated or replaced"):  # the load check sees the size first
         open_index(fake_settings)
     assert any("unreadable" in p for p in verify_index(folder))
+    assert any("faiss.index" in p for p in verify_index(folder))
     (folder / "manifest.json").write_text("{not json")
     with pytest.raises(IndexError_, match="corrupt"):
         open_index(fake_settings)
@@ -165,3 +167,38 @@ def test_rebuild_changes_bm25_and_faiss_without_embedding(fake_settings: Setting
     folder = open_index(changed)
     assert folder.dense is not None and folder.dense.size == len(folder.chunks)
     assert verify_index(changed.index_dir) == []
+
+
+def test_gpu_placement_keeps_hnsw_off_index_cpu_to_gpu():
+    from local_rag.index.dense import gpu_placement
+
+    assert gpu_placement("IndexFlatIP", "auto", 1)[0] == "gpu"
+    assert gpu_placement("IndexIVFFlat", "yes", 2)[0] == "gpu"
+    where, why = gpu_placement("IndexHNSWFlat", "auto", 1)
+    assert where == "gpu-flat" and "no GPU HNSW" in why
+    assert gpu_placement("IndexPreTransform", "auto", 1)[0] == "cpu"
+    assert gpu_placement("IndexHNSWFlat", "no", 1)[0] == "cpu"
+    where, why = gpu_placement("IndexFlatIP", "yes", 0)
+    assert where == "cpu" and "sees no GPU" in why
+
+
+def test_loaded_index_types_are_the_ones_placement_knows(tmp_path: Path):
+    """The class names faiss gives loaded indexes are the ones `gpu_placement` decides on; without a GPU build the
+    index stays on the CPU and still searches (use_gpu yes: a warning, not a failure)."""
+    from local_rag.index.dense import GPU_MOVABLE, DenseIndex, gpu_placement
+    from local_rag.settings import DenseConfig
+
+    rng = np.random.default_rng(0)
+    vectors = rng.normal(size=(200, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    for factory, where in (("Flat", "gpu"), ("HNSW32", "gpu-flat"), ("IVF4,Flat", "gpu")):
+        folder = tmp_path / factory.replace(",", "_")
+        folder.mkdir()
+        DenseIndex.build(vectors, DenseConfig(factory=factory)).save(folder)
+        loaded = DenseIndex.load(folder, DenseConfig(factory=factory, use_gpu="yes"))
+        name = type(loaded.index).__name__
+        assert gpu_placement(name, "auto", 1)[0] == where, name
+        assert (name in GPU_MOVABLE) == (where == "gpu")
+        assert not loaded.on_gpu
+        rows, _ = loaded.search(vectors[:2], 3)
+        assert rows[0, 0] == 0 and rows[1, 0] == 1

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from local_rag.errors import SettingsError
-from local_rag.evaluation.subset import first_by_sha1
 from local_rag.llm.pipeline import LLMQueries, call_stats, post_retrieval, question_of
 from local_rag.records import Conversation, Hit, Query, Turn
 from local_rag.settings import load_settings
+from local_rag.subset import first_by_sha1
 from tests.llm_fixtures import ScriptedLLM, order_by_keyword
 
 CONV = Conversation([Turn("user", "What is BM25?"), Turn("agent", "A ranking function."),

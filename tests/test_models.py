@@ -311,3 +311,21 @@ def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], message: str) 
     res = CliRunner().invoke(cli, [*args, "--models-dir", str(tmp_path / "models")])
     assert res.exit_code == 4
     assert message in res.output and "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_gguf_header_parsed_once_per_file_version(tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The gguf package's reader decodes the whole vocabulary (seconds for a real model): a parse is cached by path,
+    size and mtime, and a changed file is parsed again."""
+    import local_rag.modelstore.gguf_check as gc
+
+    first = read_gguf(tiny_gguf)
+    assert [n for _, n in first.tensors] == [64 * 32 * 4] * 3
+    def parse_again(path: Path) -> None:
+        raise RuntimeError("parsed again")
+
+    monkeypatch.setattr(gc, "_parse", parse_again)
+    assert read_gguf(tiny_gguf).metadata == first.metadata
+    data = tiny_gguf.read_bytes()
+    tiny_gguf.write_bytes(data[:-10])
+    with pytest.raises(RuntimeError, match="parsed again"):
+        read_gguf(tiny_gguf)

@@ -8,13 +8,13 @@ Example:
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from local_rag.mtrag import load_generation_tasks, load_qrels, load_queries, parse_conversation, task_domain
 from local_rag.records import Conversation
+from local_rag.subset import pick
 
 
 @dataclass
@@ -32,8 +32,8 @@ class AgentTask:
 
 def load_agent_tasks(mtrag_dir: str | Path, domains: Sequence[str], limit: int | None = None, seed: int = 0,
                      tasks_file: str | Path | None = None) -> list[AgentTask]:
-    """The generation tasks of ``domains`` that have a reference answer, a rewrite and qrels; a seeded random subset
-    of ``limit`` of them (the same for the same seed and files), in task-id order."""
+    """The generation tasks of ``domains`` that have a reference answer, a rewrite and qrels; the first ``limit``
+    of them in seeded sha1 order (`local_rag.subset.pick`: the same for the same seed and files), in task-id order."""
     root = Path(mtrag_dir)
     rewrites: dict[str, str] = {}
     qrels: dict[str, dict[str, int]] = {}
@@ -51,6 +51,4 @@ def load_agent_tasks(mtrag_dir: str | Path, domains: Sequence[str], limit: int |
         conversation.id = task_id
         out.append(AgentTask(task_id, domain, conversation, targets[0], rewrites[task_id], qrels[task_id],
                              str(task.get("answerability", ""))))
-    if limit is not None and limit < len(out):
-        out = random.Random(seed).sample(out, limit)
-    return sorted(out, key=lambda t: t.task_id)
+    return sorted(pick(out, limit, key=lambda t: t.task_id, seed=seed), key=lambda t: t.task_id)

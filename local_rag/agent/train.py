@@ -243,3 +243,21 @@ def train_policy(config: TrainConfig, settings: Settings, tasks: Sequence[AgentT
     if not losses or not all(math.isfinite(v) for v in losses + rewards):
         log.warning("training logged non-finite or no losses: %s", losses)
     return TrainResult(out, losses, rewards, history)
+
+
+def train_on_pool(config: TrainConfig, settings: Settings, tasks: Sequence[AgentTask], domains: Sequence[str],
+                  index_prefix: str = "mtrag-") -> TrainResult:
+    """`train_policy` with rollouts searching the pool index ``<index_prefix><domain>`` of each domain (several
+    domains: all of them, the best ranks kept); the saved checkpoint is loaded once to check it."""
+    from local_rag.agent.pipeline import AgenticPipeline
+    from local_rag.records import Hit
+
+    searchers = {d: AgenticPipeline(settings.model_copy(update={"index": f"{index_prefix}{d}"})) for d in domains}
+
+    def search(query: str) -> list[Hit]:
+        hits = [h for d in domains for h in searchers[d].search(query)]
+        return hits if len(domains) == 1 else sorted(hits, key=lambda h: h.rank)[: settings.agent.top_k]
+
+    result = train_policy(config, settings, tasks, search)
+    load_policy(str(result.out))  # the checkpoint loads
+    return result

@@ -30,13 +30,13 @@ class Session:
 
 def task_sessions(tasks: list[dict], n: int | None = None, domain: str | None = None) -> list[Session]:
     """Sessions from MTRAG generation tasks (of ``domain`` when given), the first ``n`` by sha1 of their id."""
-    from local_rag.evaluation.subset import by_sha1
     from local_rag.mtrag import parse_conversation, task_domain
+    from local_rag.subset import pick
 
     if domain is not None:
         tasks = [t for t in tasks if task_domain(t) == domain]
     out = []
-    for task in by_sha1(tasks)[:n]:
+    for task in pick(tasks, n):
         conversation = parse_conversation(task["input"], where=str(task["task_id"]))
         turns = list(conversation.turns)
         last = max(i for i, t in enumerate(turns) if t.speaker == "user")

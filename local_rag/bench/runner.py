@@ -24,9 +24,9 @@ from typing import Any
 
 from local_rag.bench.conversations import Session
 from local_rag.bench.memory import MemorySampler, llama_buffers, torch_peak_mb
-from local_rag.evaluation.retrieval import percentile
 from local_rag.records import Conversation, LLMCall, Turn
 from local_rag.settings import Settings
+from local_rag.stats import percentile
 
 log = logging.getLogger("local_rag.bench")
 

@@ -101,45 +101,17 @@ KNOWN_ENCODERS: dict[str, int] = {
 
 
 def read_header(path: Path) -> tuple[dict[str, Any], list[tuple[str, int]]]:
-    """Every scalar metadata value (per-layer arrays of numbers kept too) and each tensor's (name, bytes), parsed
-    with the header reader of `local_rag.modelstore.gguf_check` (the ``gguf`` package's own reader decodes the whole
-    vocabulary: 24 s for Qwen2.5-1.5B here, against well under a second)."""
-    from local_rag._optional import require
-    from local_rag.modelstore.gguf_check import GGUF_MAGIC, _Reader, _tensor_nbytes
+    """Every scalar metadata value (per-layer arrays of numbers kept too) and each tensor's (name, bytes), from
+    `local_rag.modelstore.gguf_check.read_gguf` (the ``gguf`` package's reader, cached per file)."""
+    from local_rag.modelstore.gguf_check import read_gguf
 
-    require("gguf", "reading GGUF tensor sizes")
-    metadata: dict[str, Any] = {}
+    info = read_gguf(path)
     tensors: list[tuple[str, int]] = []
-    if not path.is_file():
-        raise ModelError(f"model file not found: {path}")
-    with path.open("rb") as fh:
-        r = _Reader(fh, path)
-        if fh.read(4) != GGUF_MAGIC:
-            raise ModelError(f"{path}: not a GGUF file (bad magic bytes)")
-        if r.unpack("<I") not in (2, 3):
-            raise ModelError(f"{path}: unsupported or corrupt GGUF header")
-        n_tensors, n_kv = r.unpack("<Q"), r.unpack("<Q")
-        if n_tensors > 1 << 20 or n_kv > 1 << 20:
-            raise ModelError(f"{path}: corrupt GGUF header ({n_tensors} tensors, {n_kv} keys)")
-        for _ in range(n_kv):
-            key = r.string()
-            vtype = r.unpack("<I")
-            value = r.value(vtype, keep=key.endswith(("head_count", "head_count_kv")))
-            if value is not None:
-                metadata[key] = value
-        for _ in range(n_tensors):
-            name = r.string()
-            n_dims = r.unpack("<I")
-            if n_dims > 8:
-                raise ModelError(f"{path}: corrupt GGUF header (a tensor of {n_dims} dimensions)")
-            dims = [r.unpack("<Q") for _ in range(n_dims)]
-            ggml_type = r.unpack("<I")
-            r.unpack("<Q")  # offset
-            nbytes = _tensor_nbytes(ggml_type, dims)
-            if nbytes is None:
-                raise ModelError(f"{path}: tensor {name} has a type this gguf package does not know ({ggml_type})")
-            tensors.append((name, nbytes))
-    return metadata, tensors
+    for name, nbytes in info.tensors:
+        if nbytes is None:
+            raise ModelError(f"{path}: tensor {name} has a type this gguf package does not know")
+        tensors.append((name, nbytes))
+    return info.metadata, tensors
 
 
 def _number(metadata: dict[str, Any], key: str) -> int:

@@ -107,7 +107,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
 
                 items = keep_split(items, split_ids, lambda i: i.id)
             if limit:
-                from local_rag.evaluation.subset import first_by_sha1
+                from local_rag.subset import first_by_sha1
 
                 keep = first_by_sha1([i.id for i in items], limit)
                 items = [i for i in items if i.id in keep]

@@ -134,14 +134,15 @@ def info(profile, config_file, index_name, as_json):
 
 @index.command()
 @settings_options
+@click.option("--deep", is_flag=True, help="Also check contents: vector norms, NaN/inf, FAISS, BM25 structure, chunk texts.")
 @handle_errors
-def verify(profile, config_file, index_name):
-    """Check an index folder's files against its manifest (exit 3 on problems)."""
+def verify(profile, config_file, index_name, deep):
+    """Check an index folder's files against the sha256 in its manifest (exit 3 on problems)."""
     from local_rag.errors import IndexError_
-    from local_rag.index.folder import verify_index
+    from local_rag.index.verify import verify_index
 
     settings = load(profile, config_file, index_name)
-    problems = verify_index(settings.index_dir)
+    problems = verify_index(settings.index_dir, deep=deep)
     if problems:
         for problem in problems:
             click.echo(f"problem: {problem}", err=True)

@@ -75,9 +75,10 @@ def list_(profile: str | None, config_file: str | None, index_name: str | None, 
 @_dir_option
 @click.argument("names", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--force", is_flag=True, help="Re-hash every file, ignoring the checksum cache.")
 @handle_errors
 def verify(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
-           names: tuple[str, ...], as_json: bool) -> None:
+           names: tuple[str, ...], as_json: bool, force: bool) -> None:
     """Check size and sha256 of every file of NAMES (default: every model in the manifest)."""
     from local_rag.errors import ModelError
     from local_rag.modelstore.manifest import Manifest
@@ -86,7 +87,7 @@ def verify(profile: str | None, config_file: str | None, index_name: str | None,
     entries = [manifest.get(n) for n in names] if names else list(manifest.entries.values())
     if not entries:
         raise ModelError(f"no models in {manifest.models_dir}; import or pull one first")
-    report = {e.name: manifest.verify(e) for e in entries}
+    report = {e.name: manifest.verify(e, force=force) for e in entries}
     if as_json:
         click.echo(json.dumps([{"name": k, "ok": not v, "problems": v} for k, v in report.items()], indent=2))
     else:

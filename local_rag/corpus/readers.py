@@ -14,7 +14,6 @@ naming the file and line, unless ``skip_bad=True``, which skips the record and c
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import re
 import zipfile
@@ -24,6 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import IO, cast
 
+from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
 
@@ -40,15 +40,11 @@ class CorpusReport:
 
     def add(self, passage: Passage) -> None:
         self.passages += 1
-        digest = hashlib.sha256(f"{passage.title}\x00{passage.text}\x00{passage.url}".encode()).hexdigest()
-        self._hashes[passage.id] = digest
+        self._hashes[passage.id] = passage_digest(passage)
 
     @property
     def corpus_hash(self) -> str:
-        digest = hashlib.sha256()
-        for pid in sorted(self._hashes):
-            digest.update(f"{pid}\x00{self._hashes[pid]}\n".encode())
-        return digest.hexdigest()
+        return corpus_hash(self._hashes)
 
 
 def mtrag_doc_id(passage_id: str) -> str:

@@ -27,6 +27,7 @@ from local_rag.mtrag import (
     task_domain,
 )
 from local_rag.records import Conversation, Hit, Query
+from local_rag.stats import percentile
 from local_rag.sysinfo import peak_rss_mb
 
 MAX_CONTEXTS = 10
@@ -92,15 +93,6 @@ def official_record(item: EvalItem, hits: Sequence[Hit]) -> dict[str, Any]:
         "Collection": COLLECTIONS.get(item.domain, item.domain),
         "contexts": [{"document_id": h.passage_id, "score": round(float(h.score), 6)} for h in hits[:MAX_CONTEXTS]],
     }
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    pos = (len(ordered) - 1) * q
-    lo, hi = int(pos), min(int(pos) + 1, len(ordered) - 1)
-    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
 def run_domain(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from local_rag.errors import BadInputError
+from local_rag.subset import conversation_of
 
 SPLITS = ("train", "test")
 T = TypeVar("T")
@@ -41,11 +42,6 @@ def load_split(mtrag_dir: str | Path, name: str) -> set[str]:
     if not ids:
         raise BadInputError(f"split file {path} lists no conversation")
     return ids
-
-
-def conversation_of(task_id: str) -> str:
-    """The conversation id of a task id (the part before ``<::>``)."""
-    return str(task_id).split("<::>", 1)[0]
 
 
 def keep_split(items: Iterable[T], conversations: set[str], task_id: Callable[[T], str]) -> list[T]:

@@ -2,10 +2,17 @@
 
 The vectors themselves are kept beside the index (``vectors.f16.npy``) so that adding or removing documents, or
 switching the FAISS factory, never re-embeds the rest of the corpus.
+
+On the GPU (`gpu_placement`): Flat and IVF indexes move with ``index_cpu_to_gpu``. An HNSW graph cannot (FAISS has no
+GPU HNSW; ``index_cpu_to_gpu`` throws), so the stored vectors go into an exact flat GPU index instead, the same
+vectors searched exhaustively: at least HNSW's recall, far faster on a GPU. Any other index type, or a failed move,
+stays on the CPU with a warning. FAISS's scratch memory on the GPU is fixed at `GPU_TEMP_MEMORY` (`local-rag plan`
+counts it).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 
@@ -18,6 +25,35 @@ from local_rag.settings import DenseConfig
 
 INDEX_FILE = "faiss.index"
 VECTORS_FILE = "vectors.f16.npy"
+GPU_TEMP_MEMORY = 256 << 20  # StandardGpuResources scratch (its default is 0.5-1.5 GiB by card size): enough for top-100
+# searches of a few queries at a time; larger requests fall back to cudaMalloc
+# index types that index_cpu_to_gpu moves (faiss/gpu/GpuCloner.cpp); everything else throws or is unsupported
+GPU_MOVABLE = ("IndexFlat", "IndexFlatIP", "IndexFlatL2", "IndexIVFFlat", "IndexIVFPQ", "IndexIVFScalarQuantizer")
+
+log = logging.getLogger("local_rag.index")
+
+
+def gpu_placement(index_type: str, use_gpu: str, gpus: int) -> tuple[str, str]:
+    """Where a loaded FAISS index of class ``index_type`` is searched: ``("cpu" | "gpu" | "gpu-flat", why)``.
+
+    ``gpu``: moved as is; ``gpu-flat``: an HNSW index replaced on the GPU by an exact flat index of the stored
+    vectors; ``cpu``: no GPU wanted or usable (``why`` says which, and is a warning when a GPU was asked for).
+
+    Example:
+        >>> gpu_placement("IndexHNSWFlat", "auto", 1)[0]
+        'gpu-flat'
+    """
+    if use_gpu == "no":
+        return "cpu", "dense.use_gpu is no"
+    if gpus == 0:
+        return "cpu", ("dense.use_gpu is yes but the faiss build sees no GPU (faiss-cpu installed, or no GPU): "
+                       "searching on the CPU") if use_gpu == "yes" else "no GPU for faiss"
+    if index_type in GPU_MOVABLE:
+        return "gpu", f"{index_type} moved to the GPU"
+    if index_type.startswith("IndexHNSW"):
+        return "gpu-flat", (f"{index_type} cannot move to the GPU (FAISS has no GPU HNSW): the stored vectors are "
+                            "searched exactly by a flat GPU index instead")
+    return "cpu", f"{index_type} cannot move to the GPU: searching on the CPU (a Flat or IVF factory can)"
 
 
 class DenseIndex:
@@ -66,7 +102,7 @@ class DenseIndex:
         try:
             index = faiss.read_index(str(folder / INDEX_FILE))
             vectors = np.load(folder / VECTORS_FILE, mmap_mode="r", allow_pickle=False)
-        except (RuntimeError, ValueError, OSError) as exc:
+        except (RuntimeError, ValueError, OSError, EOFError) as exc:
             raise IndexError_(f"dense index in {folder} is unreadable ({exc}); rebuild it with `local-rag index build`") from exc
         if index.ntotal != vectors.shape[0]:
             raise IndexError_(f"dense index in {folder} holds {index.ntotal} vectors but {vectors.shape[0]} are stored; rebuild it")
@@ -82,14 +118,34 @@ class DenseIndex:
         hnsw = getattr(self.index, "hnsw", None)
         if hnsw is not None:
             hnsw.efSearch = self.config.ef_search
-        want_gpu = self.config.use_gpu == "yes" or (self.config.use_gpu == "auto" and faiss_gpu_count() > 0)
-        if want_gpu and faiss_gpu_count() > 0:
+        where, why = gpu_placement(type(self.index).__name__, self.config.use_gpu, faiss_gpu_count())
+        if where == "cpu":
+            if self.config.use_gpu == "yes" or faiss_gpu_count():
+                log.warning("dense index: %s", why)
+            return
+        try:
             self._resources = faiss.StandardGpuResources()
-            self.index = faiss.index_cpu_to_gpu(self._resources, 0, self.index)
+            self._resources.setTempMemory(GPU_TEMP_MEMORY)
+            if where == "gpu-flat":
+                flat = faiss.index_cpu_to_gpu(self._resources, 0, faiss.IndexFlatIP(self.dimension))
+                flat.add(np.ascontiguousarray(self.vectors, dtype=np.float32))
+                self.index = flat
+                log.info("dense index: %s", why)
+            else:
+                self.index = faiss.index_cpu_to_gpu(self._resources, 0, self.index)
             self.on_gpu = True
+        except (RuntimeError, AttributeError) as exc:  # an unsupported index or a CUDA error: the CPU index stays
+            log.warning("dense index: moving %s to the GPU failed (%s): searching on the CPU",
+                        type(self.index).__name__, exc)
 
     def search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` rows and inner products per query (rows ``-1`` where the index has fewer)."""
         k = min(k, self.size)
         scores, rows = self.index.search(np.ascontiguousarray(query_vectors, dtype=np.float32), k)  # type: ignore[attr-defined]
-        return rows.astype(np.int64), scores.astype(np.float32)
+        rows, scores = rows.astype(np.int64), scores.astype(np.float32)
+        found = rows >= 0
+        # inner products of unit vectors lie in [-1, 1]: anything else is a corrupt index, never a result
+        if (rows >= self.size).any() or not np.isfinite(scores[found]).all() or (np.abs(scores[found]) > 1.01).any():
+            raise IndexError_("the dense index returned impossible results (rows or scores out of range): it is "
+                              "corrupt; run `local-rag index verify` and rebuild it")
+        return rows, scores

@@ -17,7 +17,6 @@ stored vectors, embedding only the new chunks.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import json
 import os
 import shutil
@@ -31,11 +30,14 @@ import numpy as np
 
 from local_rag import __version__
 from local_rag.corpus.chunking import Chunker, Tokenizer, load_tokenizer
+from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
+from local_rag.index import integrity
 from local_rag.index.dense import DenseIndex
 from local_rag.index.learned_sparse import LearnedSparseIndex
+from local_rag.index.lock import one_writer, reading, swapping, writing
 from local_rag.index.manifest import IndexManifest
 from local_rag.index.sparse import SparseIndex
 from local_rag.modelstore import resolve_model
@@ -51,17 +53,6 @@ PASSAGES_FILE = "passages.json"
 def index_text(chunk: Chunk) -> str:
     """The text both indexes see: the title, then the chunk."""
     return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
-
-
-def passage_digest(passage: Passage) -> str:
-    return hashlib.sha256(f"{passage.title}\x00{passage.text}\x00{passage.url}".encode()).hexdigest()
-
-
-def corpus_hash(digests: dict[str, str]) -> str:
-    digest = hashlib.sha256()
-    for pid in sorted(digests):
-        digest.update(f"{pid}\x00{digests[pid]}\n".encode())
-    return digest.hexdigest()
 
 
 @dataclass
@@ -133,7 +124,7 @@ def check_compatible(
     ``derived=False`` checks only what needs the corpus or the embedding model to redo (chunker, embedder), not what
     `rebuild_index` can redo from the stored chunks and vectors (BM25 parameters, FAISS factory).
     """
-    rebuild = f"rebuild it with `local-rag index build CORPUS --index {manifest.name}` using these settings"
+    rebuild = f"rebuild it with `local-rag index build CORPUS --index {path.name}` using these settings"
     tokenizer_name = settings.chunker.tokenizer or settings.embedder.model
     want = {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
     have = {k: manifest.chunker.get(k) for k in want}
@@ -190,7 +181,13 @@ def open_index(
         IndexError_: missing, corrupt or built with other settings (the message says how to rebuild).
     """
     path = Path(path) if path is not None else settings.index_dir
+    with reading(path):  # a writer swapping the folder waits; we see the old index or the new one, whole
+        return _open_index(settings, path, model_checksum, derived)
+
+
+def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool) -> IndexFolder:
     manifest = IndexManifest.load(path)
+    integrity.check_at_load(path, manifest.integrity)
     check_compatible(manifest, settings, path, model_checksum, derived)
     chunks = read_chunks(path)
     if len(chunks) != manifest.chunks:
@@ -199,7 +196,7 @@ def open_index(
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
             sparse = SparseIndex.load(path / "sparse", settings.sparse, len(chunks))
-        except (OSError, ValueError, KeyError, json.JSONDecodeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, RecursionError) as exc:
             raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
     if manifest.dense is not None and wants_dense(settings):
         dense = DenseIndex.load(path / "dense", settings.dense)
@@ -226,7 +223,21 @@ def _write(
     progress: bool,
     lexical: object | None = None,
 ) -> None:
-    """Write a complete index into a temporary folder, then swap it in with two renames."""
+    """Write a complete index into a temporary folder, then swap it in with two renames (writer lock held)."""
+    with writing(final, settings.index_lock_timeout_s):
+        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical)
+
+
+def _write_locked(
+    settings: Settings,
+    final: Path,
+    chunks: list[Chunk],
+    digests: dict[str, str],
+    vectors: np.ndarray | None,
+    manifest: IndexManifest,
+    progress: bool,
+    lexical: object | None,
+) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -253,11 +264,13 @@ def _write(
         manifest.passages = len(digests)
         manifest.chunks = len(chunks)
         manifest.corpus_hash = corpus_hash(digests)
+        manifest.integrity = integrity.record(tmp, texts)
         manifest.save(tmp)
         old = final.parent / f".{final.name}.old-{os.getpid()}"
-        if final.exists():
-            os.rename(final, old)
-        os.rename(tmp, final)
+        with swapping(final):
+            if final.exists():
+                os.rename(final, old)
+            os.rename(tmp, final)
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -368,6 +381,7 @@ def _open_for_update(
     return folder, digests
 
 
+@one_writer
 def add_documents(
     settings: Settings,
     corpus: str | Path,
@@ -411,6 +425,7 @@ def add_documents(
     return manifest
 
 
+@one_writer
 def remove_documents(settings: Settings, ids: list[str], by: str = "passage", progress: bool = False) -> IndexManifest:
     """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
     folder, digests = _open_for_update(settings, None)
@@ -438,6 +453,7 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     return manifest
 
 
+@one_writer
 def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     """Rebuild the BM25 matrix and the FAISS index with the current settings (BM25 parameters, FAISS factory) from
     the stored chunks and vectors, re-embedding nothing. Chunker and embedder must still match."""
@@ -451,46 +467,3 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     manifest.history.append({"action": "rebuild", "at": _now()})
     _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
     return manifest
-
-
-def verify_index(path: Path) -> list[str]:
-    """Structural problems of an index folder (empty when it is sound). Loads nothing heavy besides FAISS."""
-    problems: list[str] = []
-    try:
-        manifest = IndexManifest.load(path)
-    except IndexError_ as exc:
-        return [str(exc)]
-    try:
-        chunks = read_chunks(path)
-    except IndexError_ as exc:
-        return [str(exc)]
-    if len(chunks) != manifest.chunks:
-        problems.append(f"manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}")
-    try:
-        digests = json.loads((path / PASSAGES_FILE).read_text(encoding="utf-8"))
-        if corpus_hash(digests) != manifest.corpus_hash:
-            problems.append("corpus hash in the manifest does not match passages.json")
-        if {c.passage_id for c in chunks} != set(digests):
-            problems.append("chunks and passages.json list different passages")
-    except (OSError, json.JSONDecodeError) as exc:
-        problems.append(f"{PASSAGES_FILE} unreadable: {exc}")
-    if manifest.sparse is not None:
-        params = path / "sparse" / "params.index.json"
-        if not params.exists():
-            problems.append("sparse index files missing")
-        else:
-            n_docs = json.loads(params.read_text(encoding="utf-8")).get("num_docs")
-            if n_docs is not None and n_docs != len(chunks):
-                problems.append(f"sparse index has {n_docs} rows for {len(chunks)} chunks")
-    if manifest.dense is not None:
-        try:
-            from local_rag.settings import DenseConfig
-
-            dense = DenseIndex.load(path / "dense", DenseConfig(factory=manifest.dense["factory"], use_gpu="no"))
-            if dense.size != len(chunks):
-                problems.append(f"dense index has {dense.size} rows for {len(chunks)} chunks")
-            if dense.dimension != manifest.dense["dimension"]:
-                problems.append(f"dense vectors have dimension {dense.dimension}, manifest says {manifest.dense['dimension']}")
-        except IndexError_ as exc:
-            problems.append(str(exc))
-    return problems

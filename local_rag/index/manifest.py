@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -12,6 +13,11 @@ from local_rag.errors import IndexError_
 
 FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
+_SHAPE: dict[str, type] = {
+    "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
+    "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str,
+}
+_DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
 
 @dataclass
@@ -30,14 +36,39 @@ class IndexManifest:
     format_version: int = FORMAT_VERSION
     history: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
+    integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
+    checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
+
+    def own_checksum(self) -> str:
+        data = {k: v for k, v in asdict(self).items() if k != "checksum"}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def save(self, folder: Path) -> None:
+        self.checksum = self.own_checksum()
         tmp = folder / (MANIFEST_FILE + ".tmp")
         tmp.write_text(json.dumps(asdict(self), indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, folder / MANIFEST_FILE)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def shape_problem(self) -> str:
+        """What is wrong with the types of a loaded manifest ('' when nothing): a hand-edited or damaged file must
+        fail here with one line, not later with a traceback."""
+        for key, kind in _SHAPE.items():
+            value = getattr(self, key)
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                return f"{key!r} is {type(value).__name__}, expected {kind.__name__}"
+        for key in ("sparse", "dense"):
+            value = getattr(self, key)
+            if value is not None and not isinstance(value, dict):
+                return f"{key!r} is {type(value).__name__}, expected an object or null"
+        missing = [k for k in _DENSE_KEYS if self.dense is not None and k not in self.dense]
+        if missing:
+            return f"'dense' lacks {', '.join(missing)}"
+        if self.chunks < 0 or self.passages < 0:
+            return "negative counts"
+        return ""
 
     @classmethod
     def load(cls, folder: Path) -> IndexManifest:
@@ -49,8 +80,13 @@ class IndexManifest:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             manifest = cls(**data)
-        except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+        except (json.JSONDecodeError, TypeError, UnicodeDecodeError, RecursionError) as exc:
             raise IndexError_(f"{path} is corrupt ({exc}); rebuild the index with `local-rag index build`") from exc
+        problem = manifest.shape_problem()
+        if not problem and manifest.checksum and manifest.checksum != manifest.own_checksum():
+            problem = "its content does not match its checksum: edited or damaged"
+        if problem:
+            raise IndexError_(f"{path} is corrupt ({problem}); rebuild the index with `local-rag index build`")
         if manifest.format_version != FORMAT_VERSION:
             raise IndexError_(
                 f"{folder} has index format {manifest.format_version}, this local-rag reads {FORMAT_VERSION}; rebuild it"

