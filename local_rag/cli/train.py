@@ -138,7 +138,7 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
 def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
-    from local_rag.decide.experiment import train_decider
+    from local_rag.train.decider import train_decider
     from local_rag.mtrag import default_mtrag_dir
 
     settings = load(profile, config_file, index_name)

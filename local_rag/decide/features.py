@@ -10,7 +10,7 @@ Example:
     >>> from local_rag.records import Turn
     >>> extractor = FeatureExtractor(embed=None)
     >>> row = extractor.row(Conversation([Turn("user", "Thanks!")]), [])
-    >>> row["chitchat"], row["n_hits"]
+    >>> row["chitchat"], row["overlap_top1"]
     (1.0, 0.0)
 """
 
@@ -41,7 +41,7 @@ TURN_FEATURES = (
     "pronoun_no_history", "new_words", "after_clarify", "demonstrative",
 )
 EVIDENCE_FEATURES = (
-    "n_hits", "fused_top1", "fused_margin", "has_dense", "dense_top1", "dense_max", "dense_top5_mean",
+    "fused_margin", "has_dense", "dense_top1", "dense_max", "dense_top5_mean",
     "dense_margin", "has_bm25", "bm25_top1", "has_ce", "ce_top1", "ce_margin", "ce_top5_mean", "agreement_top1",
     "agreement_top5", "titles_top5", "overlap_top1", "overlap_any", "overlap_best",
 )
@@ -80,11 +80,10 @@ def evidence_row(question: str, hits: Sequence[Hit]) -> dict[str, float]:
     """The features of the reranked evidence for ``question`` (the first `TOP` hits count)."""
     top = list(hits[:TOP])
     row = dict.fromkeys(EVIDENCE_FEATURES, 0.0)
-    row["n_hits"] = math.log1p(len(hits))
     if not top:
         return row
+    # relative only: the fused score's scale depends on how many lists were fused and their weights
     fused = [h.scores.get("fused", h.score) if "cross-encoder" in h.scores else h.score for h in top]
-    row["fused_top1"] = fused[0]
     row["fused_margin"] = (fused[0] - fused[1]) / abs(fused[0]) if len(fused) > 1 and fused[0] else 0.0
     dense = [max(_scores(h, "dense:"), default=float("nan")) for h in top]
     if any(not math.isnan(d) for d in dense):

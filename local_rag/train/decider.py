@@ -6,7 +6,8 @@ Protocol (nothing learned from an MTRAG test conversation):
 - variant pick and thresholds: cross-validation by conversation over the pool;
 - MTRAG test figures: the variant fitted on the whole pool, on the test-split tasks;
 - MTRAG-UN figures: 5-fold cross-validation by conversation over the development tasks, each fold's model fitted on
-  the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from an inner cross-validation;
+  the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from an inner 3-fold
+  cross-validation;
 - latency: `TrainedDecider.decide` timed on every test task (features, turn embedding, model).
 
 Example:
@@ -88,7 +89,7 @@ def make_model(variant: str, seed: int = 0) -> Any:
     from sklearn.preprocessing import StandardScaler
 
     if variant.startswith("gbm"):
-        return HistGradientBoostingClassifier(max_iter=150, learning_rate=0.06, max_leaf_nodes=15, l2_regularization=1.0,
+        return HistGradientBoostingClassifier(max_iter=100, learning_rate=0.06, max_leaf_nodes=15, l2_regularization=1.0,
                                               class_weight="balanced", random_state=seed)
     c = 0.05 if "embedding" in variant else 0.5
     return make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight="balanced", max_iter=3000))
@@ -256,7 +257,7 @@ def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Ex
         rows = rest + [dev_rows[dev[i].id] for i in train_dev]
         part = [pool[i] for i in rows]
         x_part = x_pool[rows]
-        inner = set_thresholds(out_of_fold(variant, x_part, part, folds, seed), part)
+        inner = set_thresholds(out_of_fold(variant, x_part, part, 3, seed), part)
         fold_model = fit(variant, x_part, part, seed)
         x_held = x_pool[[dev_rows[dev[i].id] for i in held]]
         p = proba_frame(fold_model, x_held, CLASSES)

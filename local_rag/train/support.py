@@ -184,18 +184,26 @@ def read_corpus(mtrag: Path, ids: set[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+def sample(pairs: list[Pair], limit: int) -> list[Pair]:
+    """At most ``limit`` pairs, the same ones on every run (sha1 order of sentence and kind)."""
+    if len(pairs) <= limit:
+        return pairs
+    return sorted(pairs, key=lambda p: hashlib.sha1(f"{p.kind}:{p.sentence}:{p.passage[:50]}".encode()).hexdigest())[:limit]
+
+
 def train_support(settings: Settings, mtrag: Path, report_dir: Path, name: str = "support",
-                  answers: Sequence[Path] = ()) -> dict[str, Any]:
+                  answers: Sequence[Path] = (), limit: int = 2500) -> dict[str, Any]:
     """Fit the support classifier on train-split pairs, measure it on test-split pairs, save it under
-    ``models/<name>``, run it on the committed ``answers``; writes ``report_dir/report.json`` and returns it."""
+    ``models/<name>``, run it on the committed ``answers``; writes ``report_dir/report.json`` and returns it.
+    ``limit``: pairs taken from each split (a fixed sample), to bound the embedding time on a CPU."""
     from sklearn.model_selection import GroupKFold
 
     from local_rag.train.decider_data import read_split
 
     started = time.perf_counter()
     tasks = load_generation_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl")
-    train = build_pairs(tasks, read_split(mtrag / "splits" / "mtrag_train_conversations.txt"))
-    test = build_pairs(tasks, read_split(mtrag / "splits" / "mtrag_test_conversations.txt"))
+    train = sample(build_pairs(tasks, read_split(mtrag / "splits" / "mtrag_train_conversations.txt")), limit)
+    test = sample(build_pairs(tasks, read_split(mtrag / "splits" / "mtrag_test_conversations.txt")), limit // 2)
     embed = cached_embed(embedder_function(settings))
     x, y = features(train, embed), np.array([p.label for p in train])
     groups = np.array([p.group for p in train])
