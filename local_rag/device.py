@@ -6,8 +6,14 @@ path runs. Nothing here imports a heavy library at module import.
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
+import subprocess
 import sys
+from typing import Any
+
+log = logging.getLogger("local_rag.device")
 
 _OFFLINE_VARS = {
     "HF_HUB_OFFLINE": "1",
@@ -104,6 +110,85 @@ def onnx_providers() -> list[str]:
     if "CUDAExecutionProvider" in available and nvml_gpus():
         return ["CUDAExecutionProvider", "CPUExecutionProvider"]
     return ["CPUExecutionProvider"]
+
+
+def session_providers(session: Any, requested: list[str]) -> list[str]:
+    """The providers an ONNX Runtime session really uses, read back from it. onnxruntime drops CUDA without an error
+    when cuDNN or a CUDA library is missing: that is logged as a warning here."""
+    used = list(session.get_providers())
+    if "CUDAExecutionProvider" in requested and "CUDAExecutionProvider" not in used:
+        log.warning("onnxruntime dropped CUDAExecutionProvider (cuDNN or a CUDA library is missing?): this model "
+                    "runs on the CPU")
+    return used
+
+
+def gpu_listed() -> bool:
+    """True when ``nvidia-smi -L`` lists a GPU (independent of NVML bindings in Python)."""
+    if shutil.which("nvidia-smi") is None:
+        return False
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return out.returncode == 0 and "GPU" in out.stdout
+
+
+def silent_fallbacks(facts: dict[str, Any]) -> list[str]:
+    """Warnings for every place that would quietly run on the CPU although a GPU is there.
+
+    ``facts``: ``gpu_listed`` (nvidia-smi sees a GPU), ``nvml`` (nvidia-ml-py imports), ``nvcc`` (on PATH),
+    ``torch_cuda_build`` / ``torch_cuda_available``, ``faiss_gpus``, ``onnx_available`` (providers onnxruntime lists),
+    ``onnx_session`` (providers a probe session kept, None if not probed), ``llama_offload`` (None = not installed).
+
+    Example:
+        >>> silent_fallbacks({"gpu_listed": True, "nvml": False})[0].startswith("nvidia-ml-py")
+        True
+    """
+    if not facts.get("gpu_listed"):
+        return []
+    out = []
+    if not facts.get("nvml"):
+        out.append("nvidia-ml-py is not installed: local-rag cannot read free VRAM, so llama.cpp offloads nothing "
+                   "(pip install nvidia-ml-py, or the `gpu` extra)")
+    if facts.get("llama_offload") is False:
+        why = "nvcc was not on PATH when it was built" if not facts.get("nvcc") else "it was built for the CPU"
+        out.append(f"llama.cpp cannot offload to the GPU ({why}): the LLM runs on the CPU; install the CUDA toolkit "
+                   "and rerun scripts/install_llama_cpp.sh")
+    if facts.get("torch_cuda_build") is None and "torch_cuda_build" in facts:
+        out.append("torch is a CPU build: the embedder and cross-encoder run on the CPU (install a CUDA torch wheel)")
+    elif facts.get("torch_cuda_build") and not facts.get("torch_cuda_available"):
+        out.append("torch is a CUDA build but sees no GPU (driver too old for its CUDA?): encoders run on the CPU")
+    if facts.get("faiss_gpus") == 0:
+        out.append("faiss sees no GPU (faiss-cpu installed?): dense search runs on the CPU (the `gpu` extra)")
+    available = facts.get("onnx_available") or []
+    if available and "CUDAExecutionProvider" not in available:
+        out.append("onnxruntime is the CPU build: ONNX models run on the CPU (onnxruntime-gpu, the `gpu` extra)")
+    elif facts.get("onnx_session") is not None and "CUDAExecutionProvider" not in facts["onnx_session"]:
+        out.append("onnxruntime lists CUDA but a session dropped it (cuDNN or a CUDA library missing): ONNX models "
+                   "run on the CPU")
+    return out
+
+
+def onnx_probe_providers() -> list[str] | None:
+    """Providers a tiny ONNX Runtime session keeps when asked for CUDA first; None without onnx/onnxruntime or
+    without the CUDA provider listed (then there is nothing to probe)."""
+    try:
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError:
+        return None
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        return None
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+    except Exception:  # noqa: BLE001 - onnxruntime raises its own error classes
+        return []
+    return list(session.get_providers())
 
 
 def nvml_gpus() -> list[dict[str, object]]:

@@ -73,3 +73,25 @@ def export_folder(
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return dest
+
+
+def quantize_int8(source: str | Path, dest: str | Path) -> Path:
+    """``dest``: a copy of the ONNX folder ``source`` whose ``model.onnx`` is quantised with onnxruntime's dynamic
+    int8 (weights int8, activations quantised at run time: the usual CPU choice for transformer encoders)."""
+    quantization = require("onnxruntime.quantization", "int8 quantisation")
+    source, dest = Path(source), Path(dest)
+    if not (source / "model.onnx").exists():
+        raise ModelError(f"no model.onnx in {source}")
+    tmp = dest.with_name(dest.name + ".quantizing")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("model.onnx", "model.onnx.data"))
+    try:
+        quantization.quantize_dynamic(str(source / "model.onnx"), str(tmp / "model.onnx"),
+                                      weight_type=quantization.QuantType.QInt8)
+        if dest.exists():
+            shutil.rmtree(dest)
+        tmp.rename(dest)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest

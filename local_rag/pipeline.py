@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from local_rag.llm.generate import Answer, Generator
 from local_rag.records import Conversation, Decision, Hit, LLMCall, Query
 from local_rag.retrieve.queries import conversation_queries
 from local_rag.settings import Settings
+
+log = logging.getLogger("local_rag.pipeline")
 
 
 @dataclass
@@ -81,18 +84,41 @@ class Pipeline:
     @property
     def llm(self) -> Any:
         if self._llm is None:
+            from local_rag.device import nvml_gpus
             from local_rag.llm import load_llm
 
+            if nvml_gpus():
+                self._load_encoders_first()
             self._llm = load_llm(self.settings.llm, self.settings.models_dir)
         return self._llm
 
+    def _load_encoders_first(self) -> None:
+        """On a GPU the encoders and the FAISS index take their memory before the LLM, so the LLM's layer count is
+        chosen from what is really left (``local-rag plan`` plans in the same order)."""
+        from local_rag.errors import LocalRagError
+
+        try:
+            _ = self.retriever
+            if self.settings.pipeline.cross_encoder:
+                _ = self.reranker
+        except LocalRagError:
+            pass  # no index or encoder here: the stage that needs it reports that when it runs
+
     @property
     def reranker(self) -> Any:
+        """The cross-encoder; ``None`` when its model is missing and ``reranker.fallback`` is ``skip`` (warned once)."""
         if self._reranker is None:
+            from local_rag.errors import ModelError
             from local_rag.rerank import load_reranker
 
-            self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
-        return self._reranker
+            try:
+                self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
+            except ModelError as exc:
+                if self.settings.reranker.fallback != "skip":
+                    raise
+                log.warning("cross-encoder %s unavailable (%s); continuing without it", self.settings.reranker.model, exc)
+                self._reranker = False
+        return self._reranker or None
 
     @property
     def decider(self) -> Any:
@@ -169,6 +195,8 @@ class Pipeline:
                 continue
             started = time.perf_counter()
             if name == "cross-encoder":
+                if self.reranker is None:
+                    continue
                 hits = self.reranker.rerank(question, hits)
             elif name == "llm-rerank":
                 hits = self._stage(name).rerank(question, hits)

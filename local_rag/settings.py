@@ -42,6 +42,11 @@ class ChunkerConfig(_Config):
     size: int = Field(384, ge=2, description="tokens per chunk")
     overlap: int = Field(64, ge=0, description="tokens shared by consecutive chunks")
     tokenizer: str = Field("", description="tokenizer model name or folder; empty = the embedder's model")
+    header: Literal["none", "title", "title+section"] = Field(
+        "title+section",
+        description="contextual chunk header both indexes see before each chunk: its document's title and nearest "
+        "section heading (title+section), the title only (title: indexes built before it existed), or nothing",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkerConfig:
@@ -116,12 +121,21 @@ class RetrievalConfig(_Config):
 class RerankerConfig(_Config):
     """Cross-encoder reranking of the fused candidates (switched on by ``pipeline.cross_encoder``)."""
 
-    backend: Literal["sentence-transformers", "onnx"] = "sentence-transformers"
+    backend: Literal["sentence-transformers", "onnx", "bi-encoder"] = Field(
+        "sentence-transformers", description="bi-encoder: cosine of an embedder model's embeddings (re-scoring)"
+    )
     model: str = Field("bge-reranker-v2-m3", description="a name in models/manifest.json or a folder path")
     device: Literal["auto", "cpu", "cuda"] = "auto"
     max_length: int = Field(512, ge=8, description="tokens per (query, passage) pair")
     batch_size: int = Field(16, ge=1)
     candidates: int = Field(20, ge=1, description="fused hits that are reranked")
+    prior_weight: float = Field(
+        0.0, ge=0.0, description="0: order by cross-encoder score; > 0: reciprocal-rank fusion (k 60) of the "
+        "cross-encoder's ranking with the first stage's, the latter weighted by this"
+    )
+    fallback: Literal["error", "skip"] = Field(
+        "error", description="skip: a missing model (e.g. one not trained yet) logs a warning and the stage is skipped"
+    )
 
 
 class PipelineConfig(_Config):
@@ -308,6 +322,9 @@ class ServerConfig(_Config):
     max_body_bytes: int = Field(1_048_576, ge=1024, description="larger request bodies are refused with 413")
     max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
     model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
+    sources_footer: bool = Field(
+        False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
+    )
 
 
 class Settings(BaseSettings):

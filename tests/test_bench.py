@@ -54,6 +54,7 @@ def test_bench_report_structure_files_and_finite_numbers(parts, tmp_path: Path):
                        build_passages=5, build_corpus=corpus, command="test")
     s = report["summary"]
     assert s["turns"] == 2 * 3  # 3 user turns x 2 repeats; the warm-up turn is not counted
+    assert report["backends_used"]["faiss"] == "cpu" and "embedder" in report["backends_used"]
     assert s["warmup_s"] is not None and s["warmup_s"] >= 0
     stages = s["stages"]
     assert {"rewrite", "retrieval", "retrieval.bm25", "retrieval.dense", "retrieval.fusion", "generate", "turn"} <= set(stages)
@@ -250,3 +251,32 @@ def test_bench_cli_on_the_demo_index(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert data["headline"]["turn_p50_s"] > 0 and Path(data["files"]["md"]).exists()
     report = json.loads(Path(data["files"]["json"]).read_text())
     assert report["summary"]["turns"] == 4 and report["bandwidth"]["cpu_bandwidth"]["read_gbps"] > 0
+
+
+def test_silent_cpu_fallbacks_are_each_named():
+    from local_rag.device import silent_fallbacks
+
+    assert silent_fallbacks({"gpu_listed": False, "nvml": False, "llama_offload": False}) == []
+    healthy = {"gpu_listed": True, "nvml": True, "nvcc": True, "torch_cuda_build": "12.4", "torch_cuda_available": True,
+               "faiss_gpus": 1, "onnx_available": ["CUDAExecutionProvider", "CPUExecutionProvider"],
+               "onnx_session": ["CUDAExecutionProvider", "CPUExecutionProvider"], "llama_offload": True}
+    assert silent_fallbacks(healthy) == []
+    broken = healthy | {"nvml": False, "nvcc": False, "llama_offload": False, "torch_cuda_build": None,
+                        "faiss_gpus": 0, "onnx_session": ["CPUExecutionProvider"]}
+    text = " | ".join(silent_fallbacks(broken))
+    for needle in ("nvidia-ml-py", "nvcc was not on PATH", "torch is a CPU build", "faiss sees no GPU",
+                   "session dropped it"):
+        assert needle in text
+    assert len(silent_fallbacks(broken)) == 5
+
+
+def test_onnx_session_providers_are_read_back(caplog: pytest.LogCaptureFixture):
+    from local_rag.device import session_providers
+
+    class Session:  # what onnxruntime-gpu does without cuDNN: CUDA asked for, the CPU kept
+        def get_providers(self) -> list[str]:
+            return ["CPUExecutionProvider"]
+
+    with caplog.at_level("WARNING"):
+        assert session_providers(Session(), ["CUDAExecutionProvider", "CPUExecutionProvider"]) == ["CPUExecutionProvider"]
+    assert "dropped CUDAExecutionProvider" in caplog.text

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from local_rag.bench.plan import LLAMA_GPU_RESERVE, GiB, MiB, parse_size, plan_profile, plan_table
-from local_rag.bench.shapes import gguf_shape, known_shape, llm_shape
 from local_rag.errors import BadInputError, ModelError
+from local_rag.modelstore.shapes import gguf_shape, known_shape, llm_shape
 from tests.conftest import make_settings
 from tests.llm_fixtures import MODELS, SMOLLM, model_or_skip, write_tiny_gguf
 
@@ -140,3 +140,24 @@ def test_plan_loads_no_model_and_no_heavy_library():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_plan_counts_faiss_scratch_and_an_hnsw_index_as_its_flat_gpu_copy(tmp_path: Path):
+    from local_rag.index.dense import GPU_TEMP_MEMORY
+
+    hnsw = make_settings(tmp_path, dense={"factory": "HNSW32"}, llm={"model": "qwen2.5-7b-instruct-q4_k_m"})
+    comps = {c.name: c for c in plan_profile(hnsw, vram=24 * GiB, ram=64 * GiB, passages=10_000).components}
+    assert comps["FAISS GPU scratch memory"].bytes == GPU_TEMP_MEMORY and comps["FAISS GPU scratch memory"].where == "GPU"
+    flat = comps["FAISS index (HNSW -> flat on the GPU)"]
+    assert flat.where == "GPU" and flat.bytes == int(10_000 * 1.16) * 384 * 4
+    assert comps["FAISS index (HNSW graph, kept on the CPU)"].where == "CPU"
+    cpu = {c.name for c in plan_profile(hnsw, vram=0, ram=64 * GiB, passages=10_000).components}
+    assert "FAISS GPU scratch memory" not in cpu and "FAISS index" in cpu
+
+
+def test_plan_kv_cache_is_at_the_context_llama_cpp_uses(tmp_path: Path):
+    # llm.n_ctx above the trained 32k context: the cache is planned at 32k, as llama.cpp caps it
+    s = make_settings(tmp_path, llm={"model": "qwen2.5-7b-instruct-q4_k_m", "n_ctx": 65536})
+    p = plan_profile(s, vram=80 * GiB, ram=64 * GiB, passages=1000)
+    kv = [c for c in p.components if c.name.startswith("KV cache")]
+    assert p.n_ctx == 32768 and kv and sum(c.bytes or 0 for c in kv) == 2 * 28 * 4 * 128 * 2 * 32768

@@ -68,5 +68,15 @@ def test_unknown_backend_is_refused():
     from local_rag.errors import SettingsError
     from local_rag.rerank import load_reranker
 
-    with pytest.raises(SettingsError, match="valid: onnx, sentence-transformers"):
+    with pytest.raises(SettingsError, match="valid: bi-encoder, onnx, sentence-transformers"):
         load_reranker(RerankerConfig.model_construct(backend="colbert", model="x"), MODELS)
+
+
+def test_prior_weight_fuses_cross_encoder_and_first_stage_orders():
+    hits = [Hit(f"p{i}", 1.0 / (i + 1), rank=i + 1, text="x" * i) for i in range(4)]  # the fake prefers p3, p2, p1, p0
+    assert [h.passage_id for h in LengthReranker(RerankerConfig(candidates=4)).rerank("q", hits)] == ["p3", "p2", "p1", "p0"]
+    fused = LengthReranker(RerankerConfig(candidates=4, prior_weight=1.0)).rerank("q", hits)
+    assert [h.passage_id for h in fused] == ["p0", "p3", "p1", "p2"]  # equal weights: extremes tie, ties keep prior order
+    strong_prior = LengthReranker(RerankerConfig(candidates=4, prior_weight=3.0)).rerank("q", hits)
+    assert [h.passage_id for h in strong_prior] == ["p0", "p1", "p2", "p3"]
+    assert strong_prior[0].scores["cross-encoder"] == 0.0

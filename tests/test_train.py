@@ -107,6 +107,11 @@ def test_tiny_real_training_reloads_through_backends_and_onnx_agrees(tmp_path: P
     export_cross_encoder_onnx(folder, tmp_path / "onnx")
     onnx_ce = load_reranker(RerankerConfig(backend="onnx", model=str(tmp_path / "onnx"), max_length=64), models)
     assert onnx_ce.score("what do cats eat", texts) == pytest.approx(scores, abs=1e-4)
+    from local_rag.onnx_export import quantize_int8
+
+    quantize_int8(tmp_path / "onnx", tmp_path / "int8")
+    int8_ce = load_reranker(RerankerConfig(backend="onnx", model=str(tmp_path / "int8"), max_length=64), models)
+    assert int8_ce.score("what do cats eat", texts) == pytest.approx(scores, abs=0.1)
 
 
 @needs_minilm
@@ -117,3 +122,16 @@ def test_training_resumes_and_other_losses_run(tmp_path: Path) -> None:
         cfg = RerankerTraining(loss=loss, max_steps=2, batch_size=4, max_length=48, negatives=2)
         folder = train_reranker(EXAMPLES[:8], "all-MiniLM-L6-v2", f"i23-{loss}", models, cfg, progress=False)
         assert math.isfinite(json.loads((folder / "training.json").read_text())["final_loss"])
+
+
+def test_missing_trained_reranker_is_skipped_with_a_warning_or_refused(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from local_rag.pipeline import Pipeline
+
+    from .conftest import make_settings
+
+    skip = make_settings(tmp_path, reranker={"model": "i23-not-trained", "fallback": "skip"}, pipeline={"cross_encoder": True})
+    with caplog.at_level("WARNING", logger="local_rag.pipeline"):
+        assert Pipeline(skip).reranker is None
+    assert "continuing without it" in caplog.text
+    with pytest.raises(ModelError, match="i23-not-trained"):
+        _ = Pipeline(make_settings(tmp_path, reranker={"model": "i23-not-trained"})).reranker

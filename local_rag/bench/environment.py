@@ -49,3 +49,29 @@ def describe_machine() -> dict[str, Any]:
     out["ram_gib"] = round(psutil.virtual_memory().total / 2**30, 1)
     out["libraries"] = library_builds()
     return out
+
+
+def _runs_on(model: Any) -> Any:
+    providers = getattr(model, "providers", None)  # ONNX Runtime: read back from the session
+    return list(providers) if providers is not None else getattr(model, "device", None)
+
+
+def backends_used(pipeline: Any, llm: Any = None) -> dict[str, Any]:
+    """Where each loaded stage really ran: the torch device or the ONNX Runtime providers its session kept, FAISS on
+    the GPU or not, llama.cpp's offloaded layers (so a silent CPU fallback shows in every report)."""
+    out: dict[str, Any] = {}
+    retriever = getattr(pipeline, "_retriever", None)
+    for retr in getattr(retriever, "retrievers", {}).values():
+        embedder = getattr(retr, "embedder", None)
+        if embedder is not None:
+            out["embedder"] = _runs_on(embedder)
+        dense = getattr(retr, "dense", None)
+        if dense is not None and hasattr(dense, "on_gpu"):
+            out["faiss"] = "gpu" if dense.on_gpu else "cpu"
+    reranker = getattr(pipeline, "_reranker", None)
+    if reranker is not None:
+        out["reranker"] = _runs_on(reranker)
+    llm = llm if llm is not None else getattr(pipeline, "_llm", None)
+    if llm is not None:
+        out["llm"] = {"n_gpu_layers": getattr(llm, "n_gpu_layers", None)}
+    return out

@@ -1,8 +1,11 @@
 """``local-rag plan``: before anything is loaded, what each profile needs in memory and whether it fits.
 
-Per profile: the LLM weights and KV cache at the configured context (GGUF metadata, `local_rag.bench.shapes`), the
-embedding and reranking models, the FAISS and BM25 indexes, and runtime overheads, each placed on the GPU or the CPU
-the way the backends place them (llama.cpp keeps the token embeddings on the CPU; torch models in fp16 on the GPU).
+Per profile: the LLM weights and KV cache at the context llama.cpp will really use (``llm.n_ctx``, capped at the
+model's trained context; GGUF metadata, `local_rag.modelstore.shapes`), the embedding and reranking models, the FAISS
+index (on the GPU: an HNSW index as its flat copy, plus FAISS's fixed scratch memory) and BM25 index, and runtime
+overheads, each placed on the GPU or the CPU the way the backends place them (llama.cpp keeps the token embeddings on
+the CPU; torch models in fp16 on the GPU). The encoders and FAISS are placed first, as the pipeline loads them first
+on a GPU; the LLM's layers get what is left.
 The verdict: everything fits; or the LLM layers that fit on the GPU (the rest run on the CPU); and the largest
 context that fits with every layer on the GPU.
 
@@ -19,8 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_rag.bench.shapes import encoder_size, llm_shape
 from local_rag.errors import BadInputError, LocalRagError
+from local_rag.index.dense import GPU_TEMP_MEMORY
+from local_rag.modelstore.shapes import encoder_size, llm_shape
 from local_rag.settings import Settings
 
 GiB = 1 << 30
@@ -108,6 +112,19 @@ def index_bytes(settings: Settings, passages: int | None = None) -> tuple[int | 
     return chunks * dim * 4, chunks * 480, f"estimated for {passages:,} passages (~{chunks:,} chunks of dimension {dim})"
 
 
+def _flat_bytes(settings: Settings, passages: int | None) -> int | None:
+    """Bytes of a flat float32 copy of the index's vectors."""
+    import json
+
+    manifest_file = settings.index_dir / "manifest.json"
+    if passages is None and manifest_file.exists():
+        manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+        return int(manifest["chunks"]) * int((manifest.get("dense") or {}).get("dimension", 0)) * 4
+    if passages is None:
+        return None
+    return int(passages * CHUNKS_PER_PASSAGE) * _embedding_dim(settings) * 4
+
+
 def _embedding_dim(settings: Settings) -> int:
     return {"bge-m3": 1024, "all-MiniLM-L6-v2": 384}.get(settings.embedder.model, 768)
 
@@ -147,9 +164,20 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
         except LocalRagError as exc:
             others.append(Component(f"{role} {name}", None, "GPU" if on_gpu else "CPU", str(exc)))
     faiss, sparse, where_from = index_bytes(settings, passages)
-    faiss_gpu = gpu and settings.dense.use_gpu != "no"
-    others.append(Component("FAISS index", faiss, "GPU" if faiss_gpu else "CPU",
-                            where_from + (" (on the GPU with a faiss-gpu build)" if faiss_gpu else "")))
+    faiss_gpu = gpu and settings.dense.use_gpu != "no" and settings.dense.enabled
+    hnsw = settings.dense.factory.upper().startswith("HNSW")
+    if faiss_gpu and hnsw and faiss is not None:
+        # no GPU HNSW: the stored vectors are searched by a flat GPU index (local_rag.index.dense.gpu_placement)
+        flat = _flat_bytes(settings, passages)
+        others.append(Component("FAISS index (HNSW -> flat on the GPU)", flat, "GPU",
+                                where_from + "; FAISS has no GPU HNSW: an exact flat copy of the vectors"))
+        others.append(Component("FAISS index (HNSW graph, kept on the CPU)", faiss, "CPU", where_from))
+    else:
+        others.append(Component("FAISS index", faiss, "GPU" if faiss_gpu else "CPU",
+                                where_from + (" (on the GPU with a faiss-gpu build)" if faiss_gpu else "")))
+    if faiss_gpu:
+        others.append(Component("FAISS GPU scratch memory", GPU_TEMP_MEMORY, "GPU",
+                                "StandardGpuResources temp memory, fixed by local_rag.index.dense"))
     others.append(Component("BM25 index", sparse, "CPU", where_from))
     if torch_on_gpu:
         others.append(Component("torch CUDA context", TORCH_GPU_CONTEXT, "GPU", "estimate"))

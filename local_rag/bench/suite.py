@@ -16,7 +16,7 @@ from typing import Any
 from local_rag.bench.bandwidth import bound_report
 from local_rag.bench.build import build_throughput, default_corpus
 from local_rag.bench.conversations import Session
-from local_rag.bench.environment import describe_machine
+from local_rag.bench.environment import backends_used, describe_machine
 from local_rag.bench.runner import run_sessions, summarize
 from local_rag.settings import Settings
 
@@ -63,6 +63,7 @@ def run_bench(settings: Settings, sessions: list[Session], source: str, *, repea
         "conversations": {"source": source, "sessions": len(sessions), "repeats": repeats,
                           "ids": [s.id for s in sessions]},
         "summary": summary,
+        "backends_used": backends_used(pipeline, run.llm),
     }
     calls = [c for t in run.turns for c in t.calls]
     report["bandwidth"] = bound_report(run.llm, calls, measure=bandwidth) if run.llm is not None else {"skipped": "no LLM call"}

@@ -12,7 +12,8 @@ from local_rag.cli.main import handle_errors, load, settings_options
 
 PACKAGES = (
     "local-rag", "numpy", "bm25s", "PyStemmer", "faiss-cpu", "faiss-gpu-cu12", "torch", "transformers",
-    "sentence-transformers", "FlagEmbedding", "onnxruntime", "onnxruntime-gpu", "llama_cpp_python", "pytrec-eval-terrier",
+    "sentence-transformers", "FlagEmbedding", "onnxruntime", "onnxruntime-gpu", "llama_cpp_python", "nvidia-ml-py",
+    "pytrec-eval-terrier",
 )
 
 
@@ -23,8 +24,29 @@ def _version(name: str) -> str | None:
         return None
 
 
+def fallback_facts(report: dict) -> dict:
+    """The facts `local_rag.device.silent_fallbacks` decides on, from a `collect` report (plus a probe session)."""
+    import shutil
+
+    from local_rag.device import gpu_listed, onnx_probe_providers
+
+    torch_info = report.get("torch")
+    facts: dict = {
+        "gpu_listed": bool(report["gpus"]) or gpu_listed(), "nvml": _version("nvidia-ml-py") is not None,
+        "nvcc": shutil.which("nvcc") is not None, "faiss_gpus": report["faiss"]["gpus"],
+        "onnx_available": report["onnxruntime_providers"],
+        "llama_offload": None if report["llama_cpp"] is None else report["llama_cpp"]["gpu_offload"],
+    }
+    if torch_info is not None:
+        facts["torch_cuda_build"] = torch_info["cuda_build"]
+        facts["torch_cuda_available"] = torch_info["cuda_available"]
+    if facts["gpu_listed"]:
+        facts["onnx_session"] = onnx_probe_providers()
+    return facts
+
+
 def collect(settings) -> dict:
-    from local_rag.device import cpu_has_amx, faiss_gpu_count, nvml_gpus
+    from local_rag.device import cpu_has_amx, faiss_gpu_count, nvml_gpus, silent_fallbacks
     from local_rag.modelstore import Manifest
     from local_rag.settings import list_profiles
     from local_rag.sysinfo import cpu_name
@@ -64,6 +86,8 @@ def collect(settings) -> dict:
     }
     wanted = {settings.embedder.model, settings.llm.model}
     report["profile_models_present"] = {m: bool(m in manifest.entries and manifest.is_present(manifest.entries[m])) for m in wanted}
+    report["cpu_fallbacks"] = silent_fallbacks(fallback_facts(report))
+    report["models_dir"], report["indexes_dir"] = str(settings.models_dir), str(settings.indexes_dir)
     return report
 
 
@@ -99,7 +123,10 @@ def doctor(profile, config_file, index_name, verify, as_json):
             click.echo(f"gpu {gpu['index']}         {gpu['name']}: {gpu['free'] / 2**30:.1f} of {gpu['total'] / 2**30:.1f} GiB free (driver {gpu['driver']})")
     else:
         click.echo("gpu           none seen by NVML: every stage runs on the CPU")
+    for warning in report["cpu_fallbacks"]:
+        click.echo(f"warning       {warning}")
     click.echo(f"profile       {report['profile']} (available: {', '.join(report['profiles'])})")
+    click.echo(f"folders       models {report['models_dir']}, indexes {report['indexes_dir']}")
     for name, info in report["models"].items():
         click.echo(f"model         {name:34} {info['role']:9} {'present' if info['present'] else 'MISSING'}  {info['source']}")
     for name, present in report["profile_models_present"].items():

@@ -35,14 +35,15 @@ def evaluate() -> None:
 @click.option("--judge", is_flag=True, help="LLM relevance judging: drop and order by level (settings: judge).")
 @click.option("--cross-encoder", "cross_encoder", is_flag=True, help="Rerank the fused candidates with the cross-encoder (settings: reranker).")
 @click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
-@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx"]), help="Cross-encoder backend (default reranker.backend).")
+@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder"]), help="Cross-encoder backend (default reranker.backend); bi-encoder re-scores with an embedder model.")
 @click.option("--candidates", type=int, help="Fused hits the cross-encoder reranks (default reranker.candidates).")
+@click.option("--prior-weight", type=float, help="Fuse the cross-encoder's order with the first stage's (RRF; weight of the latter, default reranker.prior_weight).")
 @click.option("--split", type=click.Choice(["train", "test"]), help="Only the conversations of this MTRAG split (<mtrag>/splits/); default: every query.")
 @click.option("--limit", type=int, help="A fixed subset: N queries per domain (first in sha1(id) order).")
 @click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
 @click.option("--resume", is_flag=True, help="Keep the queries already in the output folder's runs (an interrupted or partial run, same settings) and run only the rest.")
 @handle_errors
-def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, cross_encoder, reranker_model, reranker_backend, candidates, split, limit, llm_cache, resume):
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, cross_encoder, reranker_model, reranker_backend, candidates, prior_weight, split, limit, llm_cache, resume):
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
         items_from_generation_tasks,
@@ -61,6 +62,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
     settings = load(profile, config_file, None, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes), "fusion.method": fusion,
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
+        "reranker.prior_weight": prior_weight,
     })
     modes = settings.retrieval.query_modes
     llm_modes = split_csv(llm_modes) or []

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "bench": "local_rag.cli.bench:bench",
     "plan": "local_rag.cli.plan:plan",
     "train": "local_rag.cli.train:train",
+    "synth": "local_rag.cli.synth:synth",
 }
 
 

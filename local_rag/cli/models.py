@@ -99,16 +99,31 @@ def verify(profile: str | None, config_file: str | None, index_name: str | None,
 
 @models.command()
 @_dir_option
-@click.argument("name")
+@click.argument("names", nargs=-1)
 @handle_errors
 def pull(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
-         name: str) -> None:
-    """Download NAME's official files from Hugging Face (the only command that uses the network)."""
+         names: tuple[str, ...]) -> None:
+    """Download NAMES' official files from Hugging Face (the only command that uses the network). Without NAMES:
+    the profile's models (embedder, LLM, and the reranker when the cross-encoder is on) that are not here yet."""
+    from local_rag.modelstore.manifest import Manifest
     from local_rag.modelstore.pull import pull as do_pull
 
-    entry = do_pull(name, _models_dir(profile, config_file, index_name, models_dir))
-    click.echo(f"pulled {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
-               f"from {entry.source}")
+    settings = load(profile, config_file, index_name, models_dir=models_dir)
+    folder = Path(settings.models_dir)
+    if not names:
+        wanted = [settings.embedder.model, settings.llm.model]
+        if settings.pipeline.cross_encoder:
+            wanted.append(settings.reranker.model)
+        manifest = Manifest.load(folder)
+        names = tuple(n for n in wanted if not (n in manifest.entries and manifest.is_present(manifest.entries[n])))
+        if not names:
+            click.echo(f"the models of profile {settings.profile} are all in {folder}: nothing to pull")
+            return
+        click.echo(f"pulling the models of profile {settings.profile} into {folder}: {', '.join(names)}")
+    for name in names:
+        entry = do_pull(name, folder)
+        click.echo(f"pulled {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
+                   f"from {entry.source}")
 
 
 @models.command("import")
@@ -159,3 +174,31 @@ def unpack(profile: str | None, config_file: str | None, index_name: str | None,
 
     entries = do_unpack(bundle, _models_dir(profile, config_file, index_name, models_dir), force=force)
     click.echo(f"unpacked and verified {', '.join(e.name for e in entries)}")
+
+
+@models.command("export-onnx")
+@_dir_option
+@click.argument("name")
+@click.option("--cross-encoder", "cross_encoder", is_flag=True, help="A cross-encoder (sequence classification) model.")
+@click.option("--int8", is_flag=True, help="Also write <name>-onnx-int8: onnxruntime dynamic int8 quantisation (CPU).")
+@handle_errors
+def export_onnx(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+                name: str, cross_encoder: bool, int8: bool) -> None:
+    """Export model NAME (a manifest name or a folder) to ONNX as <name>-onnx under models/, recorded in the manifest."""
+    from local_rag.embed.onnx import export_onnx as export_embedder
+    from local_rag.modelstore import resolve_model
+    from local_rag.modelstore.manifest import record_folder
+    from local_rag.onnx_export import quantize_int8
+    from local_rag.rerank.onnx import export_cross_encoder_onnx
+
+    folder = _models_dir(profile, config_file, index_name, models_dir)
+    source, _ = resolve_model(name, folder)
+    role = "reranker" if cross_encoder else "embedder"
+    base = Path(name).name
+    out = (export_cross_encoder_onnx if cross_encoder else export_embedder)(source, folder / f"{base}-onnx")
+    record_folder(out, folder, role, f"ONNX export of {name}", "onnx")
+    click.echo(f"exported {name} to {out}")
+    if int8:
+        quantized = quantize_int8(out, folder / f"{base}-onnx-int8")
+        record_folder(quantized, folder, role, f"ONNX export of {name}, dynamic int8 (onnxruntime)", "onnx")
+        click.echo(f"quantised to {quantized}")

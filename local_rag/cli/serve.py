@@ -22,6 +22,11 @@ ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY 
 def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """One option per `ServerConfig` field, ``None`` by default so the profile/file/environment value stands."""
     for name, field in reversed(ServerConfig.model_fields.items()):
+        if field.annotation is bool:  # --x/--no-x, None when neither is given
+            flag = name.replace("_", "-")
+            func = click.option(f"--{flag}/--no-{flag}", name, default=None,
+                                help=f"{field.description} [default: {field.default}]")(func)
+            continue
         kind = field.annotation if field.annotation in (int, str, float) else str
         func = click.option(
             f"--{name.replace('_', '-')}", name, type=kind, default=None, envvar=ENVVARS.get(name),

@@ -79,21 +79,83 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 @handle_errors
 def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes):
     """Train a cross-encoder reranker (resumes an interrupted run of the same name)."""
-    from local_rag.train.data import file_digest, read_examples
     from local_rag.train.reranker import RerankerTraining, train_reranker
 
     settings = load(profile, config_file, index_name)
+    examples, info = _examples(data_file, modes)
+    cfg = RerankerTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+                           max_length=max_length, negatives=negatives, max_steps=max_steps)
+    _report(name, train_reranker(examples, base, name, settings.models_dir, cfg, info))
+
+
+@train.command()
+@settings_options
+@click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
+@click.option("--base", default="all-MiniLM-L6-v2", show_default=True, help="Base model: a models/ name or a folder.")
+@click.option("--name", required=True, help="Name of the trained model under models/.")
+@click.option("--loss", default="mnrl", type=click.Choice(["mnrl", "cmnrl"]), show_default=True)
+@click.option("--epochs", default=1.0, show_default=True)
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--lr", "learning_rate", default=2e-5, show_default=True)
+@click.option("--max-length", default=256, show_default=True)
+@click.option("--negatives", default=1, show_default=True, help="Hard negatives per query.")
+@click.option("--max-steps", default=-1, show_default=True, help="Stop after N optimizer steps (> 0).")
+@click.option("--mode", "modes", help="Only examples of these query modes (comma-separated).")
+@handle_errors
+def embedder(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes):
+    """Fine-tune the bi-encoder (resumes an interrupted run of the same name); indexes need rebuilding with it."""
+    from local_rag.train.embedder import EmbedderTraining, train_embedder
+
+    settings = load(profile, config_file, index_name)
+    examples, info = _examples(data_file, modes)
+    cfg = EmbedderTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
+                           max_length=max_length, negatives=negatives, max_steps=max_steps)
+    _report(name, train_embedder(examples, base, name, settings.models_dir, cfg, info))
+
+
+def _examples(data_file: str, modes: str | None) -> tuple[list, dict]:
+    from local_rag.train.data import file_digest, read_examples
+
     examples = read_examples(data_file)
     if modes:
         wanted = set(split_csv((modes,)) or [])
         examples = [e for e in examples if e.mode in wanted]
-    cfg = RerankerTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                           max_length=max_length, negatives=negatives, max_steps=max_steps)
-    info = {"file": str(data_file), "sha256": file_digest(data_file), "modes": modes}
-    folder = train_reranker(examples, base, name, settings.models_dir, cfg, info)
+    return examples, {"file": str(data_file), "sha256": file_digest(data_file), "modes": modes}
+
+
+def _report(name: str, folder: Path) -> None:
     record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
     click.echo(f"trained {name} in {record['train_seconds']} s ({record['steps']} steps, final loss "
                f"{record['final_loss']}, peak RSS {record['peak_rss_mb']} MB): {folder}")
+
+
+@train.command()
+@settings_options
+@click.option("--reranker", "model", required=True, help="Reranker model: a models/ name or a folder.")
+@click.option("--backend", default="sentence-transformers", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder"]), show_default=True)
+@click.option("--counts", default="10,20,50", show_default=True, help="Candidate counts to time.")
+@click.option("--queries", default=30, show_default=True, help="Test-split queries timed per count.")
+@click.option("--max-length", type=int, help="Tokens per pair (default reranker.max_length).")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write the figures as JSON here.")
+@handle_errors
+def latency(profile, config_file, index_name, model, backend, counts, queries, max_length, out_file):
+    """Reranking latency per candidate count (p50/p95) on MTRAG test-split queries and pool passages."""
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.rerank import load_reranker
+    from local_rag.train.measure import reranker_latency, sample_texts
+
+    settings = load(profile, config_file, index_name, **{"reranker.model": model, "reranker.backend": backend,
+                                                         "reranker.max_length": max_length})
+    reranker = load_reranker(settings.reranker, settings.models_dir)
+    sizes = [int(c) for c in split_csv((counts,)) or []]
+    qs, passages = sample_texts(default_mtrag_dir(), queries, max(sizes))
+    figures = reranker_latency(reranker, qs, passages, sizes)
+    figures |= {"model": model, "backend": backend, "max_length": settings.reranker.max_length,
+                "batch_size": settings.reranker.batch_size}
+    if out_file:
+        Path(out_file).parent.mkdir(parents=True, exist_ok=True)
+        Path(out_file).write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+    click.echo(json.dumps(figures, indent=2))
 
 
 @train.command()

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from local_rag._optional import require
-from local_rag.device import enforce_offline, onnx_providers
+from local_rag.device import enforce_offline, onnx_providers, session_providers
 from local_rag.embed.base import Embedder, Kind, register_embedder
 from local_rag.errors import ModelError
 from local_rag.modelstore import resolve_model
@@ -46,6 +46,7 @@ class OnnxEmbedder(Embedder):
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         self.session = ort.InferenceSession(str(model_file), options, providers=self.providers)
+        self.providers = session_providers(self.session, self.providers)  # what it really runs on
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=config.max_length or 512)

@@ -37,7 +37,7 @@ from local_rag.settings import LLMConfig
 
 log = logging.getLogger("local_rag.llm")
 
-_VRAM_RESERVE = 768 << 20  # KV cache and compute buffers at moderate context sizes
+_VRAM_RESERVE = 768 << 20  # CUDA context and compute buffers (the KV cache is counted apart, at the real n_ctx)
 
 
 def physical_cores() -> int:
@@ -65,24 +65,28 @@ def pick_threads(n_threads: int, n_threads_batch: int, cores: int | None = None)
 
 
 def pick_gpu_layers(requested: int, supports_offload: bool, model_bytes: int, n_layers: int,
-                    free_vram: int | None) -> int:
-    """Layers to offload: all (``-1``) when the model fits in free VRAM, a proportional share when only part fits.
+                    free_vram: int | None, kv_bytes: int = 0) -> int:
+    """Layers to offload: all (``-1``) when the model and its KV cache fit in free VRAM, a proportional share when
+    only part fits (each offloaded layer takes its weights and its share of the KV cache to the GPU).
 
     Args:
         requested: the setting; ``-1`` = as many as fit, ``0`` = CPU only, ``n`` = at most n.
         supports_offload: whether this llama.cpp build can offload (a CUDA/Metal/Vulkan build).
         model_bytes: size of the GGUF file(s).
         n_layers: the model's block count.
-        free_vram: free bytes on the GPU per NVML, ``None`` without a GPU.
+        free_vram: free bytes on the GPU per NVML, ``None`` without a GPU (read after the encoders and the FAISS
+            index took theirs: `local_rag.pipeline.Pipeline.llm` loads them first).
+        kv_bytes: the KV cache of all layers at the context actually used (f16), 0 when unknown.
     """
     if requested == 0 or not supports_offload or not free_vram:
         return 0
     usable = free_vram - _VRAM_RESERVE
     if usable <= 0:
         return 0
-    if model_bytes <= usable:
+    need = model_bytes + max(kv_bytes, 0)
+    if need <= usable:
         return requested if requested > 0 else -1
-    fit = int(n_layers * usable / model_bytes) if n_layers else 0
+    fit = int(n_layers * usable / need) if n_layers else 0
     return min(fit, requested) if requested > 0 else fit
 
 
@@ -99,17 +103,26 @@ class LlamaCppLLM(LLM):
         llama_cpp = require("llama_cpp", "the local LLM")
         model_bytes = sum(p.stat().st_size for p in path.parent.glob("*.gguf")) if info.split_count > 1 \
             else path.stat().st_size
-        gpus = nvml_gpus()
-        self.n_gpu_layers = pick_gpu_layers(
-            config.n_gpu_layers, bool(llama_cpp.llama_supports_gpu_offload()), model_bytes, info.block_count,
-            int(gpus[0]["free"]) if gpus else None,  # type: ignore[call-overload]
-        )
-        self.n_threads, self.n_threads_batch = pick_threads(config.n_threads, config.n_threads_batch)
         self.n_ctx = config.n_ctx
         if info.context_length and self.n_ctx > info.context_length:
             log.warning("n_ctx %d exceeds %s's trained context %d; using %d", self.n_ctx, info.name,
                         info.context_length, info.context_length)
             self.n_ctx = info.context_length
+        gpus = nvml_gpus()
+        supports_offload = bool(llama_cpp.llama_supports_gpu_offload())
+        kv = 0
+        if gpus and supports_offload:
+            from local_rag.modelstore.shapes import gguf_shape
+
+            kv = gguf_shape(path).kv_bytes(self.n_ctx) or 0
+        self.n_gpu_layers = pick_gpu_layers(
+            config.n_gpu_layers, supports_offload, model_bytes, info.block_count,
+            int(gpus[0]["free"]) if gpus else None, kv,  # type: ignore[call-overload]
+        )
+        if gpus and not supports_offload:
+            log.warning("a GPU is visible but this llama.cpp build cannot offload (built without CUDA: nvcc was "
+                        "missing?): the LLM runs on the CPU; rebuild with scripts/install_llama_cpp.sh")
+        self.n_threads, self.n_threads_batch = pick_threads(config.n_threads, config.n_threads_batch)
         self.max_tokens = config.max_tokens
         self.path = path
         self.model_name = info.name or path.stem

@@ -206,6 +206,19 @@ def resolve_model(name: str, models_dir: str | Path, role: str | None = None) ->
     return manifest.location(entry), entry.checksum
 
 
+def record_folder(folder: str | Path, models_dir: str | Path, role: str, description: str, fmt: str = "",
+                  source: str = "made here") -> ModelEntry:
+    """(Re)record a model folder made here (trained, exported) in the manifest under the folder's name, with the
+    size and sha256 of every file; the manifest is read just before it is written (other processes add models)."""
+    folder = Path(folder)
+    entry = ModelEntry(name=folder.name, role=role, path=folder.name, source=source, licence="apache-2.0",
+                       format=fmt, description=description, files=folder_files(folder))
+    manifest = Manifest.load(models_dir)
+    manifest.entries[entry.name] = entry
+    manifest.save()
+    return entry
+
+
 def check_files(manifest: Manifest, entry: ModelEntry) -> None:
     """Refuse a model whose files' sha256 differ from the manifest (hashed once per file version, see
     `file_sha256`): every load checks content, not just sizes.

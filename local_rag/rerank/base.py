@@ -23,8 +23,8 @@ class Reranker(ABC):
         """Relevance of each text to ``query`` (higher is better), in input order."""
 
     def rerank(self, query: str, hits: list[Hit], top_k: int | None = None) -> list[Hit]:
-        """The first ``config.candidates`` hits reordered by cross-encoder score (ties keep their prior order); the
-        rest follow unchanged. Each reranked hit keeps its prior score in ``scores`` and gets ``scores['cross-encoder']``.
+        """The first ``config.candidates`` hits reordered by cross-encoder score (ties keep their prior order), or with
+        ``config.prior_weight`` by its fusion with their prior order; the rest follow unchanged. Each reranked hit keeps its prior score in ``scores`` and gets ``scores['cross-encoder']``.
 
         Example:
             >>> reranker.rerank("what is rrf?", hits)[0].passage_id  # doctest: +SKIP
@@ -34,12 +34,17 @@ class Reranker(ABC):
             return list(hits)
         texts = [f"{h.title}\n{h.text}" if h.title else h.text for h in head]
         scores = self.score(query, texts)
-        order = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        final = scores
+        if self.config.prior_weight > 0:  # RRF of the cross-encoder's order and the first stage's
+            by_ce = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+            ce_rank = {i: r for r, i in enumerate(by_ce, start=1)}
+            final = [1.0 / (60 + ce_rank[i]) + self.config.prior_weight / (60 + i + 1) for i in range(len(head))]
+        order = sorted(range(len(head)), key=lambda i: (-final[i], i))
         out = []
         for rank, i in enumerate(order, start=1):
             hit = head[i]
             out.append(Hit(**{
-                **hit.to_json(), "score": float(scores[i]), "rank": rank, "source": "cross-encoder",
+                **hit.to_json(), "score": float(final[i]), "rank": rank, "source": "cross-encoder",
                 "scores": {**hit.scores, "fused": hit.score, "cross-encoder": float(scores[i])},
             }))
         for rank, hit in enumerate(tail, start=len(out) + 1):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from local_rag._optional import require
-from local_rag.device import enforce_offline, onnx_providers
+from local_rag.device import enforce_offline, onnx_providers, session_providers
 from local_rag.errors import ModelError
 from local_rag.modelstore import resolve_model
 from local_rag.rerank.base import Reranker, register_reranker
@@ -30,6 +30,7 @@ class OnnxReranker(Reranker):
         tokenizers = require("tokenizers", "the ONNX cross-encoder")
         self.providers = onnx_providers()
         self.session = ort.InferenceSession(str(self.folder / "model.onnx"), providers=self.providers)
+        self.providers = session_providers(self.session, self.providers)  # what it really runs on
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = tokenizers.Tokenizer.from_file(str(self.folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=config.max_length)

@@ -1,4 +1,5 @@
-"""The FastAPI application: ``POST /v1/chat/completions``, ``GET /v1/models``, ``GET /healthz``.
+"""The FastAPI application: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``,
+``GET /healthz``.
 
 Shaped after llama-cpp-python's server (``llama_cpp/server/app.py``): the settings model builds the app, a bearer
 key guards ``/v1``, the model runs in a worker thread and streams as server-sent events. Unlike it, requests are
@@ -25,6 +26,7 @@ from starlette.types import Receive, Scope, Send
 from local_rag import __version__
 from local_rag.errors import BadInputError, LocalRagError
 from local_rag.server import protocol
+from local_rag.server.embeddings import EmbeddingService
 from local_rag.server.errors import ApiError, ClientGone, error_body
 from local_rag.server.turns import Turn, TurnRunner
 from local_rag.settings import Settings
@@ -64,6 +66,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
     cfg = settings.server
     runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s)
     model = model_id(settings)
+    embeddings = EmbeddingService(settings, pipeline)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -111,6 +114,11 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
         check_key(request)
         return {"object": "list", "data": [{"id": model, "object": "model", "created": 0, "owned_by": "local-rag"}]}
 
+    @app.post("/v1/embeddings")
+    async def create_embeddings(request: Request) -> dict[str, Any]:
+        check_key(request)
+        return await embeddings.handle(await read_body(request, cfg.max_body_bytes), model)
+
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
         check_key(request)
@@ -132,7 +140,10 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
                 result = turn_result(turn)
                 if not chat.stream:
                     extra = {**result.to_json(), **notes}
-                    return JSONResponse(protocol.completion(protocol.completion_id(), model, result, extra, max_tokens(settings)))
+                    body = protocol.completion(protocol.completion_id(), model, result, extra, max_tokens(settings))
+                    if cfg.sources_footer:
+                        body["choices"][0]["message"]["content"] += protocol.sources_footer(result)
+                    return JSONResponse(body)
             handed_off = True
             events = stream_events(turn, first if kind == "piece" else None, model, notes, settings)
             return TurnStream(events, turn, media_type="text/event-stream", headers=SSE_HEADERS)
@@ -213,6 +224,8 @@ async def stream_events(turn: Turn, first: str | None, model: str, notes: dict[s
     rest = prefix.flush()
     if not sent:
         rest = result.answer.text  # nothing was streamed (e.g. the fixed IDK answer without a model call)
+    if settings.server.sources_footer:
+        rest += protocol.sources_footer(result)
     if rest:
         yield protocol.sse(protocol.chunk(cid, model, {"content": rest}))
     extra = {**result.to_json(), **notes}

@@ -145,6 +145,16 @@ def completion(cid: str, model: str, result: Any, extra: dict[str, Any], max_tok
     }
 
 
+def sources_footer(result: Any) -> str:
+    """The answer's citations as plain text, for clients that show only the message text (``server.sources_footer``):
+    a blank line, ``Sources:``, then ``[n] title (passage id)`` per cited passage. Empty without citations."""
+    citations = getattr(getattr(result, "answer", None), "citations", None) or []
+    if not citations:
+        return ""
+    lines = [f"[{c.n}] {c.title or c.passage_id} ({c.passage_id})" + (f" {c.url}" if c.url else "") for c in citations]
+    return "\n\nSources:\n" + "\n".join(lines)
+
+
 def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
     """One ``chat.completion.chunk`` of a stream."""
     return {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,

@@ -12,10 +12,6 @@ Example:
 
 from __future__ import annotations
 
-import json
-import math
-import shutil
-import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,8 +19,9 @@ from typing import Any
 
 from local_rag._optional import require
 from local_rag.device import enforce_offline, quiet_transformers
-from local_rag.errors import BadInputError, ModelError
+from local_rag.errors import BadInputError
 from local_rag.train.data import Example
+from local_rag.train.store import TrainedModel, base_folder, run_and_install
 
 LOSSES = ("bce", "mnrl", "listnet")
 
@@ -43,19 +40,6 @@ class RerankerTraining:
     seed: int = 12
     max_steps: int = -1  # > 0 stops after that many optimizer steps (tests, quick looks)
     save_steps: int = 100
-
-
-def base_folder(base: str, models_dir: str | Path) -> Path:
-    """The folder of the base model (a manifest name or a path), refusing a missing one in one line."""
-    from local_rag.modelstore import resolve_model
-
-    try:
-        folder, _ = resolve_model(base, models_dir)
-    except ModelError as exc:
-        raise ModelError(f"base model: {exc}") from exc
-    if not (folder / "config.json").exists():
-        raise ModelError(f"base model {base!r} ({folder}) is not a transformers model folder (no config.json)")
-    return folder
 
 
 def _dataset(examples: Sequence[Example], cfg: RerankerTraining) -> Any:
@@ -119,11 +103,9 @@ def train_reranker(
     st = require("sentence_transformers", "training")
     torch = require("torch", "training")
     quiet_transformers()
-    from local_rag.sysinfo import peak_rss_mb
 
     dataset = _dataset(examples, cfg)
     work = models_dir / f".{name}.training"
-    work.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(cfg.seed)
     model = st.cross_encoder.CrossEncoder(str(source), num_labels=1, max_length=cfg.max_length, device="cpu"
                                           if not torch.cuda.is_available() else None, local_files_only=True)
@@ -136,61 +118,6 @@ def train_reranker(
     )
     trainer = st.cross_encoder.CrossEncoderTrainer(model=model, args=args, train_dataset=dataset,
                                                    loss=_loss(model, cfg.loss))
-    resume = any(p.name.startswith("checkpoint-") for p in work.iterdir())
-    started = time.perf_counter()
-    result = trainer.train(resume_from_checkpoint=True if resume else None)
-    seconds = time.perf_counter() - started
-    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
-    if not all(math.isfinite(x) for x in losses) or not math.isfinite(result.training_loss):
-        raise ModelError(f"training diverged (loss {result.training_loss}); nothing was installed")
-    record = {
-        "kind": "cross-encoder", "base_model": base, "base_folder": str(source), "settings": asdict(cfg),
-        "data": {**(data_info or {}), "examples": len(examples), "rows": len(dataset)},
-        "train_seconds": round(seconds, 1), "resumed": resume, "steps": trainer.state.global_step,
-        "final_loss": round(float(result.training_loss), 5), "loss_log": [round(x, 5) for x in losses],
-        "peak_rss_mb": round(peak_rss_mb(), 1), "metrics": {},
-    }
-    staging = models_dir / f".{name}.staging"
-    shutil.rmtree(staging, ignore_errors=True)
-    model.save_pretrained(str(staging))
-    (staging / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    target = install_trained(staging, name, models_dir, role="reranker", fmt="cross-encoder",
-                             description=f"cross-encoder trained from {base} ({cfg.loss}, {len(examples)} examples)")
-    shutil.rmtree(work, ignore_errors=True)
-    return target
-
-
-def install_trained(staging: Path, name: str, models_dir: Path, role: str, fmt: str, description: str) -> Path:
-    """Move a finished model folder to ``models_dir/name`` and (re)record it in the manifest with its sha256s."""
-    target = models_dir / name
-    old = models_dir / f".{name}.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staging.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
-    return record_trained(target, name, models_dir, role, fmt, description)
-
-
-def record_trained(folder: Path, name: str, models_dir: Path, role: str, fmt: str, description: str) -> Path:
-    """(Re)write the manifest entry of a trained model folder (after its files changed, e.g. metrics added)."""
-    from local_rag.modelstore.manifest import Manifest, ModelEntry, folder_files
-
-    entry = ModelEntry(name=name, role=role, path=name, source="trained: local-rag train (see training.json)",
-                       licence="apache-2.0", format=fmt, description=description, files=folder_files(folder))
-    manifest = Manifest.load(models_dir)  # read just before writing: other processes may have added models
-    manifest.entries[name] = entry
-    manifest.save()
-    return folder
-
-
-def add_metrics(folder: Path, name: str, models_dir: Path, metrics: dict[str, Any]) -> None:
-    """Merge ``metrics`` into the model's ``training.json`` and refresh its manifest entry."""
-    path = folder / "training.json"
-    record = json.loads(path.read_text(encoding="utf-8"))
-    record.setdefault("metrics", {}).update(metrics)
-    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    from local_rag.modelstore.manifest import Manifest
-
-    entry = Manifest.load(models_dir).get(name)
-    record_trained(folder, name, models_dir, entry.role, entry.format, entry.description)
+    return run_and_install(trainer, model, TrainedModel("cross-encoder", base, source, name, models_dir, "reranker",
+                           f"cross-encoder trained from {base} ({cfg.loss}, {len(examples)} examples)"),
+                           asdict(cfg), {**(data_info or {}), "examples": len(examples), "rows": len(dataset)})

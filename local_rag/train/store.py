@@ -1,0 +1,91 @@
+"""Running a sentence-transformers trainer to a model folder under ``models/``: resume, check, record, install.
+
+A run checkpoints into ``<models>/.<name>.training`` and resumes from there; the finished model is saved to a staging
+folder with ``training.json`` (base model, settings, data sha256, time, peak memory, loss log, metrics), moved to
+``<models>/<name>`` (the previous one is replaced only then) and recorded in the manifest with every file's sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local_rag.errors import ModelError
+
+
+@dataclass
+class TrainedModel:
+    kind: str  # cross-encoder | embedder
+    base: str
+    source: Path
+    name: str
+    models_dir: Path
+    role: str  # reranker | embedder
+    description: str
+
+
+def base_folder(base: str, models_dir: str | Path) -> Path:
+    """The folder of the base model (a manifest name or a path), refusing a missing one in one line."""
+    from local_rag.modelstore import resolve_model
+
+    try:
+        folder, _ = resolve_model(base, models_dir)
+    except ModelError as exc:
+        raise ModelError(f"base model: {exc}") from exc
+    if not (folder / "config.json").exists():
+        raise ModelError(f"base model {base!r} ({folder}) is not a transformers model folder (no config.json)")
+    return folder
+
+
+
+def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict[str, Any], data: dict[str, Any]) -> Path:
+    """Train (resuming from the last checkpoint of an interrupted run), refuse a non-finite loss, install."""
+    from local_rag.modelstore.manifest import record_folder
+    from local_rag.sysinfo import peak_rss_mb
+
+    work = Path(trainer.args.output_dir)
+    resume = work.exists() and any(p.name.startswith("checkpoint-") for p in work.iterdir())
+    started = time.perf_counter()
+    result = trainer.train(resume_from_checkpoint=True if resume else None)
+    seconds = time.perf_counter() - started
+    losses = [h["loss"] for h in trainer.state.log_history if "loss" in h]
+    if not all(math.isfinite(x) for x in losses) or not math.isfinite(result.training_loss):
+        raise ModelError(f"training diverged (loss {result.training_loss}); nothing was installed")
+    record = {
+        "kind": what.kind, "base_model": what.base, "base_folder": str(what.source), "settings": settings, "data": data,
+        "train_seconds": round(seconds, 1), "resumed": resume, "steps": trainer.state.global_step,
+        "final_loss": round(float(result.training_loss), 5), "loss_log": [round(x, 5) for x in losses],
+        "peak_rss_mb": round(peak_rss_mb(), 1), "metrics": {},
+    }
+    staging = what.models_dir / f".{what.name}.staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    model.save_pretrained(str(staging))
+    (staging / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    target = what.models_dir / what.name
+    old = what.models_dir / f".{what.name}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    record_folder(target, what.models_dir, what.role, what.description, what.kind,
+                  source="trained: local-rag train (see training.json)")
+    shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def add_metrics(folder: Path, models_dir: Path, metrics: dict[str, Any]) -> None:
+    """Merge ``metrics`` into the model's ``training.json`` and refresh its manifest entry."""
+    from local_rag.modelstore.manifest import Manifest, record_folder
+
+    path = folder / "training.json"
+    record = json.loads(path.read_text(encoding="utf-8"))
+    record.setdefault("metrics", {}).update(metrics)
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    entry = Manifest.load(models_dir).get(folder.name)
+    record_folder(folder, models_dir, entry.role, entry.description, entry.format, entry.source)
