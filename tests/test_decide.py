@@ -15,13 +15,13 @@ from local_rag.decide.model import read_decider, save_decider
 from local_rag.decide.turns import chitchat_kind, dangling_references, resolve_clarification
 from local_rag.errors import BadInputError
 from local_rag.index import build_index, open_index
+from local_rag.modelstore.manifest import record_folder
 from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
 from local_rag.train.decider import Thresholds, decider_meta, fit
 from local_rag.train.decider_data import Example, attach_evidence
-from local_rag.train.reranker import record_trained
 
 from .conftest import HashEmbedder
 from .llm_fixtures import ScriptedLLM
@@ -57,7 +57,7 @@ def stack(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Pat
     model = fit("lr-features", x, train)
     folder = save_decider(tmp_path / "models" / "decider", model,
                           decider_meta("lr-features", Thresholds(0.5, 0.5), "", {}))
-    record_trained(folder, "decider", tmp_path / "models", "decider", "sklearn", "test decider")
+    record_folder(folder, tmp_path / "models", "decider", "test decider", "sklearn")
     return settings, retriever
 
 
@@ -105,7 +105,8 @@ def test_chat_clarify_then_the_user_picks_then_answer(stack):
 def test_bad_input_gives_a_clear_error_or_a_sane_decision(stack):
     settings, retriever = stack
     decider = load_decider(settings)
-    assert decider.decide(Conversation([Turn("user", "What is BM25?")]), []).kind in ("decline", "answer")
+    empty = decider.decide(Conversation([Turn("user", "What is BM25?")]), [])
+    assert empty.kind == "decline" and empty.reason == "no passages"
     with pytest.raises(BadInputError, match="must end with a user turn"):
         decider.decide(Conversation([Turn("user", "hi there, what is bm25?"), Turn("agent", "A ranking function.")]), [])
     with pytest.raises(BadInputError):

@@ -89,7 +89,8 @@ class TrainedDecider(Decider):
 
     Declines when P(decline) reaches the decline threshold, asks when P(clarify) reaches the clarify threshold (the
     larger share wins when both do), answers otherwise. Never asks twice in a row: right after its own clarifying
-    question the user's reply is answered or declined. Small talk is answered by rules before retrieval.
+    question the user's reply is answered or declined. Small talk is answered by rules before retrieval; a turn
+    with no passages at all is declined.
     """
 
     def __init__(self, model: Any, meta: dict[str, Any], config: DecideConfig | None = None,
@@ -132,6 +133,8 @@ class TrainedDecider(Decider):
         _, early = self.before_retrieval(conversation)
         if early is not None:
             return early
+        if not evidence:  # nothing retrieved: nothing to answer from, and no options to ask about
+            return Decision("decline", 1.0, {"decline": 1.0}, reason="no passages", latency_s=time.perf_counter() - started)
         row = self.probabilities([conversation], [list(evidence)])[0]
         p = {c: float(v) for c, v in zip(self.classes, row, strict=True)}
         kind = self.choose(p, is_clarification(last_agent_turn(conversation)))

@@ -44,6 +44,7 @@ from local_rag.decide.features import FEATURES, FeatureExtractor
 from local_rag.decide.model import embedder_function, read_decider, save_decider
 from local_rag.decide.turns import is_clarification, last_agent_turn
 from local_rag.evaluation.generation.kinds import kind_metrics, targets_met
+from local_rag.modelstore.manifest import record_folder
 from local_rag.settings import Settings
 from local_rag.train.decider_data import (
     Example,
@@ -54,7 +55,6 @@ from local_rag.train.decider_data import (
     synthetic_examples,
 )
 from local_rag.train.decider_report import confusion_markdown, latency, plot_confusions
-from local_rag.train.reranker import record_trained
 
 VARIANTS = ("lr-features", "gbm-features", "lr-embedding", "lr-features+embedding")
 ANSWERABLE = ("ANSWERABLE", "PARTIAL")
@@ -296,8 +296,8 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     meta = decider_meta(variant, Thresholds(**best["thresholds"]), settings.embedder.model,
                         {"trained_on": counts, "pick_score": best["pick_score"]})
     save_decider(folder, model, meta)
-    record_trained(folder, name, Path(settings.models_dir), "decider", "sklearn",
-                   f"decision stage ({variant}), local-rag train decider")
+    record_folder(folder, settings.models_dir, "decider", f"decision stage ({variant}), local-rag train decider",
+                  "sklearn", source="trained: local-rag train decider")
 
     decider = read_decider(folder, settings.decide, embed)
     times = []

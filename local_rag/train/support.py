@@ -38,10 +38,10 @@ from local_rag.decide.support import (
 )
 from local_rag.decide.turns import content_words
 from local_rag.evaluation.generation.official import answerability
+from local_rag.modelstore.manifest import record_folder
 from local_rag.mtrag import load_generation_tasks, read_jsonl, task_domain
 from local_rag.records import Hit
 from local_rag.settings import Settings
-from local_rag.train.reranker import record_trained
 
 _NUM = re.compile(r"\d+")
 _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
@@ -217,7 +217,8 @@ def train_support(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     meta = {"features": list(PAIR_FEATURES), "threshold": round(threshold, 3), "embedder": settings.embedder.model,
             "pairs": {"train": len(train), "test": len(test)}}
     save_support(folder, model, meta)
-    record_trained(folder, name, Path(settings.models_dir), "support", "sklearn", "support classifier, local-rag train support")
+    record_folder(folder, settings.models_dir, "support", "support classifier, local-rag train support", "sklearn",
+                  source="trained: local-rag train support")
     report: dict[str, Any] = {
         "command": f"local-rag train support --name {name} --report {report_dir}",
         "threshold": meta["threshold"], "pairs": meta["pairs"],
