@@ -98,7 +98,7 @@ def clarifying_question(question: str, hits: Sequence[Hit], max_options: int = 8
     thing = thing_asked(question, hits)
     found = options(hits, limit=max_options + 1)
     if 2 <= len(found) <= 3:
-        by_title = {}
+        by_title: dict[str, Hit] = {}
         for hit in hits:
             by_title.setdefault(_TITLE_JUNK.sub("", " ".join(hit.title.split())).strip(" -|:").lower(), hit)
         parts = []

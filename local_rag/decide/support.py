@@ -155,7 +155,7 @@ class SupportChecker:
         x = pair_matrix(sentences, passages, self.embed)
         if x.size == 0:
             return np.zeros((len(sentences), len(passages)))
-        p = self.model.predict_proba(x.reshape(-1, x.shape[-1]))[:, 1]
+        p = np.asarray(self.model.predict_proba(x.reshape(-1, x.shape[-1])), dtype=np.float64)[:, 1]
         return p.reshape(len(sentences), len(passages))
 
     def check(self, text: str, passages: Sequence[Hit]) -> tuple[str, SupportReport]:
