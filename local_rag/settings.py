@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDic
 
 from local_rag.errors import SettingsError
 from local_rag.paths import default_indexes_dir, default_models_dir, user_config_file
+from local_rag.settings_env import check_names, describe_value_errors, read_env
 
 DEFAULT_PROFILE = "cpu-qwen"  # the demo's profile (`make demo` imports its LLM; `local-rag models pull` fetches it)
 
@@ -321,6 +322,7 @@ class ServerConfig(_Config):
     retry_after_s: int = Field(0, ge=0, description="Retry-After on a 429; 0 = estimated from recent turn times")
     max_body_bytes: int = Field(1_048_576, ge=1024, description="larger request bodies are refused with 413")
     max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
+    max_messages: int = Field(256, ge=1, description="requests with more messages are refused with 400")
     model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
     sources_footer: bool = Field(
         False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
@@ -427,7 +429,8 @@ def deep_merge(*layers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _env_values() -> dict[str, Any]:
-    return EnvSettingsSource(Settings)()
+    check_names(Settings)
+    return read_env(EnvSettingsSource(Settings))
 
 
 def load_settings(
@@ -451,10 +454,7 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise SettingsError(f"invalid settings: {problems}") from exc
+        raise SettingsError(f"invalid settings: {describe_value_errors(exc.errors())}") from exc
     from local_rag.device import set_offline
 
     set_offline(settings.offline)

@@ -210,5 +210,10 @@ def verify(profile, config_file, index_name, deep):
         for problem in problems:
             click.echo(f"problem: {problem}", err=True)
         raise IndexError_(f"{settings.index_dir}: {len(problems)} problem(s)")
+    from local_rag.index.manifest import IndexManifest
+
+    if not IndexManifest.load(settings.index_dir).integrity:
+        click.echo("note: no file checksums recorded (written by an older local-rag); `local-rag index rebuild` "
+                   "records them", err=True)
     click.echo(f"{settings.index_dir}: ok")
     sys.exit(0)

@@ -92,7 +92,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except LocalRagError as exc:
-            if os.environ.get("LOCAL_RAG_DEBUG"):
+            if os.environ.get("LOCAL_RAG_DEBUG", "") not in ("", "0", "false"):
                 raise
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)

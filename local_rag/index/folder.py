@@ -212,7 +212,7 @@ def open_index(
 
 def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool) -> IndexFolder:
     manifest = IndexManifest.load(path)
-    integrity.check_at_load(path, manifest.integrity)
+    check = integrity.start_load_check(path, manifest.integrity)  # finished below, before anything is returned
     check_compatible(manifest, settings, path, model_checksum, derived)
     chunks = read_chunks(path)
     if len(chunks) != manifest.chunks:
@@ -232,6 +232,7 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
         learned = LearnedSparseIndex.load(path / "dense")
     elif "bge-sparse" in settings.retrieval.retrievers:
         raise IndexError_(f"index {path} has no learned sparse weights: rebuild it with embedder.bge_sparse=true (bge-m3)")
+    check.wait()
     return IndexFolder(path, manifest, chunks, sparse, dense, learned)
 
 
