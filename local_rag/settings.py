@@ -181,6 +181,33 @@ class GenerateConfig(_Config):
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
 
 
+class DecideConfig(_Config):
+    """The decision stage between reranking and generation (`local_rag.decide`): answer, decline, clarify or
+    chitchat, by a small trained model (`local-rag train decider`)."""
+
+    enabled: bool = Field(True, description="run the decision stage (off, or no trained model: always answer)")
+    model: str = Field("decider", description="the trained decider: a name in models/manifest.json or a folder")
+    decline_threshold: float = Field(
+        -1.0, le=1.0, description="decline when P(decline) reaches this; -1 = the threshold saved with the model"
+    )
+    clarify_threshold: float = Field(
+        -1.0, le=1.0, description="clarify when P(clarify) reaches this; -1 = the threshold saved with the model"
+    )
+    chitchat: bool = Field(True, description="reply to thanks and greetings without retrieval")
+    max_options: int = Field(8, ge=2, le=12, description="options a clarifying question names at most")
+
+
+class SupportConfig(_Config):
+    """The support check after generation (`local_rag.support`): each answer sentence against its passages."""
+
+    mode: Literal["off", "flag", "drop"] = Field(
+        "off", description="flag: count unsupported sentences; drop: also remove them; off: no check"
+    )
+    model: str = Field("support", description="the trained support classifier (`local-rag train support`)")
+    threshold: float = Field(-1.0, le=1.0, description="supported when P(support) reaches this; -1 = the model's")
+    move_citations: bool = Field(True, description="cite the given passage that supports a sentence best")
+
+
 class LLMConfig(_Config):
     """The local GGUF LLM (llama.cpp)."""
 
@@ -337,6 +364,8 @@ class Settings(BaseSettings):
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    decide: DecideConfig = Field(default_factory=DecideConfig)
+    support: SupportConfig = Field(default_factory=SupportConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
     llm_rerank: LLMRerankConfig = Field(default_factory=LLMRerankConfig)
