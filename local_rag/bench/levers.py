@@ -157,13 +157,13 @@ def compression_figures(tasks: list[dict[str, Any]], budgets: Sequence[int], sco
     for budget, items in per_budget.items():
         if not items:
             continue
-        support = [i["support"] for i in items if i["support"] == i["support"]]
+        shares = [i["support"] for i in items if i["support"] == i["support"]]  # NaN: no support sentence
         tokens = [i["tokens"] for i in items]
         rows.append({
-            "budget": budget or "none (5 x 300-token passages)", "tasks": len(items),
+            "budget": budget or "none (each passage cut to passage_tokens)", "tasks": len(items),
             "tokens_mean": round(statistics.mean(tokens), 1), "tokens_p50": round(statistics.median(tokens), 1),
             "coverage_mean": round(statistics.mean(i["coverage"] for i in items), 3),
-            "support_kept_mean": round(statistics.mean(support), 3) if support else None,
+            "support_kept_mean": round(statistics.mean(shares), 3) if shares else None,
         })
     return rows
 

@@ -82,7 +82,7 @@ def split_sentences(text: str, count: TokenCounter | None = None, max_tokens: in
         if count is None or not max_tokens or count(sentence) <= max_tokens:
             out.append(sentence)
             continue
-        words, piece = sentence.split(" "), []
+        words, piece = sentence.split(" "), list[str]()
         for word in words:
             if piece and count(" ".join([*piece, word])) > max_tokens:
                 out.append(" ".join(piece))
