@@ -2,7 +2,7 @@
 and questions that name their document. Retrieval with ``chunker.header=none`` (what both indexes saw before: the
 hash title says nothing) against ``title+section`` (the title from the file's first line).
 
-    python scripts/bench_headers.py --out runs/i28/headers.json [--docs 150] [--profile cpu-test]
+    python scripts/bench_headers.py --out docs/benchmarks/i28-headers.json [--docs 150] [--sparse-only]
 
 Collection: IBM Cloud documentation pages rebuilt from the MTRAG cloud pool (the pool passages of each page joined
 by their offsets; a page's first line is its title). The pages of the test conversations' gold passages, plus other
@@ -77,6 +77,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--docs", type=int, default=150)
     parser.add_argument("--profile", default="cpu-test")
+    parser.add_argument("--sparse-only", action="store_true", help="BM25 only (no embedding model)")
     args = parser.parse_args()
     all_pages = pages(MTRAG / "corpora" / "pool" / "cloud.jsonl")
     asked = questions(set(all_pages))
@@ -95,14 +96,16 @@ def main() -> None:
         for header in ("none", "title+section"):
             settings = load_settings(args.profile, overrides={
                 "indexes_dir": str(Path(tmp) / "indexes"), "index": f"h-{header}", "chunker": {"header": header},
+                **({"dense": {"enabled": False}, "retrieval": {"retrievers": ["bm25"]}} if args.sparse_only else {}),
             })
-            embedder = load_embedder(settings.embedder, settings.models_dir)
+            embedder = None if args.sparse_only else load_embedder(settings.embedder, settings.models_dir)
             started = time.perf_counter()
             manifest = build_index(settings, folder, embedder=embedder, progress=False)
             build_s = time.perf_counter() - started
-            index = open_index(settings, model_checksum=embedder.checksum)
+            index = open_index(settings, model_checksum=embedder.checksum if embedder else None)
             row: dict[str, object] = {"chunks": manifest.chunks, "build_s": round(build_s, 1)}
-            for retriever in (BM25Retriever(index), DenseRetriever(index, embedder)):
+            retrievers = [BM25Retriever(index)] + ([DenseRetriever(index, embedder)] if embedder else [])
+            for retriever in retrievers:
                 rows, _ = retriever.search_chunks(queries, 5)
                 hit1 = share = rr = 0.0
                 for (_, _, doc), ranked in zip(asked, rows, strict=True):
