@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from local_rag.errors import BadInputError
 from local_rag.records import Conversation, Turn
@@ -28,7 +29,7 @@ class Session:
     user_turns: list[str] = field(default_factory=list)
 
 
-def task_sessions(tasks: list[dict], n: int | None = None, domain: str | None = None) -> list[Session]:
+def task_sessions(tasks: list[dict[str, Any]], n: int | None = None, domain: str | None = None) -> list[Session]:
     """Sessions from MTRAG generation tasks (of ``domain`` when given), the first ``n`` by sha1 of their id."""
     from local_rag.mtrag import parse_conversation, task_domain
     from local_rag.subset import pick

@@ -54,6 +54,12 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 
 
+
+def echo_piece(piece: str) -> None:
+    """Print a streamed piece of the answer as it comes."""
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
 @click.command()
 @click.argument("question", required=False)
 @settings_options
@@ -80,7 +86,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
             click.echo(f"note: the question was cut to {MAX_MESSAGE_CHARS} characters", err=True)
         conversation = Conversation([Turn("user", text)])
     pipeline = make_pipeline(settings)
-    stream = None if as_json else (lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+    stream = None if as_json else echo_piece
     result = pipeline.answer(conversation, on_token=stream)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))

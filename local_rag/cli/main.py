@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -48,7 +48,7 @@ class LazyGroup(click.Group):
             return None
         module, attr = SUBCOMMANDS[name].split(":")
         try:
-            return getattr(importlib.import_module(module), attr)
+            return cast(click.Command, getattr(importlib.import_module(module), attr))
         except ModuleNotFoundError as exc:
             if exc.name == module:
                 return None

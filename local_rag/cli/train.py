@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -113,7 +114,7 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
     _report(name, train_embedder(examples, base, name, settings.models_dir, cfg, info))
 
 
-def _examples(data_file: str, modes: str | None) -> tuple[list, dict]:
+def _examples(data_file: str, modes: str | None) -> tuple[list[Any], dict[str, Any]]:
     from local_rag.train.data import file_digest, read_examples
 
     examples = read_examples(data_file)
@@ -167,10 +168,11 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
     """Cache the system's own standalone rewrite of every task of a split (resumable: cached ones are skipped)."""
     from tqdm import tqdm
 
-    from local_rag.evaluation.splits import conversation_of, load_split
+    from local_rag.evaluation.splits import load_split
     from local_rag.llm import load_llm
     from local_rag.llm.pipeline import LLMQueries, conversations_by_id
     from local_rag.mtrag import default_mtrag_dir
+    from local_rag.subset import conversation_of
 
     settings = load(profile, config_file, index_name)
     mtrag = default_mtrag_dir()

@@ -473,7 +473,10 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
     folder, digests = _open_for_update(settings, None)
     wanted = set(ids)
-    key = (lambda c: c.passage_id) if by == "passage" else (lambda c: c.doc_id)
+
+    def key(c: Chunk) -> str:
+        return c.passage_id if by == "passage" else c.doc_id
+
     present = {key(c) for c in folder.chunks}
     missing = sorted(wanted - present)
     if missing:

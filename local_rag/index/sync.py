@@ -170,7 +170,8 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc=desc, unit="file")
+    bar: Iterable[T] = tqdm(items, desc=desc, unit="file")  # tqdm has no type stubs here
+    return bar
 
 
 def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None) -> None:

@@ -76,7 +76,10 @@ def _by(records: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], str],
 
 def summarize(scored: Sequence[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:
     """Overall and grouped statistics of scored records; ``info`` (encoder, judge, setting...) is kept beside them."""
-    meta = lambda r: r.get("local_rag", {})  # noqa: E731
+
+    def meta(r: dict[str, Any]) -> dict[str, Any]:
+        return dict(r.get("local_rag") or {})
+
     answerable = [r for r in scored if meta(r).get("answerability") not in DECLINE_CLASSES]
     unanswerable = [r for r in scored if meta(r).get("answerability") == "UNANSWERABLE"]
     summary = {
