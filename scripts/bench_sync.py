@@ -35,19 +35,23 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--files", type=int, default=100)
     parser.add_argument("--rebuild", action="store_true", help="also time a full rebuild of the changed folder")
+    parser.add_argument("--sparse-only", action="store_true", help="BM25 only (no embedding: a lower bound on the gain)")
     parser.add_argument("--changed", type=float, default=0.01)
     parser.add_argument("--profile", default="cpu-test")
     args = parser.parse_args()
     pages = bench_headers.pages(bench_headers.MTRAG / "corpora" / "pool" / "cloud.jsonl")
     chosen = sorted(pages)[: args.files]
-    out: dict[str, object] = {"files": len(chosen), "profile": args.profile}
+    out: dict[str, object] = {"files": len(chosen), "profile": args.profile, "sparse_only": args.sparse_only}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "docs"
         folder.mkdir()
         for doc in chosen:
             (folder / f"{doc}.txt").write_text(pages[doc] + "\n", encoding="utf-8")
-        settings = load_settings(args.profile, overrides={"indexes_dir": str(Path(tmp) / "indexes"), "index": "sync"})
-        embedder = load_embedder(settings.embedder, settings.models_dir)
+        settings = load_settings(args.profile, overrides={
+            "indexes_dir": str(Path(tmp) / "indexes"), "index": "sync",
+            **({"dense": {"enabled": False}, "retrieval": {"retrievers": ["bm25"]}} if args.sparse_only else {}),
+        })
+        embedder = None if args.sparse_only else load_embedder(settings.embedder, settings.models_dir)
 
         def timed(name: str, step) -> object:
             started = time.perf_counter()
@@ -69,8 +73,8 @@ def main() -> None:
         if args.rebuild:
             fresh = settings.model_copy(update={"index": "fresh"})
             timed("rebuild", lambda: build_index(fresh, folder, embedder=embedder, progress=False))
-            a = open_index(settings, model_checksum=embedder.checksum)
-            b = open_index(fresh, model_checksum=embedder.checksum)
+            a = open_index(settings, model_checksum=embedder.checksum if embedder else None)
+            b = open_index(fresh, model_checksum=embedder.checksum if embedder else None)
             out["same_as_rebuild"] = a.manifest.corpus_hash == b.manifest.corpus_hash and (
                 sorted(c.id for c in a.chunks) == sorted(c.id for c in b.chunks))
     full = float(out["rebuild_s" if args.rebuild else "build_s"])  # type: ignore[arg-type]
