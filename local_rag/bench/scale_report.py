@@ -102,14 +102,15 @@ def charts(table: list[dict[str, Any]], out: Path) -> list[Path]:
                 if value:
                     points.append((r["size"], value))
             if points:
-                ax.plot(*zip(*points, strict=True), marker="o", label=kind)
+                ax.plot(*zip(*points, strict=True), marker="o", label=kind, color=f"C{kinds.index(kind)}")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("passages")
         ax.set_title(label)
         ax.grid(True, which="both", alpha=0.3)
-    axes[0].legend(fontsize=8)
-    fig.tight_layout()
+    handles = [plt.Line2D([], [], color=f"C{i}", marker="o", label=kind) for i, kind in enumerate(kinds)]
+    fig.legend(handles=handles, loc="upper center", ncol=len(kinds), fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.9))
     path = out / "scale.png"
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -194,7 +194,7 @@ def info(profile, config_file, index_name, as_json):
         click.echo(json.dumps(manifest.to_json(), indent=2))
         return
     data = manifest.to_json()
-    for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped"):
+    for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped", "backend"):
         click.echo(f"{key:16} {data[key]}")
     for name, reason in sorted(manifest.unreadable.items()):
         click.echo(f"{'unreadable':16} {name}: {reason}")
