@@ -183,6 +183,9 @@ class GenerateConfig(_Config):
         "same history start: a prompt prefix the KV cache reuses with the answer_history_first prompt (1 = off)",
     )
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
+    attribute: bool = Field(
+        False, description="cite an answer the model left uncited by word overlap with the passages (the demo does)"
+    )
 
 
 class EvidenceConfig(_Config):
