@@ -78,7 +78,9 @@ def compress(args: argparse.Namespace) -> None:
     from local_rag.evidence.compress import embedding_scorer
 
     settings = load_settings(args.profile)
-    tasks = levers.split_tasks(load_generation_tasks(TASKS), args.split)
+    tasks = levers.conversation_order(levers.split_tasks(load_generation_tasks(TASKS), args.split))
+    if args.max_tasks:
+        tasks = tasks[: args.max_tasks]
     rewrites = levers.reference_rewrites()
     count = token_counter(args.profile)
     score = embedding_scorer(load_embedder(settings.embedder, settings.models_dir))
@@ -90,6 +92,7 @@ def compress(args: argparse.Namespace) -> None:
             tasks, budgets, score, count, lambda t, u=use_rewrite: levers.task_question(t, rewrites, u), levers.gold_hits)
         for row in data[f"question={name}"]:
             print(name, row, flush=True)
+    data["tasks"] = len(tasks)
     levers.write_json(OUT / f"compress-{args.split}.json", data)
 
 
@@ -274,6 +277,7 @@ def main() -> None:
     p.add_argument("--profile", default="cpu-qwen")
     p.add_argument("--split", default="test", choices=["train", "test"])
     p.add_argument("--budgets", default="200,300,400,600")
+    p.add_argument("--max-tasks", type=int, default=0, help="the first tasks in conversation order (0 = all)")
     p = sub.add_parser("ablation")
     p.add_argument("--profile", default="cpu-qwen")
     p.add_argument("--split", default="test", choices=["train", "test"])
