@@ -1,14 +1,6 @@
-"""Document readers measured on real files: local-rag's readers (pypdf, python-docx, python-pptx, trafilatura)
-against markitdown, for text quality, pages a second and what each keeps (pages, headings).
+"""Document readers measured on real files against markitdown (`local_rag.bench.docs`, which says what it measures).
 
     python scripts/bench_docs.py FOLDER [--markitdown /path/to/venv/bin/python] [--json out.json]
-
-markitdown runs in its own virtual environment (``python -m venv V && V/bin/pip install 'markitdown[pdf,docx,pptx]'``)
-so that its dependencies stay out of local-rag's. Quality signals, per 1,000 words of extracted text:
-- ``glued``: tokens of 25+ letters, i.e. words run together when the spaces of a PDF line were lost;
-- ``broken``: words cut at a line-end hyphen and left cut (``ex- ploring``);
-- ``pipes``: table cell bars, i.e. running text laid out as a table;
-- ``nav``: words of site navigation kept from HTML pages (boilerplate).
 """
 
 from __future__ import annotations

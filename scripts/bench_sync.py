@@ -1,11 +1,6 @@
-"""`index sync` with 1% of the files changed against a full rebuild of the same folder.
+"""`index sync` with 1% of the files changed against a full rebuild of the same folder (`local_rag.bench.sync`).
 
     python scripts/bench_sync.py --out runs/i28/sync.json [--files 300] [--changed 0.01] [--profile cpu-test]
-
-The folder: ``--files`` IBM Cloud documentation pages rebuilt from the MTRAG cloud pool (see bench_headers.py), one
-.txt file each (about 2,200 words a page). Steps, each timed: a full build; a sync with nothing changed; a sync after
-``--changed`` of the files got a new paragraph; a full rebuild of the changed folder (what one would do without
-sync). Both indexes are then compared: same passages and corpus hash.
 """
 
 from __future__ import annotations
