@@ -2,6 +2,9 @@
 
     python scripts/bench_load_check.py --index mtrag-govt      # an existing index
     python scripts/bench_load_check.py --synthetic 50000    # a synthetic index of N passages, in a temporary folder
+
+Prints one JSON object: median load wall and CPU time without and with the check, the check's CPU time and its
+share of the load's CPU time (the figure in docs/reliability.md).
 """
 
 from __future__ import annotations

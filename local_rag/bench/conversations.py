@@ -11,7 +11,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,10 +61,12 @@ def read_sessions(path: str | Path, n: int | None = None) -> list[Session]:
         raise BadInputError(f"conversations file not found: {path}")
     if path.suffix == ".jsonl":
         return task_sessions(load_generation_tasks(path), n)
+    from local_rag import safejson
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"{path}: not a JSON conversation ({exc})") from exc
+        data = safejson.loads(path.read_bytes(), str(path))
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     items = data if isinstance(data, list) and data and isinstance(data[0], dict) and "input" in data[0] else [data]
     out = []
     for i, item in enumerate(items[:n]):

@@ -6,7 +6,8 @@
     # a synthetic index of N passages (random 384-d unit vectors, real bm25s + FAISS Flat), in a temporary folder
     python scripts/bench_load_check.py --synthetic 50000
 
-Prints one JSON object: median load time without and with the check, the check alone, its share of the load.
+Prints one JSON object: median load wall and CPU time without and with the check, the check's CPU time and its
+share of the load's CPU time (the figure in docs/reliability.md).
 """
 
 from __future__ import annotations

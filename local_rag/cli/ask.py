@@ -10,9 +10,7 @@ from typing import Any
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
-from local_rag.cli.search import read_conversation
-
-MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
+from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
 
 
 def stage_options(func: Any) -> Any:

@@ -38,6 +38,7 @@ from local_rag.index.folder import (
     build_index,
     format_stats,
 )
+from local_rag.index.lock import one_writer
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.settings import Settings
 
@@ -100,6 +101,7 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
         raise IndexError_(f"{index_path / FILES_FILE} is corrupt ({exc}); rebuild the index") from exc
 
 
+@one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True
 ) -> SyncResult:

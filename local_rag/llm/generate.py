@@ -13,17 +13,16 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from local_rag.llm.base import LLM, Message
 from local_rag.llm.budget import truncate
 from local_rag.llm.context import conversation_text, last_question, passages_text
 from local_rag.llm.prompts import load_prompt
-from local_rag.records import Conversation, Hit, LLMCall
+from local_rag.records import Conversation, Hit, Kind, LLMCall
 from local_rag.settings import GenerateConfig
 
 log = logging.getLogger("local_rag.llm.generate")
-Kind = Literal["answer", "idk", "clarify"]
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _DECLINE = re.compile(
     r"\b(i (?:do not|don't|cannot|can't) (?:know|answer|find|say)|"
@@ -60,7 +59,8 @@ class Citation:
 
 @dataclass
 class Answer:
-    """What a turn produced. ``kind`` is ``answer``, ``idk`` or ``clarify``."""
+    """What a turn produced. ``kind`` is ``answer``, ``decline`` (the fixed IDK sentence), ``clarify`` or
+    ``chitchat`` (`local_rag.records.Kind`)."""
 
     text: str
     kind: Kind = "answer"
@@ -140,7 +140,7 @@ class Generator:
     @staticmethod
     def idk(config: GenerateConfig) -> Answer:
         """The fixed IDK answer (no passage survived filtering: the LLM is not called)."""
-        return Answer(config.idk_answer, "idk")
+        return Answer(config.idk_answer, "decline")
 
     def messages(self, conversation: Conversation, hits: list[Hit]) -> list[Message]:
         cfg = self.config
@@ -181,7 +181,7 @@ class Generator:
         if cfg.clarify and text.upper().startswith("CLARIFY:"):
             return Answer(text[len("CLARIFY:") :].strip(), "clarify", passages=hits, raw=raw, call=call)
         if is_decline(text, cfg.idk_answer):
-            return Answer(cfg.idk_answer, "idk", passages=hits, raw=raw, call=call)
+            return Answer(cfg.idk_answer, "decline", passages=hits, raw=raw, call=call)
         text, numbers, invalid = check_citations(text, len(hits))
         citations = [Citation.of(n, hits[n - 1]) for n in numbers]
         return Answer(text, "answer", citations, invalid, hits, raw, call)
