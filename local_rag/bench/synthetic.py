@@ -61,7 +61,7 @@ def _read_pool(pool_dir: Path) -> list[str]:
 
 
 def _read_queries(tasks_dir: Path) -> list[str]:
-    out = []
+    out: list[str] = []
     for path in sorted(tasks_dir.glob("*/*_lastturn.jsonl")):
         with path.open(encoding="utf-8") as fh:
             out.extend(json.loads(line)["text"] for line in fh)

@@ -219,9 +219,9 @@ def write_qdrant(tmp: Path, settings: Settings, chunks: list[Chunk], texts: list
     models = require("qdrant_client", "the Qdrant index backend").models
     stored = base / "dense" / "vectors.f16.npy" if base is not None else None
     if vectors is None and stored is not None and stored.exists() and old_chunks is not None:
-        rows = {c.id: i for i, c in enumerate(old_chunks)}  # a remove: the kept chunks' stored vectors
-        if all(c.id in rows for c in chunks):
-            vectors = np.load(stored, mmap_mode="r")[[rows[c.id] for c in chunks]]
+        stored_row = {c.id: i for i, c in enumerate(old_chunks)}  # a remove: the kept chunks' stored vectors
+        if all(c.id in stored_row for c in chunks):
+            vectors = np.load(stored, mmap_mode="r")[[stored_row[c.id] for c in chunks]]
     if vectors is not None:
         (tmp / "dense").mkdir(exist_ok=True)
         np.save(tmp / "dense" / "vectors.f16.npy", np.asarray(vectors, dtype=np.float16), allow_pickle=False)
