@@ -76,15 +76,16 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 @click.option("--negatives", default=4, show_default=True, help="Hard negatives used per example.")
 @click.option("--max-steps", default=-1, show_default=True, help="Stop after N optimizer steps (> 0).")
 @click.option("--mode", "modes", help="Only examples of these query modes (comma-separated).")
+@click.option("--save-steps", default=100, show_default=True, help="Checkpoint every N steps (a rerun resumes from the last).")
 @handle_errors
-def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes):
+def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes, save_steps):
     """Train a cross-encoder reranker (resumes an interrupted run of the same name)."""
     from local_rag.train.reranker import RerankerTraining, train_reranker
 
     settings = load(profile, config_file, index_name)
     examples, info = _examples(data_file, modes)
     cfg = RerankerTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                           max_length=max_length, negatives=negatives, max_steps=max_steps)
+                           max_length=max_length, negatives=negatives, max_steps=max_steps, save_steps=save_steps)
     _report(name, train_reranker(examples, base, name, settings.models_dir, cfg, info))
 
 
