@@ -21,6 +21,10 @@ class Passage:
     title: str = ""
     url: str = ""
     doc_id: str = ""
+    page: int = 0  # page (PDF) or slide (PPTX) number; 0 when the format has none
+    section: str = ""  # the heading in effect where the passage starts
+    # (character offset, heading) of the headings inside the text: the chunker gives each chunk its nearest one
+    headings: tuple[tuple[int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,8 @@ class Chunk:
     url: str = ""
     start: int = 0
     end: int = 0
+    page: int = 0
+    section: str = ""  # nearest section heading (the contextual chunk header carries it into both indexes)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,6 +60,7 @@ class Hit:
     url: str = ""
     doc_id: str = ""
     scores: dict[str, float] = field(default_factory=dict)
+    page: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -42,6 +42,11 @@ class ChunkerConfig(_Config):
     size: int = Field(384, ge=2, description="tokens per chunk")
     overlap: int = Field(64, ge=0, description="tokens shared by consecutive chunks")
     tokenizer: str = Field("", description="tokenizer model name or folder; empty = the embedder's model")
+    header: Literal["none", "title", "title+section"] = Field(
+        "title+section",
+        description="contextual chunk header both indexes see before each chunk: its document's title and nearest "
+        "section heading (title+section), the title only (title: indexes built before it existed), or nothing",
+    )
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> ChunkerConfig:

@@ -22,6 +22,10 @@ if [ -z "$flavour" ]; then
     flavour=cuda
   else
     flavour=cpu
+    if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
+      echo "install_llama_cpp: WARNING: a GPU is visible but nvcc is not on PATH: building for the CPU (the LLM will" \
+           "not use the GPU; install the CUDA toolkit and rerun; \`local-rag doctor\` warns about it)" >&2
+    fi
   fi
 fi
 if [ "$flavour" = cuda ]; then

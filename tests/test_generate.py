@@ -203,7 +203,6 @@ def test_history_longer_than_the_context_is_trimmed_and_logged(caplog: pytest.Lo
 
 
 def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import builtins
     import json
 
     from click.testing import CliRunner
@@ -230,7 +229,7 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
         return line
 
     monkeypatch.setattr(RealPipeline, "answer", fake_answer)
-    monkeypatch.setattr(builtins, "input", fake_input)
+    monkeypatch.setattr("local_rag.cli.lines.line_reader", lambda history, interactive=None: fake_input)
     saved = tmp_path / "conv.json"
     result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved)])
     assert result.exit_code == 0, result.output

@@ -346,3 +346,20 @@ def test_a_numbered_list_that_repeats_an_item_is_a_loop() -> None:
 ])
 def test_tables_and_figures_are_not_loops(text: str) -> None:
     assert cut_loop(text, 3) is None
+
+
+@pytest.mark.parametrize("gpus, order", [([{"free": 8 << 30}], ["retriever", "llm"]), ([], ["llm"])])
+def test_on_a_gpu_the_encoders_load_before_the_llm(monkeypatch: pytest.MonkeyPatch, tmp_path, gpus, order) -> None:
+    """llama.cpp sizes its GPU layers on the free VRAM it sees: the embedder and FAISS must have taken theirs."""
+    import local_rag.device
+    import local_rag.llm
+    import local_rag.retrieve.stack
+    from local_rag.pipeline import Pipeline
+    from tests.conftest import make_settings
+
+    loaded: list[str] = []
+    monkeypatch.setattr(local_rag.device, "nvml_gpus", lambda: gpus)
+    monkeypatch.setattr(local_rag.retrieve.stack, "open_retriever", lambda settings: loaded.append("retriever") or "R")
+    monkeypatch.setattr(local_rag.llm, "load_llm", lambda config, models_dir: loaded.append("llm") or "L")
+    pipeline = Pipeline(make_settings(tmp_path))
+    assert pipeline.llm == "L" and loaded == order

@@ -19,6 +19,7 @@ from local_rag.modelstore import importer as importer_mod
 from local_rag.modelstore.bundle import pack, unpack
 from local_rag.modelstore.gguf_check import check_gguf, read_gguf, resolve_gguf
 from local_rag.modelstore.importer import import_known, import_path
+from local_rag.modelstore.manifest import ModelEntry
 from local_rag.modelstore.pull import pull
 from local_rag.modelstore.sources import KNOWN_MODELS, KnownModel, PyPISource
 from tests.llm_fixtures import write_tiny_gguf
@@ -329,3 +330,22 @@ def test_gguf_header_parsed_once_per_file_version(tiny_gguf: Path, monkeypatch: 
     tiny_gguf.write_bytes(data[:-10])
     with pytest.raises(RuntimeError, match="parsed again"):
         read_gguf(tiny_gguf)
+
+
+def test_pull_without_names_fetches_the_profiles_missing_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import local_rag.modelstore.pull as pull_module
+    from local_rag.cli.main import cli
+
+    asked: list[str] = []
+
+    def fake_pull(name: str, models_dir: Path, downloader: object = None) -> ModelEntry:
+        asked.append(name)
+        return ModelEntry(name=name, role="llm", path=name, source="hf:test")
+
+    monkeypatch.setattr(pull_module, "pull", fake_pull)
+    res = CliRunner().invoke(cli, ["models", "pull", "--profile", "cpu-qwen", "--models-dir", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    assert asked == ["all-MiniLM-L6-v2", "qwen2.5-coder-1.5b-instruct-q4_k_m"]
+    assert "pulling the models of profile cpu-qwen" in res.output

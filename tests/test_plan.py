@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from local_rag.bench.plan import LLAMA_GPU_RESERVE, GiB, MiB, parse_size, plan_profile, plan_table
-from local_rag.bench.shapes import gguf_shape, known_shape, llm_shape
 from local_rag.errors import BadInputError, ModelError
+from local_rag.modelstore.shapes import gguf_shape, known_shape, llm_shape
 from tests.conftest import make_settings
 from tests.llm_fixtures import MODELS, SMOLLM, model_or_skip, write_tiny_gguf
 

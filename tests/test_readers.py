@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from local_rag.corpus.readers import CorpusReport, html_to_text, read_corpus
+from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.errors import BadInputError
 
 from .conftest import CORPUS, MTRAG, needs_mtrag, write_jsonl
@@ -88,11 +88,6 @@ def test_folder_of_documents(tmp_path: Path):
     assert passages["c.html"].title == "Gamma"
     assert "alert" not in passages["c.html"].text and "Second & last" in passages["c.html"].text
     assert passages["sub/b.txt"].url.startswith("file://")
-
-
-def test_html_to_text_blocks():
-    title, text = html_to_text("<title>T</title><h1>Head</h1><p>one</p><p>two</p>")
-    assert title == "T" and text.split() == ["Head", "one", "two"]
 
 
 @needs_mtrag

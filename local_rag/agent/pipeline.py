@@ -83,5 +83,5 @@ def to_answer(rollout: Rollout, config: GenerateConfig, streamed: bool = False) 
         return Answer(config.idk_answer, "idk", passages=rollout.passages, raw=raw)
     hits = rollout.passages
     cleaned, numbers, invalid = check_citations(text, len(hits))
-    citations = [Citation(n, hits[n - 1].passage_id, hits[n - 1].title, hits[n - 1].url) for n in numbers]
+    citations = [Citation.of(n, hits[n - 1]) for n in numbers]
     return Answer(cleaned, "answer", citations, invalid, hits, raw)

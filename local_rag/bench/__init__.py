@@ -4,6 +4,6 @@ needs in VRAM and RAM, from GGUF metadata and model files, before anything is lo
 
 Modules: `conversations` (the fixed conversation sets), `runner` (turns, stage intervals, summaries), `memory`
 (RSS / NVML / torch sampler), `bandwidth` (measured bandwidth and the decode bound), `build` (index build
-throughput), `shapes` (model sizes from files), `plan`, `report` (JSON, Markdown, charts), `suite` (`run_bench`).
+throughput), `plan` (model sizes from `local_rag.modelstore.shapes`), `report` (JSON, Markdown, charts), `suite` (`run_bench`).
 Nothing heavy is imported here.
 """

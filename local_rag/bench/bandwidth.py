@@ -119,8 +119,8 @@ def bound_report(llm: Any, calls: list[Any], measure: bool = True) -> dict[str, 
     """
     import os
 
-    from local_rag.bench.shapes import gguf_shape
     from local_rag.errors import LocalRagError
+    from local_rag.modelstore.shapes import gguf_shape
 
     path = getattr(llm, "path", None)
     if path is None:

@@ -41,7 +41,7 @@ def build_throughput(settings: Settings, embedder: Any, corpus: str | Path, n: i
     started = time.perf_counter()
     chunks, _ = _chunk_passages(settings, passages, progress=False)
     chunk_s = time.perf_counter() - started
-    texts = [index_text(c) for c in chunks]
+    texts = [index_text(c, settings.chunker.header) for c in chunks]
     started = time.perf_counter()
     SparseIndex.build(texts, settings.sparse)
     bm25_s = time.perf_counter() - started

@@ -1,7 +1,7 @@
 """``local-rag plan``: before anything is loaded, what each profile needs in memory and whether it fits.
 
 Per profile: the LLM weights and KV cache at the context llama.cpp will really use (``llm.n_ctx``, capped at the
-model's trained context; GGUF metadata, `local_rag.bench.shapes`), the embedding and reranking models, the FAISS
+model's trained context; GGUF metadata, `local_rag.modelstore.shapes`), the embedding and reranking models, the FAISS
 index (on the GPU: an HNSW index as its flat copy, plus FAISS's fixed scratch memory) and BM25 index, and runtime
 overheads, each placed on the GPU or the CPU the way the backends place them (llama.cpp keeps the token embeddings on
 the CPU; torch models in fp16 on the GPU). The encoders and FAISS are placed first, as the pipeline loads them first
@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_rag.bench.shapes import encoder_size, llm_shape
 from local_rag.errors import BadInputError, LocalRagError
 from local_rag.index.dense import GPU_TEMP_MEMORY
+from local_rag.modelstore.shapes import encoder_size, llm_shape
 from local_rag.settings import Settings
 
 GiB = 1 << 30

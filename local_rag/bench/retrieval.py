@@ -14,10 +14,10 @@ from typing import Any
 
 from local_rag.bench.build import build_throughput
 from local_rag.evaluation.retrieval import items_from_task_files, markdown_table, run_domain, summarize
-from local_rag.settings import load_settings
+from local_rag.settings import RetrieverName, load_settings
 from local_rag.sysinfo import machine, peak_rss_mb
 
-CONFIGS = [
+CONFIGS: list[tuple[str, list[RetrieverName]]] = [
     ("BM25", ["bm25"]),
     ("dense", ["dense"]),
     ("hybrid (RRF)", ["bm25", "dense"]),
@@ -64,7 +64,7 @@ def bench_retrieval(domains: list[str], profile: str, tasks_root: str | Path, ou
             for domain in domains:
                 s = settings.model_copy(deep=True)
                 s.index = f"mtrag-{domain}"
-                s.retrieval.retrievers = list(retrievers)  # type: ignore[assignment]
+                s.retrieval.retrievers = list(retrievers)
                 s.retrieval.query_modes = [mode]
                 retriever = open_retriever(s, embedder)
                 items, qrels = items_from_task_files(tasks_root, domain, [mode])

@@ -32,9 +32,10 @@ from local_rag.sysinfo import machine
 
 if TYPE_CHECKING:
     import openai
+    from openai.types.chat import ChatCompletionMessageParam
 
 
-def conversation(i: int) -> list[dict[str, str]]:
+def conversation(i: int) -> list[ChatCompletionMessageParam]:
     """The i-th conversation: one of the demo questions; the follow-up comes after its first turn."""
     q = SCRIPT[i % len(SCRIPT)]
     if q == SCRIPT[1]:

@@ -49,7 +49,7 @@ def clip_message(text: str) -> tuple[str, bool]:
 def print_sources(result: Any, echo: Any = click.echo) -> None:
     for c in result.answer.citations:
         where = f" <{c.url}>" if c.url else ""
-        echo(f"  [{c.n}] {c.title or c.passage_id} ({c.passage_id}){where}")
+        echo(f"  [{c.n}] {c.title or c.passage_id} ({c.where}){where}")
     if result.answer.invalid_citations:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 
@@ -101,9 +101,14 @@ mode: thoughts, searches, passages read), /reset, /save FILE, /load FILE, /quit 
 @stage_options
 @click.option("--load", "load_file", type=click.Path(), help="Start from a saved conversation (JSON).")
 @click.option("--save", "save_file", type=click.Path(), help="Save the conversation here after every turn.")
+@click.option("--history", "history", type=click.Path(dir_okay=False),
+              help="Line history file on a terminal (default: chat_history in the user data directory; '' = none).")
 @handle_errors
-def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file):
-    """An interactive multi-turn conversation with the index, answers streamed, sources listed under each."""
+def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file,
+         history):
+    """An interactive multi-turn conversation with the index, answers streamed, sources listed under each. On a
+    terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
+    from local_rag.cli.lines import Streamer, history_file, line_reader
     from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
@@ -111,10 +116,11 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     pipeline = make_pipeline(settings)
     conversation = read_conversation(load_file) if load_file else Conversation([])
     last = None
+    read = line_reader(history_file() if history is None else (Path(history) if history else None))
     click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}). {HELP}")
     while True:
         try:
-            line = input("you> ")
+            line = read("you> ")
         except EOFError:
             break
         except KeyboardInterrupt:
@@ -150,17 +156,14 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         if cut:
             click.echo(f"(your message was cut to {MAX_MESSAGE_CHARS} characters)")
         conversation.turns.append(Turn("user", text))
-        click.echo("agent> ", nl=False)
+        streamer = Streamer("agent> ")
         try:
-            last = pipeline.answer(conversation, on_token=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+            last = pipeline.answer(conversation, on_token=streamer)
         except KeyboardInterrupt:
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
             continue
-        if last.answer.kind != "answer" or (last.trace and not last.answer.raw):  # agentic: nothing was streamed
-            click.echo(f"\r{' ' * 80}\ragent> {last.answer.text}")
-        else:
-            click.echo()
+        streamer.finish(last.answer.text, last.answer.kind == "answer")
         print_sources(last)
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:

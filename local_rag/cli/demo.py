@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import time
 
 import click
 
@@ -19,6 +19,7 @@ def demo(profile, config_file, index_name, retrieval_only):
     from rich.console import Console
     from rich.markup import escape
 
+    from local_rag.cli.lines import Streamer
     from local_rag.demo import DEMO_INDEX, DEMO_OVERRIDES, SCRIPT, demo_profile, docs_folder, ensure_demo_index
     from local_rag.pipeline import Pipeline
     from local_rag.records import Conversation, Turn
@@ -33,8 +34,9 @@ def demo(profile, config_file, index_name, retrieval_only):
     settings = load(profile, config_file, index_name or DEMO_INDEX, **overrides)
     console.print(f"[bold]local-rag demo[/bold]  profile={settings.profile}  LLM={settings.llm.model}  "
                   f"embedder={settings.embedder.model}\ncorpus: {docs_folder()}")
-    if ensure_demo_index(settings):
-        console.print(f"built index {settings.index_dir}")
+    started = time.perf_counter()
+    if ensure_demo_index(settings, progress=False):  # no library progress bars in the transcript
+        console.print(f"built index {settings.index_dir} in {time.perf_counter() - started:.1f}s")
     pipeline = Pipeline(settings)
     conversation = Conversation([])
     for question in SCRIPT:
@@ -47,16 +49,15 @@ def demo(profile, config_file, index_name, retrieval_only):
                 console.print(f"  [{i}] {escape(hit.title)} ({hit.passage_id}) {hit.score:.4f}")
             conversation.turns.append(Turn("agent", hits[0].text[:200] if hits else ""))
             continue
-        sys.stdout.write("agent> ")
-        sys.stdout.flush()
-        result = pipeline.answer(conversation, on_token=lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
-        print()
+        streamer = Streamer("agent> ")
+        result = pipeline.answer(conversation, on_token=streamer)
+        streamer.finish(result.answer.text, result.answer.kind == "answer")
         if result.answer.kind != "answer":
-            console.print(f"[bold]=> {result.answer.kind}:[/bold] {escape(result.answer.text)}")
+            console.print(f"  [bold]({result.answer.kind})[/bold]")
         for q in result.queries:
             console.print(f"  [dim]query ({q.mode}): {escape(q.text)}[/dim]")
         for c in result.answer.citations:
-            console.print(f"  [green]source \\[{c.n}][/green] {escape(c.title)} ({c.passage_id})")
+            console.print(f"  [green]source \\[{c.n}][/green] {escape(c.title)} ({escape(c.where)})")
         if result.answer.invalid_citations:
             console.print(f"  ({result.answer.invalid_citations} invalid citation(s) removed)")
         timing = ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items() if "." not in k)

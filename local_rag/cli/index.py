@@ -1,4 +1,4 @@
-"""``local-rag index build|add|remove|info|verify``."""
+"""``local-rag index build|add|remove|sync|rebuild|info|verify``."""
 
 from __future__ import annotations
 
@@ -42,7 +42,8 @@ def index() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, as_json):
-    """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of .txt/.md/.html)."""
+    """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of documents:
+    .pdf/.docx/.pptx/.html/.md/.txt). Files that cannot be read are listed at the end; the build goes on."""
     from local_rag.index import build_index
 
     settings = load(profile, config_file, index_name, **{
@@ -59,6 +60,21 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         f"built {settings.index_dir}: {manifest.passages} passages, {manifest.chunks} chunks in {elapsed:.1f}s "
         f"({manifest.passages / elapsed:.1f} passages/s); skipped {manifest.skipped}"
     )
+    echo_report(manifest)
+
+
+def echo_report(manifest, echo=click.echo) -> None:
+    """The end-of-build report: pages a second per format and every file that could not be read, with its reason."""
+    stats = manifest.stats
+    formats = sorted(k.removeprefix("pages_per_s_") for k in stats if k.startswith("pages_per_s_"))
+    if formats:
+        echo("read: " + ", ".join(
+            f"{fmt} {stats[f'pages_{fmt}']:.0f} page(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s" for fmt in formats
+        ))
+    if manifest.unreadable:
+        echo(f"could not read {len(manifest.unreadable)} file(s) (not indexed):")
+        for name, reason in sorted(manifest.unreadable.items()):
+            echo(f"  {name}: {reason}")
 
 
 @index.command()
@@ -97,6 +113,51 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 
 
 @index.command()
+@click.argument("folder", type=click.Path(file_okay=False))
+@settings_options
+@click.option("--watch", is_flag=True, help="Keep syncing on every change of FOLDER until Ctrl-C (watchfiles).")
+@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
+@handle_errors
+def sync(folder, profile, config_file, index_name, watch, as_json):
+    """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
+    digest; unchanged files are not read). A second run with nothing changed does nothing and says so."""
+    from local_rag.index import sync as sync_mod
+
+    settings = load(profile, config_file, index_name)
+    embedder = _embedder_for(settings)
+
+    def once() -> None:
+        result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json)
+        if as_json:
+            click.echo(json.dumps({
+                "index": settings.index, "built": result.built, "added": result.plan.added,
+                "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
+                "embedded_chunks": result.embedded_chunks, "seconds": round(result.seconds, 3),
+                "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
+            }))
+        elif result.built:
+            click.echo(f"no index {settings.index} yet: built it from {folder} in {result.seconds:.1f}s "
+                       f"({result.manifest.passages} passages, {result.manifest.chunks} chunks)")
+        elif result.plan.empty:
+            click.echo(f"{settings.index} is up to date with {folder}: {result.plan.unchanged} file(s) unchanged, "
+                       "nothing to do")
+        else:
+            click.echo(f"synced {settings.index} with {folder} in {result.seconds:.1f}s: {result.plan.summary()}; "
+                       f"embedded {result.embedded_chunks} chunk(s); now {result.manifest.passages} passages, "
+                       f"{result.manifest.chunks} chunks")
+        if not as_json and result.unreadable:
+            click.echo(f"could not read {len(result.unreadable)} file(s) (not indexed):")
+            for name, reason in sorted(result.unreadable.items()):
+                click.echo(f"  {name}: {reason}")
+
+    once()
+    if watch:
+        click.echo(f"watching {folder} (Ctrl-C to stop)")
+        sync_mod.watch(folder, once)
+        click.echo("stopped watching")
+
+
+@index.command()
 @settings_options
 @click.option("--factory", help="New FAISS index factory string.")
 @handle_errors
@@ -126,6 +187,8 @@ def info(profile, config_file, index_name, as_json):
     data = manifest.to_json()
     for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped"):
         click.echo(f"{key:16} {data[key]}")
+    for name, reason in sorted(manifest.unreadable.items()):
+        click.echo(f"{'unreadable':16} {name}: {reason}")
     click.echo(f"{'chunker':16} {data['chunker']}")
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")

@@ -99,16 +99,31 @@ def verify(profile: str | None, config_file: str | None, index_name: str | None,
 
 @models.command()
 @_dir_option
-@click.argument("name")
+@click.argument("names", nargs=-1)
 @handle_errors
 def pull(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
-         name: str) -> None:
-    """Download NAME's official files from Hugging Face (the only command that uses the network)."""
+         names: tuple[str, ...]) -> None:
+    """Download NAMES' official files from Hugging Face (the only command that uses the network). Without NAMES:
+    the profile's models (embedder, LLM, and the reranker when the cross-encoder is on) that are not here yet."""
+    from local_rag.modelstore.manifest import Manifest
     from local_rag.modelstore.pull import pull as do_pull
 
-    entry = do_pull(name, _models_dir(profile, config_file, index_name, models_dir))
-    click.echo(f"pulled {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
-               f"from {entry.source}")
+    settings = load(profile, config_file, index_name, models_dir=models_dir)
+    folder = Path(settings.models_dir)
+    if not names:
+        wanted = [settings.embedder.model, settings.llm.model]
+        if settings.pipeline.cross_encoder:
+            wanted.append(settings.reranker.model)
+        manifest = Manifest.load(folder)
+        names = tuple(n for n in wanted if not (n in manifest.entries and manifest.is_present(manifest.entries[n])))
+        if not names:
+            click.echo(f"the models of profile {settings.profile} are all in {folder}: nothing to pull")
+            return
+        click.echo(f"pulling the models of profile {settings.profile} into {folder}: {', '.join(names)}")
+    for name in names:
+        entry = do_pull(name, folder)
+        click.echo(f"pulled {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
+                   f"from {entry.source}")
 
 
 @models.command("import")

@@ -79,6 +79,25 @@ def windows(n_tokens: int, size: int, overlap: int) -> list[tuple[int, int]]:
         start += step
 
 
+def nearest_heading(passage: Passage, start: int, end: int) -> str:
+    """The heading in effect in the middle of the chunk ``[start, end)`` (a chunk that crosses into a new section
+    mostly belongs to it), else the passage's own (the one in effect where it starts), else the first one inside.
+
+    Example:
+        >>> p = Passage("p", "# A\\ntext\\n# B\\nmore", headings=((0, "A"), (9, "B")))
+        >>> nearest_heading(p, 4, 9), nearest_heading(p, 6, 18)
+        ('A', 'B')
+    """
+    middle = (start + end) // 2
+    before = [h for off, h in passage.headings if off <= middle]
+    if before:
+        return before[-1]
+    if passage.section:
+        return passage.section
+    inside = [h for off, h in passage.headings if start < off < end]
+    return inside[0] if inside else ""
+
+
 class Chunker:
     """Splits passages into `Chunk` windows of ``size`` tokens sharing ``overlap`` tokens.
 
@@ -128,4 +147,6 @@ class Chunker:
                     url=passage.url,
                     start=c_start,
                     end=c_end,
+                    page=passage.page,
+                    section=nearest_heading(passage, c_start, c_end),
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from pathlib import Path
 
 from local_rag.records import Passage
 
@@ -19,4 +20,13 @@ def corpus_hash(digests: Mapping[str, str]) -> str:
     digest = hashlib.sha256()
     for pid in sorted(digests):
         digest.update(f"{pid}\x00{digests[pid]}\n".encode())
+    return digest.hexdigest()
+
+
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes (what `local_rag.index.sync` compares)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
     return digest.hexdigest()

@@ -4,8 +4,9 @@ Supported inputs:
 - the official MTRAG corpus files: ``{"_id", "title", "text", "url"}`` per line, as ``.jsonl``, ``.jsonl.gz`` or the
   published ``.jsonl.zip``;
 - a BEIR dataset folder (its ``corpus.jsonl``);
-- a folder of a person's own documents: ``.txt``, ``.md``, ``.html``/``.htm`` (one passage per file; the chunker
-  windows long files).
+- a folder of a person's own documents: ``.txt``, ``.md``, ``.html``/``.htm``, ``.pdf``, ``.docx``, ``.pptx`` (see
+  `local_rag.corpus.documents`; one passage per PDF page or PPTX slide, one per file otherwise; the chunker windows
+  long passages). A file that cannot be read is listed with its reason in ``CorpusReport.unreadable``.
 
 A malformed line, an empty text, a duplicate id or an undecodable byte stops the read with `BadInputError`
 naming the file and line, unless ``skip_bad=True``, which skips the record and counts it in the `CorpusReport`.
@@ -15,19 +16,20 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import IO, cast
 
-from local_rag.corpus.digest import corpus_hash, passage_digest
+from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
+from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_document
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "read_corpus",
+           "read_file_passages"]
 
 
 @dataclass
@@ -36,6 +38,13 @@ class CorpusReport:
 
     passages: int = 0
     skipped: list[str] = field(default_factory=list)
+    #: files of a document folder that could not be read -> the reason (encrypted, corrupt, scanned, ...)
+    unreadable: dict[str, str] = field(default_factory=dict)
+    #: format -> (seconds reading, pages read): what `local-rag index build` reports as pages a second
+    formats: dict[str, tuple[float, int]] = field(default_factory=dict)
+    progress: bool = False  # a progress bar over the files of a folder
+    #: a folder of documents: relative path -> sha256 of the file's bytes, for every file read (readable or not)
+    files: dict[str, str] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -150,70 +159,57 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
             )
 
 
-class _HTMLText(HTMLParser):
-    _SKIP = {"script", "style", "noscript", "template"}
-    _BLOCK = {"p", "div", "br", "li", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "section", "article", "pre"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title = ""
-        self._skip = 0
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self._SKIP:
-            self._skip += 1
-        elif tag == "title":
-            self._in_title = True
-        elif tag in self._BLOCK:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self._SKIP and self._skip:
-            self._skip -= 1
-        elif tag == "title":
-            self._in_title = False
-        elif tag in self._BLOCK:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        elif not self._skip:
-            self.parts.append(data)
-
-
-def html_to_text(html: str) -> tuple[str, str]:
-    """(title, text) of an HTML page, scripts and styles dropped, block elements on their own lines."""
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    text = re.sub(r"[ \t\r\f\v]+", " ", "".join(parser.parts))
-    text = re.sub(r"\n\s*\n+", "\n\n", text).strip()
-    return parser.title.strip(), text
-
-
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
+    """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest). A file that cannot be
+    read is listed in ``report.unreadable`` with its reason and the read goes on."""
+    files = document_files(folder)
     if not files:
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
+    files = progress_files(files, report.progress)
     for path in files:
-        rel = path.relative_to(folder).as_posix()
-        try:
-            raw = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            _bad(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})", skip_bad, report)
-            continue
-        title = ""
-        if path.suffix.lower() in (".html", ".htm"):
-            title, text = html_to_text(raw)
+        yield from read_file_passages(folder, path, report)
+    if not report.passages and report.unreadable:
+        first, why = next(iter(report.unreadable.items()))
+        raise BadInputError(f"{folder}: none of the {len(report.unreadable)} file(s) could be read ({first}: {why})")
+
+
+def document_files(folder: Path) -> list[Path]:
+    """The files of a folder that `read_corpus` reads as documents, sorted."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
+
+
+def progress_files(files: list[Path], show: bool) -> list[Path]:
+    if not show:
+        return files
+    from tqdm import tqdm
+
+    return cast(list[Path], tqdm(files, desc="reading", unit="file"))
+
+
+def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[Passage]:
+    """The passages of one document of ``folder`` (ids from its relative path), or none when it cannot be read
+    (the reason goes to ``report.unreadable``)."""
+    rel = path.relative_to(folder).as_posix()
+    started = time.perf_counter()
+    try:
+        report.files[rel] = file_digest(path)
+        document = read_document(path)
+    except (UnreadableFile, OSError) as exc:
+        report.unreadable[rel] = str(exc)
+        return []
+    suffix = path.suffix.lower().lstrip(".")
+    seconds, pages = report.formats.get(suffix, (0.0, 0))
+    report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)
+    url = path.resolve().as_uri()
+    single = len(document.sections) == 1
+    out = []
+    for i, section in enumerate(document.sections):
+        if single:
+            pid = rel
         else:
-            text = raw.strip()
-            match = re.match(r"#\s+(.+)", text)
-            if match and path.suffix.lower() in (".md", ".markdown"):
-                title = match.group(1).strip()
-        if not text.strip():
-            _bad(f"{path}: empty document", skip_bad, report)
-            continue
-        yield Passage(id=rel, text=text, title=title or path.stem, url=path.resolve().as_uri(), doc_id=rel)
+            pid = f"{rel}#p{section.page}" if section.page else f"{rel}#s{i}"
+        out.append(Passage(
+            id=pid, text=section.text, title=document.title, url=url, doc_id=rel, page=section.page,
+            section=section.heading, headings=tuple(section.headings),
+        ))
+    return out

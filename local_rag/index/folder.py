@@ -48,11 +48,34 @@ from local_rag.sysinfo import peak_rss_mb
 CHUNKS_FILE = "chunks.jsonl"
 VOCAB_BOUND = 1 << 20  # token ids of any tokenizer we know fit; a CSR matrix does not pay for unused columns
 PASSAGES_FILE = "passages.json"
+FILES_FILE = "files.json"  # a folder of documents: file -> sha256 of its bytes (what `index sync` compares)
 
 
-def index_text(chunk: Chunk) -> str:
-    """The text both indexes see: the title, then the chunk."""
-    return f"{chunk.title}\n{chunk.text}" if chunk.title else chunk.text
+def index_text(chunk: Chunk, header: str = "title+section") -> str:
+    """The text both indexes see: the contextual chunk header (``chunker.header``), then the chunk.
+
+    Example:
+        >>> index_text(Chunk("c", "p", "d", "text", title="Report", section="3 Results"))
+        'Report\\n3 Results\\ntext'
+    """
+    lines = []
+    if header != "none" and chunk.title:
+        lines.append(chunk.title)
+    if header == "title+section" and chunk.section and chunk.section != chunk.title:
+        lines.append(chunk.section)
+    return "\n".join([*lines, chunk.text])
+
+
+def manifest_header(manifest: IndexManifest) -> str:
+    """The chunk header an index was built with. Indexes from before the setting saw the title only, which is what
+    ``title+section`` gives for record corpora (JSONL, BEIR: their passages have no sections), so those stay valid;
+    a folder of documents built then must be rebuilt (its titles, pages and sections were not kept)."""
+    header = manifest.chunker.get("header")
+    if header is not None:
+        return str(header)
+    source = manifest.corpus_source.lower()
+    records = source.endswith((".jsonl", ".jsonl.gz", ".jsonl.zip", ".json", ".zip", ".gz"))
+    return "title+section" if records or (Path(manifest.corpus_source) / "corpus.jsonl").exists() else "title"
 
 
 @dataclass
@@ -74,7 +97,8 @@ class IndexFolder:
 
 
 def _chunker_section(settings: Settings, tokenizer_name: str) -> dict[str, Any]:
-    return {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
+    return {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name,
+            "header": settings.chunker.header}
 
 
 def _sparse_section(settings: Settings) -> dict[str, Any] | None:
@@ -128,6 +152,7 @@ def check_compatible(
     tokenizer_name = settings.chunker.tokenizer or settings.embedder.model
     want = {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
     have = {k: manifest.chunker.get(k) for k in want}
+    want["header"], have["header"] = settings.chunker.header, manifest_header(manifest)
     if want != have:
         raise IndexError_(f"index {path} was chunked with {have}, settings say {want}: {rebuild}")
     if derived and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
@@ -222,10 +247,13 @@ def _write(
     manifest: IndexManifest,
     progress: bool,
     lexical: object | None = None,
+    extra: dict[str, str] | None = None,
 ) -> None:
-    """Write a complete index into a temporary folder, then swap it in with two renames (writer lock held)."""
+    """Write a complete index into a temporary folder, then swap it in with two renames (writer lock held).
+    ``extra``: more files (name -> text) that belong to this version of the index, e.g. `local_rag.index.sync`'s
+    file digests."""
     with writing(final, settings.index_lock_timeout_s):
-        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical)
+        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical, extra)
 
 
 def _write_locked(
@@ -237,6 +265,7 @@ def _write_locked(
     manifest: IndexManifest,
     progress: bool,
     lexical: object | None,
+    extra: dict[str, str] | None = None,
 ) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
@@ -247,7 +276,9 @@ def _write_locked(
             for chunk in chunks:
                 fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
         (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
-        texts = [index_text(c) for c in chunks]
+        for name, text in (extra or {}).items():
+            (tmp / name).write_text(text, encoding="utf-8")
+        texts = [index_text(c, settings.chunker.header) for c in chunks]
         if manifest.sparse is not None:
             (tmp / "sparse").mkdir()
             started = time.perf_counter()
@@ -292,17 +323,17 @@ def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool)
     return list(chunker.chunk(stream)), tokenizer_name
 
 
-def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool) -> np.ndarray | None:
+def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool, header: str) -> np.ndarray | None:
     if embedder is None:
         return None
-    return embedder.embed([index_text(c) for c in chunks], kind="passage", progress=progress)
+    return embedder.embed([index_text(c, header) for c in chunks], kind="passage", progress=progress)
 
 
 def _lexical(embedder: Embedder | None, chunks: list[Chunk], settings: Settings) -> object | None:
     """BGE-M3 learned sparse weights of the chunks as a CSR matrix (a second encoder pass), or None."""
     if embedder is None or not settings.embedder.bge_sparse or not hasattr(embedder, "lexical_weights"):
         return None
-    texts = [index_text(c) for c in chunks]
+    texts = [index_text(c, settings.chunker.header) for c in chunks]
     size = settings.embedder.batch_size
     out: list[dict[str, float]] = []
     for start in range(0, len(texts), size):
@@ -316,8 +347,8 @@ def _stored_lexical(folder: IndexFolder) -> object | None:
     return LearnedSparseIndex.load(folder.path / "dense").matrix
 
 
-def _read_all(corpus: str | Path, skip_bad: bool) -> tuple[list[Passage], CorpusReport]:
-    report = CorpusReport()
+def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False) -> tuple[list[Passage], CorpusReport]:
+    report = CorpusReport(progress=progress)
     passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report))
     if not passages:
         raise BadInputError(f"{corpus}: no passages to index")
@@ -338,13 +369,13 @@ def build_index(
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
     started = time.perf_counter()
-    passages, report = _read_all(corpus, skip_bad)
+    passages, report = _read_all(corpus, skip_bad, progress)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
     chunks, tokenizer_name = _chunk_passages(settings, passages, progress)
     chunk_s = time.perf_counter() - started
     started = time.perf_counter()
-    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress)
+    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress, settings.chunker.header)
     embed_s = time.perf_counter() - started
     digests = {p.id: passage_digest(p) for p in passages}
     manifest = IndexManifest(
@@ -359,11 +390,23 @@ def build_index(
         sparse=_sparse_section(settings),
         dense=_dense_section(settings, embedder) if settings.dense.enabled else None,
         skipped=len(report.skipped),
-        stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3)},
+        stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3),
+               **format_stats(report)},
+        unreadable=dict(report.unreadable),
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
-    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical)
+    extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
+    _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
     return manifest
+
+
+def format_stats(report: CorpusReport) -> dict[str, float]:
+    """``pages_<format>`` and ``pages_per_s_<format>`` of the documents read (PDF pages, PPTX slides, files)."""
+    out: dict[str, float] = {}
+    for fmt, (seconds, pages) in sorted(report.formats.items()):
+        out[f"pages_{fmt}"] = pages
+        out[f"pages_per_s_{fmt}"] = round(pages / seconds, 1) if seconds > 0 else 0.0
+    return out
 
 
 def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
@@ -408,7 +451,7 @@ def add_documents(
             raise ValueError("this index has a dense part: adding needs the embedder")
         old = _stored_vectors(folder)
         assert old is not None
-        new_vectors = _embed(embedder, new_chunks, progress)
+        new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
         vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
     lexical = _stored_lexical(folder)
     if lexical is not None:

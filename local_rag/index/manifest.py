@@ -15,7 +15,7 @@ FORMAT_VERSION = 1
 MANIFEST_FILE = "manifest.json"
 _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
-    "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str,
+    "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -36,11 +36,14 @@ class IndexManifest:
     format_version: int = FORMAT_VERSION
     history: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
+    #: files of a document folder that could not be read -> the reason (the end-of-build report)
+    unreadable: dict[str, str] = field(default_factory=dict)
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
     def own_checksum(self) -> str:
-        data = {k: v for k, v in asdict(self).items() if k != "checksum"}
+        # `unreadable` came later: left out when empty, so the checksums of older manifests still match
+        data = {k: v for k, v in asdict(self).items() if k != "checksum" and not (k == "unreadable" and not v)}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def save(self, folder: Path) -> None:

@@ -16,7 +16,7 @@ from local_rag.corpus.digest import corpus_hash
 from local_rag.errors import IndexError_
 from local_rag.index import integrity
 from local_rag.index.dense import INDEX_FILE, VECTORS_FILE
-from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, read_chunks
+from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, manifest_header, read_chunks
 from local_rag.index.lock import reading
 from local_rag.index.manifest import IndexManifest
 from local_rag.settings import Settings
@@ -60,7 +60,8 @@ def _verify(path: Path, deep: bool) -> list[str]:
     if manifest.dense is not None:
         problems += _dense(path / "dense", manifest, len(chunks), deep)
     if deep:
-        problems += integrity.chunk_problems(manifest.integrity, [index_text(c) for c in chunks])
+        header = manifest_header(manifest)
+        problems += integrity.chunk_problems(manifest.integrity, [index_text(c, header) for c in chunks])
     return problems
 
 
@@ -81,6 +82,8 @@ def _sparse(folder: Path, n_chunks: int, deep: bool) -> list[str]:
 def _dense(folder: Path, manifest: IndexManifest, n_chunks: int, deep: bool) -> list[str]:
     from local_rag._optional import require
 
+    dense = manifest.dense or {}  # called only for an index with a dense part
+
     faiss = require("faiss", "dense retrieval")
     try:
         index = faiss.read_index(str(folder / INDEX_FILE))
@@ -92,13 +95,13 @@ def _dense(folder: Path, manifest: IndexManifest, n_chunks: int, deep: bool) -> 
         return [f"stored vectors have shape {vectors.shape}"]
     if index.ntotal != n_chunks or vectors.shape[0] != n_chunks:
         problems.append(f"dense index has {index.ntotal} rows and {vectors.shape[0]} stored vectors for {n_chunks} chunks")
-    if vectors.shape[1] != manifest.dense["dimension"] or index.d != vectors.shape[1]:
+    if vectors.shape[1] != dense["dimension"] or index.d != vectors.shape[1]:
         problems.append(f"dense vectors have dimension {vectors.shape[1]} (FAISS {index.d}), manifest says "
-                        f"{manifest.dense['dimension']}")
+                        f"{dense['dimension']}")
     if deep and not problems:
         problems += integrity.vector_problems(vectors)
         problems += integrity.faiss_problems(
-            index, vectors, lossy=any(k in str(manifest.dense['factory']) for k in ("PQ", "SQ", "LSH"))
+            index, vectors, lossy=any(k in str(dense['factory']) for k in ("PQ", "SQ", "LSH"))
         )
     return problems
 
@@ -120,7 +123,7 @@ def load_check_cost(settings: Settings, repeats: int = 5) -> dict[str, float]:
             open_index(settings, derived=True)
             return time.perf_counter() - started
         finally:
-            integrity.check_at_load = saved  # type: ignore[assignment]
+            integrity.check_at_load = saved
 
     timed(True)  # warm the page cache
     with_check, without = [], []

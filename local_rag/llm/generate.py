@@ -43,6 +43,19 @@ class Citation:
     passage_id: str
     title: str = ""
     url: str = ""
+    doc_id: str = ""
+    page: int = 0
+
+    @classmethod
+    def of(cls, n: int, hit: Hit) -> Citation:
+        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page)
+
+    @property
+    def where(self) -> str:
+        """Where the passage is, as a reader looks it up: ``report.pdf p. 12``, else the passage id."""
+        if self.page and self.doc_id:
+            return f"{self.doc_id} p. {self.page}"
+        return self.passage_id
 
 
 @dataclass
@@ -170,5 +183,5 @@ class Generator:
         if is_decline(text, cfg.idk_answer):
             return Answer(cfg.idk_answer, "idk", passages=hits, raw=raw, call=call)
         text, numbers, invalid = check_citations(text, len(hits))
-        citations = [Citation(n, hits[n - 1].passage_id, hits[n - 1].title, hits[n - 1].url) for n in numbers]
+        citations = [Citation.of(n, hits[n - 1]) for n in numbers]
         return Answer(text, "answer", citations, invalid, hits, raw, call)

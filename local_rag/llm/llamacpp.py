@@ -112,7 +112,7 @@ class LlamaCppLLM(LLM):
         supports_offload = bool(llama_cpp.llama_supports_gpu_offload())
         kv = 0
         if gpus and supports_offload:
-            from local_rag.bench.shapes import gguf_shape
+            from local_rag.modelstore.shapes import gguf_shape
 
             kv = gguf_shape(path).kv_bytes(self.n_ctx) or 0
         self.n_gpu_layers = pick_gpu_layers(

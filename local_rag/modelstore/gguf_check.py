@@ -73,10 +73,10 @@ def _parse(path: Path) -> dict[str, Any]:
     The reader is stopped after the tensor descriptions (`_build_tensors` is replaced): it then needs no tensor data,
     so a truncated file still yields the size its header promises, which `check_gguf` compares with the file.
     """
-    gguf = require("gguf", "reading GGUF headers")
-    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFValueType
+    require("gguf", "reading GGUF headers")
+    from gguf import GGML_QUANT_SIZES, GGMLQuantizationType, GGUFReader, GGUFValueType
 
-    class HeaderReader(gguf.GGUFReader):
+    class HeaderReader(GGUFReader):
         tensor_fields: list[Any] = []
 
         def _build_tensors(self, start_offs: int, fields: list[Any]) -> None:

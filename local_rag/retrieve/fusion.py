@@ -49,6 +49,7 @@ def _merge_hits(lists: Mapping[str, list[Hit]], scores: dict[str, float], source
                 url=hit.url,
                 doc_id=hit.doc_id,
                 scores=dict(sorted(per_list[pid].items())),
+                page=hit.page,
             )
         )
     return out

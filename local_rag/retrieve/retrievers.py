@@ -59,6 +59,7 @@ class Retriever(ABC):
                     text=chunk.text,
                     url=chunk.url,
                     doc_id=chunk.doc_id,
+                    page=chunk.page,
                 )
         ranked = sorted(best.values(), key=lambda h: (-h.score, h.passage_id))[:k]
         for rank, hit in enumerate(ranked, start=1):

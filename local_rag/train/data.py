@@ -111,7 +111,8 @@ def build_examples(
             if not query.strip():
                 continue
             mined: list[Hit] = search([Query(query, "lastturn")]) if search is not None and negatives else []
-            neg_ids, neg_texts = [], []
+            neg_ids: list[str] = []
+            neg_texts: list[str] = []
             for hit in mined:
                 if len(neg_ids) >= negatives:
                     break

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from local_rag.evaluation.retrieval import percentile
 from local_rag.rerank.base import Reranker
+from local_rag.stats import percentile
 
 
 def sample_texts(mtrag_dir: str | Path, n_queries: int, n_passages: int, domain: str = "clapnq") -> tuple[list[str], list[str]]:

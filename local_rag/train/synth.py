@@ -18,8 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from local_rag.evaluation.subset import by_sha1
 from local_rag.records import Hit, Query
+from local_rag.subset import by_sha1
 
 log = logging.getLogger("local_rag.train.synth")
 KINDS = ("question", "follow_up")
@@ -73,7 +73,8 @@ def consistency_filter(queries: Iterable[SynthQuery], search: Callable[[list[Que
                        kinds: Sequence[str] = ("question",)) -> tuple[list[SynthQuery], list[SynthQuery]]:
     """Split ``queries`` of the wanted ``kinds`` into (kept, dropped): kept when the retriever ranks the query's own
     passage within its top ``k`` (``rank`` records where)."""
-    kept, dropped = [], []
+    kept: list[SynthQuery] = []
+    dropped: list[SynthQuery] = []
     for q in queries:
         if q.kind not in kinds:
             continue

@@ -22,7 +22,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from local_rag.evaluation.generation.official import write_records
+from local_rag.evaluation.generation.official import Setting, write_records
 
 RAG_RUNS = [f"runs/gen-rag-cpu-qwen-{prompt}" for prompt in ("answer", "answer_plain")]
 CACHE = "llm-cache.jsonl"
@@ -104,7 +104,7 @@ def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: Chu
     from local_rag.evaluation.generation.official import prediction_record
     from local_rag.mtrag import task_domain
 
-    setting = "rag" if run.name.startswith("gen-rag-") else "reference"
+    setting: Setting = "rag" if run.name.startswith("gen-rag-") else "reference"
     lines = read_lines(dest / "answers.jsonl")
     if not lines or (setting == "rag" and "prediction" not in lines[0]):
         return None

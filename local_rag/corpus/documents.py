@@ -1,0 +1,285 @@
+"""A person's own documents: PDF, DOCX, PPTX, HTML, Markdown and plain text, read into `Section` lists.
+
+Libraries (the ``docs`` extra; chosen by measurement, see docs/design.md): pypdf for PDF (one section per page),
+python-docx for DOCX (headings from the ``Heading n`` / ``Title`` styles, tables row by row), python-pptx for PPTX (one
+section per slide, its title as the heading) and trafilatura for HTML (main text only, boilerplate dropped, headings
+kept as Markdown). Markdown and plain text need nothing.
+
+A file that cannot be read raises `UnreadableFile` with the reason (encrypted, corrupt, no text layer); the folder
+reader lists it in the build report and goes on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from local_rag._optional import require
+from local_rag.errors import MissingDependencyError
+
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".pptx")
+# below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
+MIN_CHARS_PER_PAGE = 20
+_MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
+# numbered headings of PDF text ("3 Results", "2.1. Setup"): short, capitalised, no full stop at the end
+_PDF_HEADING = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3}\.?)\s+([A-Z][^\n]{1,70})$")
+# file names that say nothing about the content: hex digests, UUIDs, numbers
+_MEANINGLESS_NAME = re.compile(r"^(?:[0-9a-f]{8,}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[\d_-]+)$", re.IGNORECASE)
+
+
+class UnreadableFile(Exception):
+    """A document that yields no text; the message is the reason, as the build report shows it."""
+
+
+@dataclass
+class Section:
+    """A run of a document's text under one heading on one page (``page`` 0: the format has no pages)."""
+
+    text: str
+    heading: str = ""
+    page: int = 0
+    # (character offset into ``text``, heading) of the headings inside the text, in order
+    headings: list[tuple[int, str]] = field(default_factory=list)
+
+
+@dataclass
+class Document:
+    title: str
+    sections: list[Section]
+    pages: int = 1  # pages (PDF), slides (PPTX) or 1: what "pages a second" counts
+
+
+def read_document(path: Path) -> Document:
+    """Read one file by its suffix. Raises `UnreadableFile` (with the reason) when it yields no text."""
+    suffix = path.suffix.lower()
+    reader = _READERS.get(suffix)
+    if reader is None:
+        raise UnreadableFile(f"unsupported file type {suffix!r}")
+    try:
+        document = reader(path)
+    except UnreadableFile:
+        raise
+    except MissingDependencyError as exc:
+        raise UnreadableFile(f"needs the docs extra: pip install 'local-rag[docs]' ({exc.args[0].split(' is needed')[0]} missing)") from exc
+    except UnicodeDecodeError as exc:
+        raise UnreadableFile(f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except Exception as exc:  # noqa: BLE001 - every parser error of a user's file is reported, not raised
+        raise UnreadableFile(f"cannot be parsed as {suffix[1:].upper()} ({type(exc).__name__}: {exc})") from exc
+    document.sections = [s for s in document.sections if s.text.strip()]
+    if not document.sections:
+        raise UnreadableFile("empty document (no text)")
+    return document
+
+
+def meaningful_name(stem: str) -> bool:
+    """False for file names that say nothing about the content (a hash, a UUID, a number).
+
+    Example:
+        >>> meaningful_name("annual-report"), meaningful_name("3f9a1c0be4d2")
+        (True, False)
+    """
+    return not _MEANINGLESS_NAME.match(stem)
+
+
+def first_line_title(text: str, fallback: str) -> str:
+    for line in text.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line[:120]
+    return fallback
+
+
+def split_headings(text: str, is_heading: Callable[[str], str | None]) -> list[tuple[int, str]]:
+    """(offset, heading) of each line of ``text`` that ``is_heading`` names (it returns the heading or None).
+    Lines inside Markdown code fences are never headings."""
+    out: list[tuple[int, str]] = []
+    offset = 0
+    fenced = False
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and stripped:
+            heading = is_heading(stripped)
+            if heading:
+                out.append((offset, heading))
+        offset += len(line)
+    return out
+
+
+def _markdown_heading(line: str) -> str | None:
+    match = _MD_HEADING.match(line)
+    return match.group(2).strip("*_ ").rstrip("¶").strip() if match else None
+
+
+def _pdf_heading(line: str) -> str | None:
+    match = _PDF_HEADING.match(line)
+    if not match or line.endswith((".", ",", ";", ":")) or len(match.group(2).split()) > 10:
+        return None
+    return line
+
+
+def _markdown(path: Path) -> Document:
+    text = path.read_text(encoding="utf-8").strip()
+    return _markdown_document(text, path.stem)
+
+
+def _markdown_document(text: str, fallback_title: str, title: str = "") -> Document:
+    headings = split_headings(text, _markdown_heading)
+    if not title:
+        title = next((h for off, h in headings if text[off:].startswith("# ")), "") or fallback_title
+    return Document(title, [Section(text, headings=headings)])
+
+
+def _plain_text(path: Path) -> Document:
+    text = path.read_text(encoding="utf-8").strip()
+    title = path.stem if meaningful_name(path.stem) else first_line_title(text, path.stem)
+    return Document(title, [Section(text)])
+
+
+def _html(path: Path) -> Document:
+    """Main text by trafilatura (navigation, footers and scripts dropped). Its XML output is walked rather than its
+    Markdown one, which loses text inside formatted code blocks (measured: half the words of zlib's example page)."""
+    trafilatura = require("trafilatura", "reading HTML files")
+    from xml.etree import ElementTree
+
+    html = path.read_text(encoding="utf-8", errors="replace")
+    title = ""
+    match = re.search(r"<title[^>]*>(.*?)</title\s*>", html, re.IGNORECASE | re.DOTALL)
+    if match:
+        from html import unescape
+
+        title = " ".join(unescape(match.group(1)).split())
+    xml = trafilatura.extract(html, output_format="xml", include_tables=True, favor_recall=True, include_comments=False)
+    lines: list[str] = []
+    headings: list[tuple[int, str]] = []
+    offset = 0
+    if xml:
+        main = ElementTree.fromstring(xml).find("main")
+        for element in main if main is not None else []:
+            if element.tag == "head":
+                text = " ".join("".join(element.itertext()).split()).rstrip("¶").strip()
+                if text:
+                    headings.append((offset, text))
+            elif element.tag == "code":
+                text = "".join(element.itertext()).strip("\n")
+            elif element.tag == "table":
+                text = "\n".join(" | ".join(" ".join("".join(c.itertext()).split()) for c in row) for row in element.iter("row"))
+            elif element.tag == "list":
+                text = "\n".join("- " + " ".join("".join(i.itertext()).split()) for i in element.iter("item"))
+            else:
+                text = " ".join("".join(element.itertext()).split())
+            for piece in (text, " ".join((element.tail or "").split())):  # the tail: text after the element
+                if piece:
+                    lines.append(piece)
+                    offset += len(piece) + 2
+    return Document(title or (headings[0][1] if headings else path.stem), [Section("\n\n".join(lines), headings=headings)])
+
+
+def _dehyphenate(text: str) -> str:
+    """Join words that PDF text (or slides imported from a PDF) broke at the line end ("ex-\\nploring" -> "exploring")."""
+    return re.sub(r"(\w)-[\n\v](\w)", lambda m: m.group(1) + m.group(2) if m.group(2).islower() else m.group(0), text)
+
+
+def _pdf(path: Path) -> Document:
+    pypdf = require("pypdf", "reading PDF files")
+    from pypdf.errors import FileNotDecryptedError, PdfReadError
+
+    try:
+        reader = pypdf.PdfReader(str(path))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise UnreadableFile("encrypted PDF: it needs a password (save an unencrypted copy to index it)")
+        pages = [_dehyphenate(page.extract_text() or "") for page in reader.pages]
+    except FileNotDecryptedError as exc:
+        raise UnreadableFile("encrypted PDF: it needs a password (save an unencrypted copy to index it)") from exc
+    except (PdfReadError, ValueError, KeyError) as exc:
+        raise UnreadableFile(f"corrupt PDF ({exc})") from exc
+    except NotImplementedError as exc:  # an encryption algorithm that pypdf cannot read without cryptography
+        raise UnreadableFile(f"encrypted PDF that cannot be opened ({exc})") from exc
+    if not pages:
+        raise UnreadableFile("PDF with no pages")
+    if not any(len(t.strip()) >= MIN_CHARS_PER_PAGE for t in pages):
+        raise UnreadableFile(f"scanned PDF: {len(pages)} page(s) with no text layer (run OCR, e.g. ocrmypdf, first)")
+    meta_title = ""
+    try:
+        meta_title = str((reader.metadata or {}).get("/Title") or "").strip()
+    except (PdfReadError, ValueError, KeyError):
+        pass
+    if not meta_title or meta_title.lower().endswith((".doc", ".docx", ".pdf", ".tex", ".dvi")) or meta_title == "untitled":
+        meta_title = first_line_title(next((t for t in pages if t.strip()), ""), path.stem)
+    sections = []
+    heading = ""
+    for number, text in enumerate(pages, start=1):
+        headings = split_headings(text, _pdf_heading)
+        sections.append(Section(text.strip(), heading=heading, page=number, headings=headings))
+        if headings:
+            heading = headings[-1][1]
+    return Document(meta_title, sections, pages=len(pages))
+
+
+def _docx(path: Path) -> Document:
+    docx = require("docx", "reading DOCX files")
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    document = docx.Document(str(path))
+    lines: list[str] = []
+    title = str(document.core_properties.title or "").strip()
+    for block in document.iter_inner_content():
+        if isinstance(block, Paragraph):
+            text = block.text.strip()
+            if not text:
+                continue
+            style = (block.style.name if block.style is not None else "") or ""
+            if style == "Title":
+                title = title or text
+                lines.append(f"# {text}")
+            elif style.startswith("Heading"):
+                level = style.removeprefix("Heading").strip()
+                lines.append(f"{'#' * (int(level) + 1 if level.isdigit() else 2)} {text}")
+            else:
+                lines.append(text)
+        elif isinstance(block, Table):
+            for row in block.rows:
+                cells = [" ".join(c.text.split()) for c in row.cells]
+                lines.append(" | ".join(dict.fromkeys(cells)))  # merged cells repeat: keep each once
+        lines.append("")
+    text = "\n".join(lines).strip()
+    return _markdown_document(text, path.stem, title)
+
+
+def _pptx(path: Path) -> Document:
+    pptx = require("pptx", "reading PPTX files")
+    presentation = pptx.Presentation(str(path))
+    sections = []
+    title = str(presentation.core_properties.title or "").strip()
+    for number, slide in enumerate(presentation.slides, start=1):
+        heading = ""
+        if slide.shapes.title is not None and slide.shapes.title.has_text_frame:
+            heading = " ".join(slide.shapes.title.text_frame.text.split())
+        parts = []
+        for shape in slide.shapes:
+            if shape.has_text_frame:
+                parts.append(shape.text_frame.text.strip())
+            elif getattr(shape, "has_table", False) and shape.has_table:
+                for row in shape.table.rows:
+                    parts.append(" | ".join(" ".join(c.text.split()) for c in row.cells))
+        if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
+            parts.append(slide.notes_slide.notes_text_frame.text.strip())
+        sections.append(Section(_dehyphenate("\n".join(p for p in parts if p)), heading=heading, page=number))
+        title = title or heading
+    return Document(title or path.stem, sections, pages=len(sections))
+
+
+_READERS: dict[str, Callable[[Path], Document]] = {
+    ".txt": _plain_text,
+    ".md": _markdown,
+    ".markdown": _markdown,
+    ".html": _html,
+    ".htm": _html,
+    ".pdf": _pdf,
+    ".docx": _docx,
+    ".pptx": _pptx,
+}

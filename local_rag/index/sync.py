@@ -1,0 +1,182 @@
+"""Keeping an index in step with a folder of documents: ``local-rag index sync DIR --index NAME``.
+
+Every file's bytes are hashed (sha256) and compared with the digests the index stored when it last saw the folder
+(``files.json``, written by `build_index` and by each sync). New files are read, chunked and embedded; changed ones
+are re-read and re-embedded; deleted ones leave the index; a renamed file is a deletion plus an addition (its title,
+url and passage ids change with its name). Unchanged files are neither read nor embedded, and their vectors are kept.
+A second sync of an unchanged folder finds nothing to do and writes nothing.
+
+The result equals a fresh build of the folder (same passages, chunks, corpus hash and search results); only the row
+order of the chunks differs.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from local_rag.corpus.digest import file_digest, passage_digest
+from local_rag.corpus.readers import CorpusReport, document_files, read_file_passages
+from local_rag.embed.base import Embedder
+from local_rag.errors import BadInputError, IndexError_
+from local_rag.index.folder import (
+    FILES_FILE,
+    _chunk_passages,
+    _embed,
+    _lexical,
+    _now,
+    _open_for_update,
+    _stored_lexical,
+    _stored_vectors,
+    _write,
+    build_index,
+    format_stats,
+)
+from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
+from local_rag.settings import Settings
+
+T = TypeVar("T")
+
+
+@dataclass
+class SyncPlan:
+    """What a sync does, by file (paths relative to the folder)."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    digests: dict[str, str] = field(default_factory=dict)  # every file of the folder now
+
+    @property
+    def empty(self) -> bool:
+        return not (self.added or self.changed or self.removed)
+
+    def summary(self) -> str:
+        return (f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} removed, "
+                f"{self.unchanged} unchanged")
+
+
+@dataclass
+class SyncResult:
+    plan: SyncPlan
+    manifest: IndexManifest
+    built: bool = False  # there was no index: a full build
+    embedded_chunks: int = 0
+    seconds: float = 0.0
+    unreadable: dict[str, str] = field(default_factory=dict)
+
+
+def plan_sync(folder: Path, known: dict[str, str], progress: bool = False) -> SyncPlan:
+    """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them)."""
+    plan = SyncPlan()
+    for path in _bar(document_files(folder), progress, "hashing"):
+        rel = path.relative_to(folder).as_posix()
+        plan.digests[rel] = digest = file_digest(path)
+        if rel not in known:
+            plan.added.append(rel)
+        elif known[rel] != digest:
+            plan.changed.append(rel)
+        else:
+            plan.unchanged += 1
+    plan.removed = sorted(set(known) - set(plan.digests))
+    return plan
+
+
+def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
+    """The file digests an index stored; an index without them (built before sync existed) knows its documents but
+    not their digests, so each of them counts as changed once."""
+    try:
+        return dict(json.loads((index_path / FILES_FILE).read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return dict.fromkeys(doc_ids, "")
+    except (OSError, json.JSONDecodeError) as exc:
+        raise IndexError_(f"{index_path / FILES_FILE} is corrupt ({exc}); rebuild the index") from exc
+
+
+def sync_index(
+    settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True
+) -> SyncResult:
+    """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index)."""
+    started = time.perf_counter()
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise BadInputError(f"{folder}: not a folder (index sync keeps an index in step with a folder of documents)")
+    if (folder / "corpus.jsonl").exists():
+        raise BadInputError(f"{folder} is a BEIR corpus folder, not a folder of documents: use `local-rag index build`")
+    if not (settings.index_dir / MANIFEST_FILE).exists():
+        manifest = build_index(settings, folder, embedder=embedder, progress=progress)
+        plan = SyncPlan(added=sorted(json.loads((settings.index_dir / FILES_FILE).read_text(encoding="utf-8"))))
+        return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
+                          unreadable=dict(manifest.unreadable))
+    index, digests = _open_for_update(settings, embedder)
+    if Path(index.manifest.corpus_source).suffix.lower() in (".jsonl", ".gz", ".zip", ".json"):
+        raise BadInputError(f"index {settings.index} was built from {index.manifest.corpus_source}, a record corpus, "
+                            "not a folder of documents: sync keeps folder indexes only")
+    plan = plan_sync(folder, known_files(index.path, {c.doc_id for c in index.chunks}), progress)
+    if plan.empty:
+        return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
+
+    touched = set(plan.changed) | set(plan.removed)
+    keep = [i for i, c in enumerate(index.chunks) if c.doc_id not in touched]
+    report = CorpusReport(progress=False)
+    passages = []
+    for rel in _bar(plan.added + plan.changed, progress, "reading"):
+        passages.extend(read_file_passages(folder, folder / rel, report))
+    new_chunks, _ = _chunk_passages(settings, passages, progress)
+    chunks = [index.chunks[i] for i in keep] + new_chunks
+    if not chunks:
+        raise BadInputError(f"{folder}: no readable documents left; the index {settings.index} would be empty")
+    vectors = None
+    if index.manifest.dense is not None:
+        if embedder is None:
+            raise ValueError("this index has a dense part: syncing needs the embedder")
+        old = _stored_vectors(index)
+        assert old is not None
+        new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
+        vectors = new_vectors if not keep else (np.concatenate([old[keep], new_vectors]) if new_chunks else old[keep])
+    lexical = _stored_lexical(index)
+    if lexical is not None:
+        from scipy import sparse
+
+        parts = [lexical[keep]]  # type: ignore[index]
+        if new_chunks:
+            parts.append(_lexical(embedder, new_chunks, settings))
+        lexical = sparse.vstack(parts).tocsr()
+    for pid in {c.passage_id for c in index.chunks if c.doc_id in touched}:
+        digests.pop(pid, None)
+    digests.update({p.id: passage_digest(p) for p in passages})
+    manifest = index.manifest
+    manifest.unreadable = {k: v for k, v in manifest.unreadable.items() if k in plan.digests and k not in touched
+                           and k not in plan.added}
+    manifest.unreadable.update(report.unreadable)
+    manifest.stats.update(format_stats(report))
+    manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
+                             "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
+    files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
+    _write(settings, index.path, chunks, digests, vectors, manifest, progress, lexical, {FILES_FILE: files})
+    return SyncResult(plan, manifest, embedded_chunks=len(new_chunks) if vectors is not None else 0,
+                      seconds=time.perf_counter() - started, unreadable=dict(report.unreadable))
+
+
+def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
+    if not progress or not items:
+        return items
+    from tqdm import tqdm
+
+    return tqdm(items, desc=desc, unit="file")
+
+
+def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600) -> None:
+    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (watchfiles)."""
+    from local_rag._optional import require
+
+    watchfiles = require("watchfiles", "index sync --watch")
+    for _ in watchfiles.watch(folder, debounce=debounce_ms, raise_interrupt=False):
+        on_change()

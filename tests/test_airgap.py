@@ -1,0 +1,69 @@
+"""The air-gapped install: a fresh venv installs local-rag from the wheelhouse alone (``--no-index``), with the
+network namespace cut (``unshare -n``, where allowed), unpacks the models into the user data directory and runs the
+demo there, outside any checkout.
+
+The wheelhouse is ``$LOCAL_RAG_WHEELHOUSE``, else ``wheelhouse/`` of the checkout, else it is built into a temporary
+folder by ``scripts/wheelhouse.sh`` (a few minutes and ~1.6 GB with the demo's models).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def offline_prefix() -> list[str]:
+    """``unshare -n`` (no network at all) when this user may create a network namespace, else nothing."""
+    if shutil.which("unshare") is None:
+        return []
+    try:
+        ok = subprocess.run(["unshare", "-n", "true"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        ok = False
+    return ["unshare", "-n"] if ok else []
+
+
+def wheelhouse(tmp: Path) -> Path:
+    given = os.environ.get("LOCAL_RAG_WHEELHOUSE")
+    for folder in ([Path(given)] if given else []) + [ROOT / "wheelhouse"]:
+        if (folder / "requirements.txt").is_file():
+            return folder
+    folder = tmp / "wheelhouse"
+    env = {**os.environ, "VENV": str(Path(sys.executable).parent.parent),
+           "MODELS": "all-MiniLM-L6-v2 smollm2-135m-instruct"}
+    out = subprocess.run(["bash", str(ROOT / "scripts" / "wheelhouse.sh"), str(folder)], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=1800)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return folder
+
+
+@pytest.mark.slow
+def test_install_from_the_wheelhouse_without_network_and_run_the_demo(tmp_path: Path):
+    house = wheelhouse(tmp_path)
+    cut = offline_prefix()
+    # no pip configuration may point at an index or a wheel folder: only the wheelhouse
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "PYTHONPATH", "LOCAL_RAG_", "VIRTUAL_ENV"))}
+    env |= {"PIP_CONFIG_FILE": os.devnull, "PIP_DISABLE_PIP_VERSION_CHECK": "1", "LOCAL_RAG_HOME": str(tmp_path / "home"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"), "LOCAL_RAG_USER_CONFIG": ""}
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+
+    def run(*args: str, timeout: int = 1800) -> subprocess.CompletedProcess[str]:
+        out = subprocess.run([*cut, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=timeout)
+        assert out.returncode == 0, f"{args}: {out.stdout[-2000:]}\n{out.stderr[-3000:]}"
+        return out
+
+    run(str(venv / "bin" / "pip"), "install", "--no-index", "--find-links", str(house), "-r",
+        str(house / "requirements.txt"))
+    run(str(venv / "bin" / "local-rag"), "models", "unpack", str(house / "models.tar"))
+    assert (tmp_path / "home" / "models" / "manifest.json").is_file()  # outside a checkout: the user data dir
+    demo = run(str(venv / "bin" / "local-rag"), "demo", "--profile", "cpu-test")
+    assert "local-rag demo" in demo.stdout and demo.stdout.count("user>") == 4
+    assert (tmp_path / "home" / "indexes" / "demo" / "manifest.json").is_file()

@@ -1,0 +1,52 @@
+"""Chat input and output: prompt_toolkit line editing, history file and multi-line paste; no empty agent line."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+from local_rag.cli.lines import Streamer, line_reader
+
+
+def test_prompt_toolkit_history_and_multiline_paste(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    history = tmp_path / "state" / "chat_history"
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        read = line_reader(history, interactive=True)
+        pipe.send_text("first question\r")
+        assert read("you> ") == "first question"
+        pipe.send_text("\x1b[200~pasted line one\npasted line two\x1b[201~\r")  # bracketed paste, then Enter
+        assert read("you> ") == "pasted line one\npasted line two"
+        pipe.send_text("\x1b[A\r")  # up arrow: the last line again
+        assert read("you> ") == "pasted line one\npasted line two"
+        pipe.send_text("\x04")  # Ctrl-D on an empty line
+        with pytest.raises(EOFError):
+            read("you> ")
+    assert "first question" in history.read_text()
+
+
+def test_piped_stdin_is_read_line_by_line(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    monkeypatch.setattr("sys.stdin", io.StringIO("one\ntwo\n"))
+    read = line_reader(None, interactive=False)
+    assert [read("you> "), read("you> ")] == ["one", "two"]
+    with pytest.raises(EOFError):
+        read("you> ")
+    assert capsys.readouterr().out == "you> you> you> "
+
+
+def test_streamer_prints_no_empty_agent_line():
+    out = io.StringIO()
+    declined = Streamer(out=out)  # nothing streamed: the turn was declined before any LLM call
+    declined.finish("I don't know.", streamed_is_final=False)
+    assert out.getvalue() == "agent> I don't know.\n"
+    out = io.StringIO()
+    answered = Streamer(out=out)
+    for piece in ("\n", " Atomic", " renames [1]."):
+        answered(piece)
+    answered.finish("Atomic renames [1].", streamed_is_final=True)
+    assert out.getvalue() == "agent> Atomic renames [1].\n"

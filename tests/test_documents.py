@@ -1,0 +1,115 @@
+"""Reading a person's own documents: real PDF, DOCX, PPTX and HTML files made in the test; unreadable files reported."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from local_rag.corpus.documents import UnreadableFile, meaningful_name, read_document
+from local_rag.corpus.readers import CorpusReport, read_corpus
+from local_rag.index import build_index, open_index
+from local_rag.records import Query
+from local_rag.retrieve import HybridRetriever
+from local_rag.settings import Settings
+
+from .docs_fixtures import HTML_PAGE, make_encrypted_pdf, make_folder, make_image_pdf, make_pdf
+
+
+def test_pdf_pages_title_and_sections(tmp_path: Path):
+    path = make_pdf(tmp_path / "r.pdf", ["1 Introduction\nFirst page text here.", "2 Results\nSecond page text here."],
+                    title="Annual report")
+    document = read_document(path)
+    assert document.title == "Annual report" and document.pages == 2
+    assert [s.page for s in document.sections] == [1, 2]
+    assert "Second page text" in document.sections[1].text
+    assert [h for _, h in document.sections[1].headings] == ["2 Results"]
+    assert document.sections[1].heading == "1 Introduction"  # the heading in effect where page 2 starts
+
+
+def test_docx_heading_and_table(tmp_path: Path):
+    passages = {p.id: p for p in read_corpus(make_folder(tmp_path / "docs"))}
+    review = passages["review.docx"]
+    assert review.title == "Quarterly Operations Review"
+    assert "Oslo | 1200" in review.text and "solar panels" in review.text
+    assert [h for _, h in review.headings] == ["Warehouse capacity", "Staffing"]
+
+
+def test_html_boilerplate_dropped(tmp_path: Path):
+    (tmp_path / "g.html").write_text(HTML_PAGE)
+    document = read_document(tmp_path / "g.html")
+    text = document.sections[0].text
+    assert document.title == "Glacier Field Guide"
+    assert "terminal moraines" in text and "Moraines" in [h for _, h in document.sections[0].headings]
+    for boilerplate in ("cookies", "Log in", "tracking", "All rights reserved"):
+        assert boilerplate not in text
+
+
+def test_folder_passages_carry_pages_titles_and_first_line_titles(tmp_path: Path):
+    report = CorpusReport()
+    passages = {p.id: p for p in read_corpus(make_folder(tmp_path / "docs"), report=report)}
+    assert report.unreadable == {}
+    assert {"report.pdf#p1", "report.pdf#p2", "plan.pptx#p1", "plan.pptx#p2", "guide.html", "notes.md"} <= set(passages)
+    assert passages["report.pdf#p2"].page == 2 and passages["report.pdf#p2"].doc_id == "report.pdf"
+    assert passages["plan.pptx#p2"].section == "Risks" and "proxies" in passages["plan.pptx#p2"].text
+    assert passages["notes.md"].title == "Field notes"
+    assert passages["0f3a9c2be4d1a7.txt"].title == "Tidal energy primer"  # a hashed name says nothing
+    assert set(report.formats) == {"pdf", "docx", "pptx", "html", "md", "txt"}
+    assert meaningful_name("minutes-2024") and not meaningful_name("d41d8cd98f00b204e9800998ecf8427e")
+
+
+def test_unreadable_files_are_reported_and_the_build_goes_on(tmp_path: Path, fake_settings: Settings, hash_embedder):
+    folder = make_folder(tmp_path / "docs")
+    (folder / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not a pdf at all")
+    make_encrypted_pdf(folder / "locked.pdf", folder / "report.pdf")
+    make_image_pdf(folder / "scan.pdf")
+    (folder / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert set(manifest.unreadable) == {"corrupt.pdf", "locked.pdf", "scan.pdf", "latin1.txt"}
+    assert "encrypted" in manifest.unreadable["locked.pdf"]
+    assert "scanned PDF" in manifest.unreadable["scan.pdf"] and "no text layer" in manifest.unreadable["scan.pdf"]
+    assert "corrupt" in manifest.unreadable["corrupt.pdf"] or "cannot be parsed" in manifest.unreadable["corrupt.pdf"]
+    assert "not UTF-8" in manifest.unreadable["latin1.txt"]
+    assert manifest.stats["pages_pdf"] == 2
+    index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    chunks = [c for c in index.chunks if c.doc_id == "report.pdf"]
+    assert {c.page for c in chunks} == {1, 2} and all(c.title == "Annual report" for c in chunks)
+    hits = HybridRetriever(index, fake_settings, hash_embedder).search([Query("harvest barley tonnes per hectare")], top_k=3)
+    assert hits[0].passage_id == "report.pdf#p2" and hits[0].page == 2
+
+
+def test_unreadable_reasons(tmp_path: Path):
+    with pytest.raises(UnreadableFile, match="unsupported"):
+        read_document(tmp_path / "x.xyz")
+    (tmp_path / "empty.md").write_text("   \n")
+    with pytest.raises(UnreadableFile, match="empty"):
+        read_document(tmp_path / "empty.md")
+
+
+def test_chunk_header_is_a_manifest_setting(tmp_path: Path, fake_settings: Settings, hash_embedder, corpus_file: Path):
+    from local_rag.errors import IndexError_
+    from local_rag.index.folder import index_text
+    from local_rag.index.manifest import IndexManifest
+
+    folder = make_folder(tmp_path / "docs")
+    build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    staffing = next(c for c in index.chunks if c.doc_id == "review.docx" and "reduced in March" in c.text)
+    assert staffing.section == "Staffing"
+    assert index_text(staffing).startswith("Quarterly Operations Review\nStaffing\n")
+    other = fake_settings.model_copy(deep=True)
+    other.chunker.header = "title"
+    with pytest.raises(IndexError_, match="rebuild"):
+        open_index(other, model_checksum=hash_embedder.checksum)
+    # an index from before the setting: a folder one is refused, a JSONL one (no sections: same text) still opens
+    def drop_header() -> None:  # as an index built before the setting existed
+        manifest = IndexManifest.load(fake_settings.index_dir)
+        del manifest.chunker["header"]
+        manifest.save(fake_settings.index_dir)
+
+    drop_header()
+    with pytest.raises(IndexError_, match="rebuild"):
+        open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    drop_header()
+    assert len(open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks) > 0

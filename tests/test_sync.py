@@ -1,0 +1,76 @@
+"""``index sync``: after an add, a change, a delete and a rename, the index equals a fresh build of the folder."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from local_rag.index import build_index, open_index
+from local_rag.index.sync import sync_index
+from local_rag.records import Query
+from local_rag.retrieve import HybridRetriever
+from local_rag.settings import Settings
+
+from .conftest import HashEmbedder
+from .docs_fixtures import make_folder, make_pdf
+from .test_cli import run
+
+QUESTIONS = ["harvest barley tonnes", "warehouse pallets solar", "tidal turbines", "glacier moraine debris", "lake water"]
+
+
+def state(settings: Settings, embedder: HashEmbedder) -> tuple[set[str], str, list[list[tuple[str, float]]]]:
+    index = open_index(settings, model_checksum=embedder.checksum)
+    hybrid = HybridRetriever(index, settings, embedder)
+    ranked = [[(h.passage_id, round(h.score, 5)) for h in hybrid.search([Query(q)], top_k=5)] for q in QUESTIONS]
+    texts = {f"{c.id}|{c.title}|{c.section}|{c.page}|{c.text}" for c in index.chunks}
+    return texts, index.manifest.corpus_hash, ranked
+
+
+def test_sync_equals_a_fresh_build(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):
+    folder = make_folder(tmp_path / "docs")
+    first = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert first.built and len(first.plan.added) == 6
+    again = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert again.plan.empty and again.plan.unchanged == 6 and not again.built
+
+    make_pdf(folder / "new.pdf", ["Beekeeping log\nThe hives produced clover honey in June."])  # add
+    (folder / "notes.md").write_text("# Field notes\n\n## Sampling\n\nWe sampled lake water daily, not weekly.\n")  # change
+    (folder / "review.docx").unlink()  # delete
+    shutil.move(folder / "guide.html", folder / "glaciers.html")  # rename
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 nonsense")  # unreadable: reported, the sync goes on
+    before = hash_embedder.calls
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert sorted(result.plan.added) == ["broken.pdf", "glaciers.html", "new.pdf"]
+    assert result.plan.changed == ["notes.md"] and sorted(result.plan.removed) == ["guide.html", "review.docx"]
+    assert set(result.unreadable) == {"broken.pdf"}
+    assert hash_embedder.calls - before == result.embedded_chunks  # only the new and changed files were embedded
+    synced = state(fake_settings, hash_embedder)
+    assert sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.empty
+
+    fresh_settings = fake_settings.model_copy(update={"index": "fresh"})
+    fresh_manifest = build_index(fresh_settings, folder, embedder=hash_embedder, progress=False)
+    assert synced == state(fresh_settings, hash_embedder)
+    manifest = open_index(fake_settings, model_checksum=hash_embedder.checksum).manifest
+    assert manifest.unreadable == fresh_manifest.unreadable == {"broken.pdf": fresh_manifest.unreadable["broken.pdf"]}
+    files = json.loads((fake_settings.index_dir / "files.json").read_text())
+    assert files == json.loads((fresh_settings.index_dir / "files.json").read_text())
+    assert manifest.history[-1]["action"] == "sync"
+
+
+def test_sync_cli_says_when_nothing_changed(tmp_path: Path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nAlpha text about rivers.\n")
+    (folder / "b.txt").write_text("Beta text about mountains.\n")
+    args = ["index", "sync", str(folder), "--index", "notes", "--profile", "cpu-test"]
+    env = {"LOCAL_RAG_DENSE__ENABLED": "false", "LOCAL_RAG_RETRIEVAL__RETRIEVERS": '["bm25"]',
+           "LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    first = run(*args, cwd=tmp_path, env=env)
+    assert first.returncode == 0, first.stderr
+    assert "built it" in first.stdout
+    second = run(*args, cwd=tmp_path, env=env)
+    assert second.returncode == 0 and "nothing to do" in second.stdout
+    (folder / "b.txt").unlink()
+    third = run(*args, "--json", cwd=tmp_path, env=env)
+    assert third.returncode == 0 and json.loads(third.stdout)["removed"] == ["b.txt"]
