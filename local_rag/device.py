@@ -60,7 +60,7 @@ def quiet_transformers() -> None:
         from transformers.utils import logging as hf_logging
     except ImportError:
         return
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers does not annotate it
 
 
 def cpu_has_amx() -> bool:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from local_rag import safejson
 from local_rag.errors import BadInputError
 from local_rag.records import Conversation, Speaker, Turn
 
@@ -55,14 +56,11 @@ def read_jsonl(path: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise BadInputError(f"file not found: {path}")
     out = []
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise BadInputError(f"{path}:{lineno}: not valid JSON ({exc.msg})") from exc
+            record = safejson.loads(line, f"{path}:{lineno}")
             if not isinstance(record, dict):
                 raise BadInputError(f"{path}:{lineno}: expected a JSON object")
             out.append(record)

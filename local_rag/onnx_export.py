@@ -54,7 +54,7 @@ def export_folder(
                 super().__init__()
                 self.inner = inner
 
-            def forward(self, input_ids, attention_mask, token_type_ids):
+            def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:  # torch tensors
                 return pick(self.inner(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids))
 
         ids = torch.ones((2, 8), dtype=torch.long)

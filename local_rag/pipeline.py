@@ -1,5 +1,5 @@
 """The conversational pipeline: rewrite -> multi-query hybrid retrieval -> cross-encoder -> LLM listwise rerank
-and relevance filter -> grounded generation. Which stages run, and with which models, comes from the settings
+and relevance filter -> decision (answer, decline, clarify, chitchat) -> grounded generation. Which stages run, and with which models, comes from the settings
 (``pipeline``, ``reranker``, ``llm``...); each stage is loaded once, lazily.
 
 Example:
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from local_rag.llm.generate import Answer, Generator
-from local_rag.records import Conversation, Hit, LLMCall, Query
+from local_rag.records import Conversation, Decision, Hit, LLMCall, Query
 from local_rag.retrieve.queries import conversation_queries
 from local_rag.settings import Settings
 
@@ -35,6 +35,8 @@ class TurnResult:
     timings: dict[str, float] = field(default_factory=dict)
     llm_calls: list[LLMCall] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)  # agentic mode: think / search / information / answer steps
+    decision: Decision | None = None  # the decision stage's choice (local_rag.decide)
+    support: dict[str, Any] | None = None  # the support check of the answer's sentences (local_rag.decide.support)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +50,8 @@ class TurnResult:
             "timings_s": self.timings,
             "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.llm_calls],
             **({"trace": self.trace} if self.trace else {}),
+            **({"decision": self.decision.to_json()} if self.decision else {}),
+            **({"support": self.support} if self.support else {}),
         }
 
 
@@ -63,6 +67,9 @@ class Pipeline:
         self._retriever = retriever
         self._llm = llm
         self._reranker = reranker
+        self._decider: Any = None
+        self._support: Any = False  # False: not loaded yet; None: no trained model
+        self._calls_before = 0
         self._stages: dict[str, Any] = {}
 
     # ------------------------------------------------------------ lazily loaded stages
@@ -113,6 +120,14 @@ class Pipeline:
                 self._reranker = False
         return self._reranker or None
 
+    @property
+    def decider(self) -> Any:
+        if self._decider is None:
+            from local_rag.decide import load_decider
+
+            self._decider = load_decider(self.settings, retriever=self._retriever)
+        return self._decider
+
     def _stage(self, name: str) -> Any:
         if name not in self._stages:
             s = self.settings
@@ -157,7 +172,12 @@ class Pipeline:
 
         cfg = self.settings
         timings: dict[str, float] = {}
-        calls_before = len(self._llm.calls) if self._llm is not None else 0
+        calls_before = self._calls_before = len(self._llm.calls) if self._llm is not None else 0
+
+        started = time.perf_counter()
+        conversation, decision = self.decider.before_retrieval(conversation)
+        if decision is not None:  # small talk: no retrieval
+            return self.decided(decision, conversation, [], [], [], {"decide": time.perf_counter() - started})
 
         started = time.perf_counter()
         queries = self.queries(conversation)
@@ -186,11 +206,50 @@ class Pipeline:
 
         passages = hits[: cfg.generate.passages]
         started = time.perf_counter()
+        decision = self.decider.decide(conversation, hits)
+        timings["decide"] = time.perf_counter() - started
+        if decision.kind != "answer":
+            return self.decided(decision, conversation, queries, retrieved, hits, timings)
+        started = time.perf_counter()
         answer = self._stage("generate").answer(conversation, passages, on_token=on_token) if passages else Generator.idk(cfg.generate)
         timings["generate"] = time.perf_counter() - started
+        support = None
+        if cfg.support.mode != "off" and answer.kind == "answer" and passages:
+            started = time.perf_counter()
+            answer, support = self.checked(answer, passages)
+            timings["support"] = time.perf_counter() - started
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         calls = self._llm.calls[calls_before:] if self._llm is not None else []
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls))
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), decision=decision, support=support)
+
+    def checked(self, answer: Answer, passages: list[Hit]) -> tuple[Answer, dict[str, Any] | None]:
+        """The answer after the support check (`local_rag.decide.support`): citations moved to the passage that
+        supports a sentence, unsupported sentences flagged or dropped; the answer itself when no model is trained."""
+        from local_rag.llm.generate import Citation, check_citations
+
+        if self._support is False:
+            from local_rag.decide.support import load_support_checker
+
+            self._support = load_support_checker(self.settings, self._retriever)
+        if self._support is None:
+            return answer, None
+        text, report = self._support.check(answer.text, passages)
+        if not text.strip():  # nothing the passages support: decline
+            return Generator.idk(self.settings.generate), report.to_json()
+        text, numbers, _ = check_citations(text, len(passages))
+        citations = [Citation(n, passages[n - 1].passage_id, passages[n - 1].title, passages[n - 1].url) for n in numbers]
+        return Answer(text, "answer", citations, answer.invalid_citations, passages, answer.raw, answer.call), report.to_json()
+
+    def decided(self, decision: Decision, conversation: Conversation, queries: list[Query], retrieved: list[Hit],
+                hits: list[Hit], timings: dict[str, float]) -> TurnResult:
+        """The turn when the decision stage answers it without the generator (decline, clarify, chitchat)."""
+        from local_rag.decide import reply_text
+
+        passages = hits[: self.settings.generate.passages]
+        answer = Answer(reply_text(decision, conversation, hits, self.settings), decision.kind, passages=passages)
+        timings["total"] = sum(v for k, v in timings.items() if "." not in k)
+        calls = self._llm.calls[self._calls_before :] if self._llm is not None else []
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), decision=decision)
 
 
 def dense_score(hit: Hit) -> float | None:

@@ -10,6 +10,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 Speaker = Literal["user", "agent", "system"]
+#: what a turn does: answer from the passages, decline (the fixed IDK sentence), ask a clarifying question, or reply
+#: to small talk (thanks, greetings) without retrieval
+Kind = Literal["answer", "decline", "clarify", "chitchat"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +130,27 @@ class LLMCall:
     @property
     def prefill_tokens_per_s(self) -> float:
         return self.prompt_tokens / self.prefill_s if self.prefill_s > 0 else 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Decision:
+    """What the decision stage chose for a turn (`local_rag.decide`), before any generation.
+
+    ``scores``: the probability of each kind the model gave; ``confidence``: that of ``kind``; ``options``: for
+    ``clarify``, the things the passages show that the turn may mean (titles or entities); ``reason``: why, in
+    words (``"no trained decider: always answer"``, ``"chitchat pattern"``, ``"model"``); ``latency_s``: the
+    stage's time.
+    """
+
+    kind: Kind
+    confidence: float = 1.0
+    scores: dict[str, float] = field(default_factory=dict)
+    options: list[str] = field(default_factory=list)
+    reason: str = ""
+    latency_s: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

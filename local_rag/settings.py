@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDic
 
 from local_rag.errors import SettingsError
 from local_rag.paths import default_indexes_dir, default_models_dir, user_config_file
+from local_rag.settings_env import check_names, describe_value_errors, read_env
 
 DEFAULT_PROFILE = "cpu-qwen"  # the demo's profile (`make demo` imports its LLM; `local-rag models pull` fetches it)
 
@@ -87,10 +88,20 @@ class DenseConfig(_Config):
     """FAISS index over normalized vectors (inner product = cosine)."""
 
     enabled: bool = True
-    factory: str = Field("Flat", description="FAISS index factory string: Flat, HNSW32, IVF1024,Flat ...")
+    factory: str = Field("auto", description="FAISS index factory string: Flat, HNSW32, IVF1024,Flat ...; auto = "
+                         "chosen by corpus size (Flat below 200k chunks, else HNSW32; local_rag.index.factory)")
     nprobe: int = Field(16, ge=1, description="IVF lists probed per query")
     ef_search: int = Field(128, ge=1, description="HNSW search depth")
     use_gpu: Literal["auto", "yes", "no"] = "auto"
+
+
+class BackendConfig(_Config):
+    """Where a new index keeps its vectors and BM25 terms (an existing index follows its manifest)."""
+
+    name: Literal["local", "qdrant"] = Field("local", description="local = FAISS + bm25s files in the index folder; "
+                                             "qdrant = a Qdrant collection (extra `qdrant`)")
+    url: str = Field("", description="Qdrant server or cluster URL (QDRANT_API_KEY from the environment); empty = "
+                     "embedded in the index folder (qdrant-client local mode)")
 
 
 class FusionConfig(_Config):
@@ -168,6 +179,36 @@ class GenerateConfig(_Config):
     history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")
     agent_turn_tokens: int = Field(120, ge=0, description="tokens per earlier agent turn at most")
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
+    attribute: bool = Field(
+        False, description="cite an answer the model left uncited by word overlap with the passages (the demo does)"
+    )
+
+
+class DecideConfig(_Config):
+    """The decision stage between reranking and generation (`local_rag.decide`): answer, decline, clarify or
+    chitchat, by a small trained model (`local-rag train decider`)."""
+
+    enabled: bool = Field(True, description="run the decision stage (off, or no trained model: always answer)")
+    model: str = Field("decider", description="the trained decider: a name in models/manifest.json or a folder")
+    decline_threshold: float = Field(
+        -1.0, le=1.0, description="decline when P(decline) reaches this; -1 = the threshold saved with the model"
+    )
+    clarify_threshold: float = Field(
+        -1.0, le=1.0, description="clarify when P(clarify) reaches this; -1 = the threshold saved with the model"
+    )
+    chitchat: bool = Field(True, description="reply to thanks and greetings without retrieval")
+    max_options: int = Field(8, ge=2, le=12, description="options a clarifying question names at most")
+
+
+class SupportConfig(_Config):
+    """The support check after generation (`local_rag.support`): each answer sentence against its passages."""
+
+    mode: Literal["off", "flag", "drop"] = Field(
+        "off", description="flag: count unsupported sentences; drop: also remove them; off: no check"
+    )
+    model: str = Field("support", description="the trained support classifier (`local-rag train support`)")
+    threshold: float = Field(-1.0, le=1.0, description="supported when P(support) reaches this; -1 = the model's")
+    move_citations: bool = Field(True, description="cite the given passage that supports a sentence best")
 
 
 class LLMConfig(_Config):
@@ -294,6 +335,7 @@ class ServerConfig(_Config):
     retry_after_s: int = Field(0, ge=0, description="Retry-After on a 429; 0 = estimated from recent turn times")
     max_body_bytes: int = Field(1_048_576, ge=1024, description="larger request bodies are refused with 413")
     max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
+    max_messages: int = Field(256, ge=1, description="requests with more messages are refused with 400")
     model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
     sources_footer: bool = Field(
         False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
@@ -319,11 +361,14 @@ class Settings(BaseSettings):
     sparse: SparseConfig = Field(default_factory=SparseConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
     dense: DenseConfig = Field(default_factory=DenseConfig)
+    backend: BackendConfig = Field(default_factory=BackendConfig)
     fusion: FusionConfig = Field(default_factory=FusionConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    decide: DecideConfig = Field(default_factory=DecideConfig)
+    support: SupportConfig = Field(default_factory=SupportConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
     rewrite: RewriteConfig = Field(default_factory=RewriteConfig)
     llm_rerank: LLMRerankConfig = Field(default_factory=LLMRerankConfig)
@@ -398,7 +443,8 @@ def deep_merge(*layers: dict[str, Any]) -> dict[str, Any]:
 
 
 def _env_values() -> dict[str, Any]:
-    return EnvSettingsSource(Settings)()
+    check_names(Settings)
+    return read_env(EnvSettingsSource(Settings))
 
 
 def load_settings(
@@ -422,10 +468,7 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
-        raise SettingsError(f"invalid settings: {problems}") from exc
+        raise SettingsError(f"invalid settings: {describe_value_errors(exc.errors())}") from exc
     from local_rag.device import set_offline
 
     set_offline(settings.offline)

@@ -3,6 +3,15 @@ against markitdown, for text quality, pages a second and what each keeps (pages,
 
     python scripts/bench_docs.py FOLDER [--markitdown /path/to/venv/bin/python] [--json out.json]
 
+The folder measured in docs/benchmarks.md (real files nobody here wrote; DOCX and PPTX made from them by LibreOffice):
+
+    mkdir -p /tmp/i28/real && cd /tmp/i28/real
+    cp ../shared/mtrag/mtragun-dev/MTRAG-UN-arxiv.pdf /usr/share/doc/libtasn1-doc/libtasn1.pdf \
+       /usr/share/doc/shared-mime-info/shared-mime-info-spec.pdf /usr/share/doc/python3/python-policy.html \
+       /usr/share/doc/zlib1g-dev/examples/zlib_how.html /usr/share/doc/base-passwd/users-and-groups.html .
+    soffice --headless --convert-to 'docx:MS Word 2007 XML' python-policy.html zlib_how.html
+    soffice --headless --infilter=impress_pdf_import --convert-to pptx shared-mime-info-spec.pdf MTRAG-UN-arxiv.pdf
+
 markitdown runs in its own virtual environment (``python -m venv V && V/bin/pip install 'markitdown[pdf,docx,pptx]'``)
 so that its dependencies stay out of local-rag's. Quality signals, per 1,000 words of extracted text:
 - ``glued``: tokens of 25+ letters, i.e. words run together when the spaces of a PDF line were lost;
@@ -14,67 +23,9 @@ so that its dependencies stay out of local-rag's. Quality signals, per 1,000 wor
 from __future__ import annotations
 
 import argparse
-import json
-import re
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_document
-
-_MARKITDOWN = """
-import json, sys, time
-from markitdown import MarkItDown
-md = MarkItDown()
-out = {}
-for path in sys.argv[1:]:
-    started = time.perf_counter()
-    try:
-        text = md.convert(path).text_content
-    except Exception as exc:
-        text = ""
-    out[path] = {"text": text, "seconds": time.perf_counter() - started}
-print(json.dumps(out))
-"""
-_NAV = re.compile(r"\b(navigation|previous topic|next topic|quick search|table of contents|show source|index\s*\|)", re.I)
-
-
-def quality(text: str) -> dict[str, float]:
-    words = text.split()
-    per_k = 1000 / max(len(words), 1)
-    return {
-        "words": len(words),
-        "glued": round(sum(1 for w in words if re.fullmatch(r"[A-Za-z]{25,}[.,;:]?", w)) * per_k, 2),
-        "broken": round(len(re.findall(r"[a-z]- [a-z]", text)) * per_k, 2),
-        "pipes": round(text.count("|") * per_k, 1),
-        "nav": len(_NAV.findall(text)),
-    }
-
-
-def ours(path: Path) -> dict[str, object]:
-    started = time.perf_counter()
-    try:
-        document = read_document(path)
-    except UnreadableFile as exc:
-        return {"error": str(exc), "seconds": time.perf_counter() - started, "pages": 0}
-    seconds = time.perf_counter() - started
-    text = "\n".join(s.text for s in document.sections)
-    headings = sum(len(s.headings) for s in document.sections)
-    pages = document.pages
-    return {"seconds": seconds, "pages": pages, "title": document.title, "headings": headings,
-            "page_numbers": any(s.page for s in document.sections), **quality(" ".join(text.split("\n")))}
-
-
-def markitdown(python: str, paths: list[Path]) -> dict[str, dict[str, object]]:
-    raw = subprocess.run([python, "-c", _MARKITDOWN, *map(str, paths)], capture_output=True, text=True, check=True)
-    out = {}
-    for path, result in json.loads(raw.stdout).items():
-        text = str(result["text"])
-        headings = len(re.findall(r"^#{1,6} ", text, re.M))
-        out[path] = {"seconds": result["seconds"], "headings": headings, "page_numbers": "Slide number" in text,
-                     **quality(" ".join(text.split("\n")))}
-    return out
+from local_rag.bench.docs import run
 
 
 def main() -> None:
@@ -83,37 +34,8 @@ def main() -> None:
     parser.add_argument("--markitdown", help="python of a venv with markitdown installed")
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
-    files = sorted(p for p in args.folder.iterdir() if p.suffix.lower() in DOC_SUFFIXES)
-    read_document(files[0])  # imports and first-call set-up out of the timings
-    rows = {str(p): {"ours": ours(p)} for p in files}
-    if args.markitdown:
-        subprocess.run([args.markitdown, "-c", _MARKITDOWN, str(files[0])], capture_output=True, check=True)
-        for path, result in markitdown(args.markitdown, files).items():
-            rows[path]["markitdown"] = result
-    cols = ("words", "glued", "broken", "pipes", "nav", "headings", "page_numbers")
-    print("| file | reader | pages | pages/s | " + " | ".join(cols) + " |")
-    print("|---|---|---:|---:|" + "---:|" * len(cols))
-    totals: dict[str, dict[str, list[float]]] = {}
-    for path, by_reader in rows.items():
-        pages = int(by_reader["ours"].get("pages") or 1)  # type: ignore[call-overload]
-        for reader, r in by_reader.items():
-            seconds = float(r["seconds"])  # type: ignore[arg-type]
-            fmt = Path(path).suffix.lower().lstrip(".")
-            tot = totals.setdefault(f"{reader} {fmt}", {"pages": [], "seconds": []})
-            tot["pages"].append(pages)
-            tot["seconds"].append(seconds)
-            if "error" in r:
-                print(f"| {Path(path).name} | {reader} | error: {r['error']} |")
-                continue
-            print(f"| {Path(path).name} | {reader} | {pages} | {pages / seconds:.1f} | "
-                  + " | ".join(str(r.get(c, "")) for c in cols) + " |")
-    print()
-    for key, tot in sorted(totals.items()):
-        print(f"{key}: {sum(tot['pages']):.0f} pages in {sum(tot['seconds']):.2f}s = "
-              f"{sum(tot['pages']) / sum(tot['seconds']):.1f} pages/s")
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    run(args)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

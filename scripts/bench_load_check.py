@@ -5,48 +5,15 @@
     # a synthetic index of N passages (random 384-d unit vectors, real bm25s + FAISS Flat), in a temporary folder
     python scripts/bench_load_check.py --synthetic 50000
 
-Prints one JSON object: median load time without and with the check, the check alone, its share of the load.
+Prints one JSON object: median load wall and CPU time without and with the check, the check's CPU time and its
+share of the load's CPU time (the figure in docs/reliability.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import platform
-import sys
-import tempfile
-from pathlib import Path
 
-import numpy as np
-
-from local_rag.embed.base import Embedder
-from local_rag.index import build_index
-from local_rag.index.verify import load_check_cost
-from local_rag.settings import load_settings
-
-
-class RandomEmbedder(Embedder):
-    backend = "sentence-transformers"
-
-    def __init__(self, config, dimension: int = 384) -> None:  # type: ignore[no-untyped-def]
-        super().__init__(config)
-        self.name, self.checksum, self.dimension = config.model, "random", dimension
-        self.rng = np.random.default_rng(0)
-
-    def embed_batch(self, texts: list[str], kind: str) -> np.ndarray:  # type: ignore[override]
-        return self.rng.standard_normal((len(texts), self.dimension)).astype(np.float32)
-
-
-def synthetic(folder: Path, n: int) -> dict:
-    words = [f"w{i}" for i in range(5000)]
-    rng = np.random.default_rng(1)
-    corpus = folder / "corpus.jsonl"
-    with corpus.open("w", encoding="utf-8") as fh:
-        for i in range(n):
-            text = " ".join(rng.choice(words, size=120))
-            fh.write(json.dumps({"_id": f"p{i}", "title": f"doc {i}", "text": text, "url": ""}) + "\n")
-    return {"indexes_dir": str(folder / "indexes"), "index": "synthetic",
-            "chunker": {"tokenizer": "whitespace", "size": 256, "overlap": 64}}
+from local_rag.bench.load_check import run
 
 
 def main() -> None:
@@ -55,18 +22,7 @@ def main() -> None:
     ap.add_argument("--synthetic", type=int, help="build a synthetic index of this many passages")
     ap.add_argument("--repeats", type=int, default=5)
     args = ap.parse_args()
-    if bool(args.index) == bool(args.synthetic):
-        sys.exit("give --index NAME or --synthetic N")
-    with tempfile.TemporaryDirectory() as tmp:
-        if args.synthetic:
-            overrides = synthetic(Path(tmp), args.synthetic)
-            settings = load_settings(overrides=overrides)
-            build_index(settings, Path(tmp) / "corpus.jsonl", embedder=RandomEmbedder(settings.embedder), progress=False)
-        else:
-            settings = load_settings(overrides={"index": args.index})
-        result = load_check_cost(settings, args.repeats)
-    result.update({"index": args.index or f"synthetic-{args.synthetic}", "machine": platform.processor() or platform.machine()})
-    print(json.dumps(result))
+    run(args)
 
 
 if __name__ == "__main__":

@@ -152,21 +152,21 @@ def test_a_model_that_never_follows_the_protocol_still_ends(index_settings: tupl
     pipe, llm = agent(index_settings, lambda m, s: "<think>hmm", max_steps=3)
     turn = pipe.answer(CATS)
     assert len(llm.calls) == 4  # max_steps, then the forced answer
-    assert turn.answer.kind == "idk" and turn.trace[-1]["forced"] is True  # nothing usable: the IDK sentence
+    assert turn.answer.kind == "decline" and turn.trace[-1]["forced"] is True  # nothing usable: the IDK sentence
     assert sum(s["type"] == "invalid" for s in turn.trace) == 3
 
 
 def test_zero_search_budget_and_a_prompt_too_long_do_not_crash(index_settings: tuple[Any, Any]) -> None:
     pipe, _ = agent(index_settings, ["<search>cats</search>", "<answer>I don't know.</answer>"], max_searches=0)
     turn = pipe.answer(CATS)
-    assert turn.queries == [] and turn.answer.kind == "idk"
+    assert turn.queries == [] and turn.answer.kind == "decline"
 
     def overflow(messages: list, schema: Any) -> str:
         raise BadInputError("agent: the prompt has 5000 tokens, the context 2048: no room to answer")
 
     pipe, llm = agent(index_settings, overflow)
     turn = pipe.answer(CATS)
-    assert turn.answer.kind == "idk" and [s["type"] for s in turn.trace] == ["error", "error", "answer"]
+    assert turn.answer.kind == "decline" and [s["type"] for s in turn.trace] == ["error", "error", "answer"]
 
 
 def test_make_pipeline_picks_the_agentic_mode(index_settings: tuple[Any, Any]) -> None:
@@ -205,7 +205,7 @@ def test_smollm_rollout_over_a_real_index_ends_with_an_answer(index_settings: tu
     pipe = AgenticPipeline(settings, retriever=retriever, llm=smollm)
     turn = pipe.answer(CATS)
     assert turn.trace and turn.trace[-1]["type"] == "answer"
-    assert turn.answer.kind in ("answer", "idk") and turn.answer.text
+    assert turn.answer.kind in ("answer", "decline") and turn.answer.text
     assert 1 <= len(turn.llm_calls) <= settings.agent.max_steps + 1
     assert len(turn.queries) <= settings.agent.max_searches
 

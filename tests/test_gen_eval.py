@@ -455,7 +455,7 @@ def test_reference_generator_answers_from_the_gold_contexts_only() -> None:
     assert prediction["citations"] == [{"n": 1, "document_id": t["contexts"][0]["document_id"], "valid": True}, {"valid": False}]
     assert t["contexts"][0]["text"] in seen[0]
     empty = generate(dict(t, contexts=[]))
-    assert empty["kind"] == "idk" and len(seen) == 1
+    assert empty["kind"] == "decline" and len(seen) == 1
 
 
 def test_reports_write_markdown_json_and_charts(tmp_path: Path) -> None:

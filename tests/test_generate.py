@@ -32,6 +32,15 @@ def test_citations_are_checked_and_mapped():
     assert answer.invalid_citations == 2
 
 
+def test_an_uncited_answer_is_attributed_by_word_overlap_only_when_asked():
+    reply = f"{HITS[1].text.rstrip('.')}. Something no passage says at all."
+    plain = Generator(ScriptedLLM(reply)).answer(CONV, HITS)
+    assert plain.citations == [] and plain.attributed == 0
+    cited = Generator(ScriptedLLM(reply), GenerateConfig(attribute=True)).answer(CONV, HITS)
+    assert [c.passage_id for c in cited.citations] == [HITS[1].passage_id] and cited.attributed == 1
+    assert cited.text.startswith(HITS[1].text.rstrip(".") + " [2].") and cited.text.endswith("at all.")
+
+
 def test_role_separated_prompt_puts_passages_first_and_question_last():
     llm = ScriptedLLM("Alpha [1].")
     Generator(llm, GenerateConfig(idk_answer="NO IDEA.")).answer(CONV, HITS)
@@ -46,12 +55,12 @@ def test_role_separated_prompt_puts_passages_first_and_question_last():
                                    "User: I'm sorry, but I don't have the answer to that."])  # SmolLM2's echo
 def test_declines_become_the_fixed_idk_sentence(reply: str):
     answer = Generator(ScriptedLLM(reply)).answer(CONV, HITS)
-    assert answer.kind == "idk" and answer.text == GenerateConfig().idk_answer and answer.citations == []
+    assert answer.kind == "decline" and answer.text == GenerateConfig().idk_answer and answer.citations == []
 
 
 def test_no_passages_means_idk_without_a_model_call():
     llm = ScriptedLLM("should not be called")
-    assert Generator(llm).answer(CONV, []).kind == "idk" and llm.calls == []
+    assert Generator(llm).answer(CONV, []).kind == "decline" and llm.calls == []
 
 
 def test_clarifying_question():
@@ -145,7 +154,7 @@ def test_pipeline_stages_switch_off_and_threshold_gives_idk(pipeline_parts):
     result = Pipeline(settings, retriever=HybridRetriever(retriever.retrievers["dense"].folder, settings, retriever.retrievers["dense"].embedder), llm=llm).answer(
         Conversation([Turn("user", "what is the capital of australia")])
     )
-    assert result.answer.kind == "idk" and llm.calls == [] and [q.mode for q in result.queries] == ["lastturn"]
+    assert result.answer.kind == "decline" and llm.calls == [] and [q.mode for q in result.queries] == ["lastturn"]
 
 
 def test_rag_generator_returns_the_pipeline_passages_as_official_contexts(pipeline_parts):

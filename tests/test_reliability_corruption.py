@@ -58,7 +58,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 FILES = [
     "chunks.jsonl", "passages.json", "manifest.json", "dense/faiss.index", "dense/vectors.f16.npy",
     "sparse/params.index.json", "sparse/vocab.index.json", "sparse/data.csc.index.npy",
-    "sparse/indices.csc.index.npy", "sparse/indptr.csc.index.npy",
+    "sparse/indices.csc.index.npy", "sparse/indptr.csc.index.npy", "sparse/segments.json",
 ]
 
 
@@ -180,3 +180,38 @@ def test_verify_is_quiet_on_a_sound_index_and_deep_agrees(sound, tmp_path: Path)
     settings = copy_of(sound, tmp_path)
     assert verify_index(settings.index_dir) == [] and verify_index(settings.index_dir, deep=True) == []
     assert cli_verify(settings, "--deep")[0] == 0
+
+
+def test_load_check_cost_is_measured(sound, tmp_path: Path):
+    from local_rag.index.verify import load_check_cost
+
+    cost = load_check_cost(copy_of(sound, tmp_path), repeats=2)
+    assert cost["load_cpu_s"] > 0 and cost["check_cpu_s"] >= 0 and cost["bytes"] > 0
+
+
+def test_the_rebuild_hint_names_the_folder_not_the_manifests_name(sound, tmp_path: Path):
+    settings = copy_of(sound, tmp_path)
+    moved = settings.model_copy(update={"index": "copied"})
+    settings.index_dir.rename(moved.index_dir)  # a folder copied or renamed by hand keeps its manifest's name
+    other = moved.model_copy(update={"chunker": moved.chunker.model_copy(update={"size": 20})})
+    with pytest.raises(IndexError_, match="--index copied`"):
+        results(other, sound[1])
+
+
+def test_indexes_recorded_with_crc32_still_load_and_are_checked(sound, tmp_path: Path):
+    """Indexes written while the load check used CRC-32 (the MTRAG pool indexes) keep loading, checked."""
+    settings = copy_of(sound, tmp_path)
+    manifest = IndexManifest.load(settings.index_dir)
+    for rel, want in manifest.integrity["files"].items():
+        want.pop("xxh3")
+        want["crc32"] = integrity.crc32_file(settings.index_dir / rel)
+    manifest.save(settings.index_dir)
+    assert results(settings, sound[1]) == sound[2]
+    edited_chunk(settings.index_dir)
+    with pytest.raises(IndexError_):
+        results(settings, sound[1])
+
+
+def test_the_damage_matrix_covers_every_file_of_an_index(sound):
+    files = {p.relative_to(sound[0].index_dir).as_posix() for p in sound[0].index_dir.rglob("*") if p.is_file()}
+    assert files == set(FILES)

@@ -87,7 +87,7 @@ def cli(*args: str, env: dict[str, str]) -> subprocess.Popen[str]:
 
 
 def cli_env(tmp_path: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCAL_RAG_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOCAL_RAG_") or k == "LOCAL_RAG_USER_CONFIG"}
     env.update({
         "PYTHONPATH": str(ROOT), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"), "LOCAL_RAG_INDEX": "i27",
         "LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace", "LOCAL_RAG_CHUNKER__SIZE": "12", "LOCAL_RAG_CHUNKER__OVERLAP": "3",

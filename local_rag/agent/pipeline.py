@@ -80,7 +80,7 @@ def to_answer(rollout: Rollout, config: GenerateConfig, streamed: bool = False) 
     text = rollout.answer or ""
     raw = text if streamed else ""
     if not text or is_decline(text, config.idk_answer):
-        return Answer(config.idk_answer, "idk", passages=rollout.passages, raw=raw)
+        return Answer(config.idk_answer, "decline", passages=rollout.passages, raw=raw)
     hits = rollout.passages
     cleaned, numbers, invalid = check_citations(text, len(hits))
     citations = [Citation.of(n, hits[n - 1]) for n in numbers]

@@ -69,7 +69,7 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
             "answer_f1": statistics.fmean(r["answer_f1"] for r in rs),
             "intent": statistics.fmean(r["intent"] for r in rs),
             "reward": statistics.fmean(r["answer_f1"] + 0.2 * r["intent"] for r in rs),
-            "idk_rate": statistics.fmean(r["kind"] == "idk" for r in rs),
+            "idk_rate": statistics.fmean(r["kind"] in ("idk", "decline") for r in rs),
             "searches_per_turn": statistics.fmean(r["searches"] for r in rs),
             "search_latency_ms_mean": 1000 * statistics.fmean(search_s) if search_s else None,
             "forced_answer_rate": statistics.fmean(r["forced"] for r in rs),

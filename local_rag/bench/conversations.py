@@ -11,9 +11,9 @@ Example:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from local_rag.errors import BadInputError
 from local_rag.records import Conversation, Turn
@@ -28,7 +28,7 @@ class Session:
     user_turns: list[str] = field(default_factory=list)
 
 
-def task_sessions(tasks: list[dict], n: int | None = None, domain: str | None = None) -> list[Session]:
+def task_sessions(tasks: list[dict[str, Any]], n: int | None = None, domain: str | None = None) -> list[Session]:
     """Sessions from MTRAG generation tasks (of ``domain`` when given), the first ``n`` by sha1 of their id."""
     from local_rag.mtrag import parse_conversation, task_domain
     from local_rag.subset import pick
@@ -61,10 +61,12 @@ def read_sessions(path: str | Path, n: int | None = None) -> list[Session]:
         raise BadInputError(f"conversations file not found: {path}")
     if path.suffix == ".jsonl":
         return task_sessions(load_generation_tasks(path), n)
+    from local_rag import safejson
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadInputError(f"{path}: not a JSON conversation ({exc})") from exc
+        data = safejson.loads(path.read_bytes(), str(path))
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
     items = data if isinstance(data, list) and data and isinstance(data[0], dict) and "input" in data[0] else [data]
     out = []
     for i, item in enumerate(items[:n]):

@@ -275,7 +275,7 @@ class Peer:
         from local_rag.llm.generate import is_decline
 
         text = str(response.response).strip()
-        kind = "idk" if is_decline(text, self.settings.generate.idk_answer) else "answer"
+        kind = "decline" if is_decline(text, self.settings.generate.idk_answer) else "answer"
         return {"answer": text, "kind": kind, "wall_s": wall,
                 "retrieval_s": timed.last_s, "passages": passages, "queries": [timed.last_query],
                 "chunks": len(response.source_nodes), "llm_calls": LLM_CALLS.count - calls_before,
@@ -373,7 +373,7 @@ def summarize(rows: list[dict[str, Any]], qrels: dict[str, dict[str, int]]) -> d
         "ndcg_5": round(metrics.get("ndcg_cut_5", 0.0), 4), "recall_5": round(metrics.get("recall_5", 0.0), 4),
         "distinct_passages_mean": round(statistics.fmean(len(r["passages"]) for r in rows), 2),
         "rouge_l": round(statistics.fmean(r["rouge_l"] for r in rows), 4),
-        "idk_share": round(sum(r["kind"] == "idk" for r in rows) / len(rows), 3),
+        "idk_share": round(sum(r["kind"] in ("idk", "decline") for r in rows) / len(rows), 3),
     }
 
 

@@ -113,7 +113,10 @@ def summarize(attempts: list[dict[str, Any]], wall: float, n_requests: int) -> d
     final = {(a["client"], a["request"]): a["status"] for a in attempts}  # the last attempt of each request
     lat = [a["latency_s"] for a in ok]
     ttft = [a["ttft_s"] for a in ok if a.get("ttft_s") is not None]
-    ms = lambda v: round(v * 1000, 1)  # noqa: E731
+
+    def ms(v: float) -> float:
+        return round(v * 1000, 1)
+
     return {
         "requests": n_requests, "attempts": len(attempts), "wall_s": round(wall, 2),
         "answered": sum(1 for s in final.values() if s == 200), "refused": sum(1 for s in final.values() if s == 429),

@@ -79,8 +79,8 @@ def bench_pipeline(profile: str, per_domain: int, domains: list[str], tasks_file
         "stage_p50_s": {k: round(percentile([r["timings_s"].get(k, 0.0) for r in rows], 0.5), 3) for k in stages},
         "valid_citation_share": round(sum(1 for r in answered if r["citations"] and not r["invalid_citations"]) / max(1, len(answered)), 3),
         "answers_with_any_invalid_citation": sum(1 for r in answered if r["invalid_citations"]),
-        "idk_rate_unanswerable": round(sum(r["kind"] == "idk" for r in unans) / max(1, len(unans)), 3),
-        "idk_rate_answerable": round(sum(r["kind"] == "idk" for r in ans) / max(1, len(ans)), 3),
+        "idk_rate_unanswerable": round(sum(r["kind"] in ("idk", "decline") for r in unans) / max(1, len(unans)), 3),
+        "idk_rate_answerable": round(sum(r["kind"] in ("idk", "decline") for r in ans) / max(1, len(ans)), 3),
         "clarify_rate": round(sum(r["kind"] == "clarify" for r in rows) / max(1, len(rows)), 3),
         "gold_passage_given_share": round(sum(r["gold_in_passages"] for r in ans) / max(1, len(ans)), 3),
         "decode_tokens_per_s_mean": round(statistics.fmean(

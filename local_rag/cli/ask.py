@@ -10,9 +10,7 @@ from typing import Any
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
-from local_rag.cli.search import read_conversation
-
-MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
+from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
 
 
 def stage_options(func: Any) -> Any:
@@ -54,6 +52,12 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 
 
+
+def echo_piece(piece: str) -> None:
+    """Print a streamed piece of the answer as it comes."""
+    sys.stdout.write(piece)
+    sys.stdout.flush()
+
 @click.command()
 @click.argument("question", required=False)
 @settings_options
@@ -80,7 +84,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
             click.echo(f"note: the question was cut to {MAX_MESSAGE_CHARS} characters", err=True)
         conversation = Conversation([Turn("user", text)])
     pipeline = make_pipeline(settings)
-    stream = None if as_json else (lambda piece: (sys.stdout.write(piece), sys.stdout.flush()))
+    stream = None if as_json else echo_piece
     result = pipeline.answer(conversation, on_token=stream)
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))

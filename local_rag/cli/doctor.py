@@ -5,10 +5,14 @@ from __future__ import annotations
 import importlib.metadata as md
 import json
 import platform
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
+
+if TYPE_CHECKING:
+    from local_rag.settings import Settings
 
 PACKAGES = (
     "local-rag", "numpy", "bm25s", "PyStemmer", "faiss-cpu", "faiss-gpu-cu12", "torch", "transformers",
@@ -24,14 +28,14 @@ def _version(name: str) -> str | None:
         return None
 
 
-def fallback_facts(report: dict) -> dict:
+def fallback_facts(report: dict[str, Any]) -> dict[str, Any]:
     """The facts `local_rag.device.silent_fallbacks` decides on, from a `collect` report (plus a probe session)."""
     import shutil
 
     from local_rag.device import gpu_listed, onnx_probe_providers
 
     torch_info = report.get("torch")
-    facts: dict = {
+    facts: dict[str, Any] = {
         "gpu_listed": bool(report["gpus"]) or gpu_listed(), "nvml": _version("nvidia-ml-py") is not None,
         "nvcc": shutil.which("nvcc") is not None, "faiss_gpus": report["faiss"]["gpus"],
         "onnx_available": report["onnxruntime_providers"],
@@ -45,13 +49,13 @@ def fallback_facts(report: dict) -> dict:
     return facts
 
 
-def collect(settings) -> dict:
+def collect(settings: Settings) -> dict[str, Any]:
     from local_rag.device import cpu_has_amx, faiss_gpu_count, nvml_gpus, silent_fallbacks
     from local_rag.modelstore import Manifest
     from local_rag.settings import list_profiles
     from local_rag.sysinfo import cpu_name
 
-    report: dict = {
+    report: dict[str, Any] = {
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu": cpu_name(),

@@ -5,12 +5,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 from local_rag.cli.search import split_csv
 from local_rag.mtrag import default_mtrag_dir
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from local_rag.records import Hit, Query
 
 
 @click.group(name="eval")
@@ -113,7 +119,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
 
                 keep = first_by_sha1([i.id for i in items], limit)
                 items = [i for i in items if i.id in keep]
-            search = retriever.search
+            search: Callable[[list[Query]], list[Hit]] = retriever.search
             if llm is not None:
                 from local_rag.llm.pipeline import post_retrieval
 

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import click
 
@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "chat": "local_rag.cli.ask:chat",
     "serve": "local_rag.cli.serve:serve",
     "bench": "local_rag.cli.bench:bench",
+    "bench-scale": "local_rag.cli.bench_scale:bench_scale",
     "plan": "local_rag.cli.plan:plan",
     "train": "local_rag.cli.train:train",
     "synth": "local_rag.cli.synth:synth",
@@ -48,7 +49,7 @@ class LazyGroup(click.Group):
             return None
         module, attr = SUBCOMMANDS[name].split(":")
         try:
-            return getattr(importlib.import_module(module), attr)
+            return cast(click.Command, getattr(importlib.import_module(module), attr))
         except ModuleNotFoundError as exc:
             if exc.name == module:
                 return None
@@ -92,7 +93,7 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except LocalRagError as exc:
-            if os.environ.get("LOCAL_RAG_DEBUG"):
+            if os.environ.get("LOCAL_RAG_DEBUG", "") not in ("", "0", "false"):
                 raise
             click.echo(f"error: {exc}", err=True)
             sys.exit(exc.exit_code)

@@ -33,7 +33,7 @@ def plan(vram, ram, profiles, all_profiles, config_file, index_name, passages, n
         vram_from = "given"
     else:
         gpus = nvml_gpus()
-        vram_bytes = int(gpus[0]["free"]) if gpus else 0
+        vram_bytes = int(str(gpus[0]["free"])) if gpus else 0
         vram_from = f"free on {gpus[0]['name']}" if gpus else "no GPU seen"
     if ram is not None:
         ram_bytes = parse_size(ram)

@@ -10,26 +10,38 @@ import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 
+MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
+
 
 def read_conversation(path: str):
     """A conversation from a JSON file: the official ``input`` list, a task record with ``input``, or
-    OpenAI-style ``messages``."""
+    OpenAI-style ``messages``. Turns longer than `MAX_MESSAGE_CHARS` are cut, with a note on stderr."""
+    from local_rag import safejson
     from local_rag.errors import BadInputError
     from local_rag.mtrag import parse_conversation
+    from local_rag.records import Turn
 
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except FileNotFoundError as exc:
         raise BadInputError(f"conversation file not found: {path}") from exc
+    except IsADirectoryError as exc:
+        raise BadInputError(f"{path} is a folder; give a conversation JSON file") from exc
     except UnicodeDecodeError as exc:
         raise BadInputError(f"{path}: not UTF-8 text") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInputError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read it ({exc.strerror or exc})") from exc
+    data = safejson.loads(text, path)
     if isinstance(data, dict) and "messages" in data:
         data = data["messages"]
-    return parse_conversation(data, where=path)
+    conversation = parse_conversation(data, where=path)
+    cut = [i for i, turn in enumerate(conversation.turns) if len(turn.text) > MAX_MESSAGE_CHARS]
+    for i in cut:
+        turn = conversation.turns[i]
+        conversation.turns[i] = Turn(turn.speaker, turn.text[:MAX_MESSAGE_CHARS])
+    if cut:
+        click.echo(f"note: {len(cut)} turn(s) of {path} cut to {MAX_MESSAGE_CHARS} characters", err=True)
+    return conversation
 
 
 def split_csv(values: tuple[str, ...]) -> list[str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -114,7 +115,7 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
     _report(name, train_embedder(examples, base, name, settings.models_dir, cfg, info))
 
 
-def _examples(data_file: str, modes: str | None) -> tuple[list, dict]:
+def _examples(data_file: str, modes: str | None) -> tuple[list[Any], dict[str, Any]]:
     from local_rag.train.data import file_digest, read_examples
 
     examples = read_examples(data_file)
@@ -168,10 +169,11 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
     """Cache the system's own standalone rewrite of every task of a split (resumable: cached ones are skipped)."""
     from tqdm import tqdm
 
-    from local_rag.evaluation.splits import conversation_of, load_split
+    from local_rag.evaluation.splits import load_split
     from local_rag.llm import load_llm
     from local_rag.llm.pipeline import LLMQueries, conversations_by_id
     from local_rag.mtrag import default_mtrag_dir
+    from local_rag.subset import conversation_of
 
     settings = load(profile, config_file, index_name)
     mtrag = default_mtrag_dir()
@@ -224,3 +226,46 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
         all_gold += gold
     result["all"] = recall_at_depths(all_hits, all_gold, sizes) | {"queries": len(all_hits)}
     click.echo(json.dumps(result, indent=2))
+
+
+@train.command()
+@settings_options
+@click.option("--name", default="decider", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/decider",
+              show_default=True, help="Where report.json, report.md, confusion.png and predictions.jsonl go.")
+@click.option("--index-prefix", default="mtrag-", show_default=True, help="MTRAG tasks retrieve from <prefix><domain>.")
+@click.option("--dev-index-prefix", default="i24-mtrag-", show_default=True,
+              help="MTRAG-UN tasks retrieve from <prefix><domain> (the pool plus mtragun-dev/corpora/extra).")
+@click.option("--synthetic", default=150, show_default=True, help="Synthetic underspecified turns.")
+@click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
+@click.option("--work", type=click.Path(file_okay=False), default="runs/decider", show_default=True,
+              help="Cache of retrieved evidence (a rerun retrieves nothing twice).")
+@handle_errors
+def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work):
+    """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
+    the variant by cross-validation, save it under models/NAME and write its figures."""
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.train.decider import train_decider
+
+    settings = load(profile, config_file, index_name)
+    report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
+                           synthetic, split_csv((domains,)) or [], work=Path(work))
+    click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "targets_met")}, indent=2))
+
+
+@train.command()
+@settings_options
+@click.option("--name", default="support", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/support",
+              show_default=True, help="Where report.json goes.")
+@click.option("--answers", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="Committed answers (answers.jsonl of a generation run) to check, before and after.")
+@handle_errors
+def support(profile, config_file, index_name, name, report_dir, answers):
+    """Train the support classifier (is an answer sentence supported by a passage?) and write its figures."""
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.train.support import train_support
+
+    settings = load(profile, config_file, index_name)
+    report = train_support(settings, default_mtrag_dir(), Path(report_dir), name, [Path(a) for a in answers])
+    click.echo(json.dumps({k: report[k] for k in report if k in ("threshold", "pairs", "test", "answers")}, indent=2))

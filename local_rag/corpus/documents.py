@@ -122,7 +122,7 @@ def _pdf_heading(line: str) -> str | None:
 
 
 def _markdown(path: Path) -> Document:
-    text = path.read_text(encoding="utf-8").strip()
+    text = path.read_text(encoding="utf-8-sig").strip()
     return _markdown_document(text, path.stem)
 
 
@@ -134,7 +134,7 @@ def _markdown_document(text: str, fallback_title: str, title: str = "") -> Docum
 
 
 def _plain_text(path: Path) -> Document:
-    text = path.read_text(encoding="utf-8").strip()
+    text = path.read_text(encoding="utf-8-sig").strip()
     title = path.stem if meaningful_name(path.stem) else first_line_title(text, path.stem)
     return Document(title, [Section(text)])
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import logging
 import time
 import zipfile
 from collections.abc import Iterator
@@ -27,6 +28,9 @@ from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_document
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
+from local_rag.safejson import problem
+
+log = logging.getLogger("local_rag.corpus")
 
 __all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "read_corpus",
            "read_file_passages"]
@@ -45,6 +49,7 @@ class CorpusReport:
     progress: bool = False  # a progress bar over the files of a folder
     #: a folder of documents: relative path -> sha256 of the file's bytes, for every file read (readable or not)
     files: dict[str, str] = field(default_factory=dict)
+    where: str = ""  # file (and line) of the record read last, for messages about it
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -84,7 +89,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         source = _read_jsonl_file(path, skip_bad, report)
     for passage in source:
         if passage.id in seen:
-            _bad(f"{path}: duplicate passage id {passage.id!r}", skip_bad, report)
+            _bad(f"{report.where or path}: duplicate passage id {passage.id!r}", skip_bad, report)
             continue
         seen.add(passage.id)
         report.add(passage)
@@ -128,12 +133,16 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
             except UnicodeDecodeError as exc:
                 _bad(f"{where}: not UTF-8 ({exc.reason} at byte {exc.start})", skip_bad, report)
                 continue
+            if lineno == 1:
+                line = line.removeprefix("\ufeff")  # a UTF-8 byte order mark (Windows editors write one)
             if not line.strip():
                 continue
             try:
                 record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                _bad(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})", skip_bad, report)
+            except (ValueError, RecursionError) as exc:
+                what = (f"{exc.msg.removesuffix(' at')} at column {exc.colno}" if isinstance(exc, json.JSONDecodeError)
+                        else problem(exc))
+                _bad(f"{where}: not valid JSON ({what})", skip_bad, report)
                 continue
             if not isinstance(record, dict):
                 _bad(f"{where}: expected a JSON object, got {type(record).__name__}", skip_bad, report)
@@ -150,6 +159,7 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
                 _bad(f"{where}: empty text for passage {pid!r}", skip_bad, report)
                 continue
             pid = str(pid)
+            report.where = where
             yield Passage(
                 id=pid,
                 text=text,
@@ -163,6 +173,7 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest). A file that cannot be
     read is listed in ``report.unreadable`` with its reason and the read goes on."""
     files = document_files(folder)
+    _note_unread(folder, report)
     if not files:
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
     files = progress_files(files, report.progress)
@@ -171,6 +182,21 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     if not report.passages and report.unreadable:
         first, why = next(iter(report.unreadable.items()))
         raise BadInputError(f"{folder}: none of the {len(report.unreadable)} file(s) could be read ({first}: {why})")
+
+
+def _note_unread(folder: Path, report: CorpusReport) -> None:
+    """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
+    silence."""
+    unread = sorted(
+        p for p in folder.rglob("*")
+        if p.is_file() and p.suffix.lower() not in DOC_SUFFIXES and not p.name.startswith(".")
+    )
+    if not unread:
+        return
+    kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
+    report.skipped += [f"{p}: unsupported file type, not read" for p in unread]
+    log.warning("note: %d file(s) of %s skipped: local-rag reads %s (first: %s)", len(unread), ", ".join(kinds),
+                ", ".join(DOC_SUFFIXES), unread[0])
 
 
 def document_files(folder: Path) -> list[Path]:
@@ -190,6 +216,7 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
     """The passages of one document of ``folder`` (ids from its relative path), or none when it cannot be read
     (the reason goes to ``report.unreadable``)."""
     rel = path.relative_to(folder).as_posix()
+    report.where = str(path)
     started = time.perf_counter()
     try:
         report.files[rel] = file_digest(path)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -45,7 +46,7 @@ class BGEM3Embedder(Embedder):
         self.max_length = config.max_length or 8192
         self.dimension = int(self.embed_batch(["dimension probe"], "query").shape[1])
 
-    def _encode(self, texts: list[str], sparse: bool) -> dict:
+    def _encode(self, texts: list[str], sparse: bool) -> dict[str, Any]:
         return self.model.encode(
             texts,
             batch_size=len(texts),

@@ -27,7 +27,7 @@ from local_rag.mtrag import (
     task_domain,
 )
 from local_rag.records import Conversation, Hit, Query
-from local_rag.stats import percentile
+from local_rag.stats import percentile as percentile  # re-exported for older imports; use local_rag.stats
 from local_rag.sysinfo import peak_rss_mb
 
 MAX_CONTEXTS = 10

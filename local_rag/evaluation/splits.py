@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from local_rag.errors import BadInputError
 from local_rag.subset import conversation_of
@@ -49,7 +49,7 @@ def keep_split(items: Iterable[T], conversations: set[str], task_id: Callable[[T
     return [item for item in items if conversation_of(task_id(item)) in conversations]
 
 
-def task_in_split(task: dict, conversations: set[str]) -> bool:
+def task_in_split(task: dict[str, Any], conversations: set[str]) -> bool:
     """A generation task (``conversation_id`` when present, else its ``task_id``) in ``conversations``."""
     conversation = task.get("conversation_id") or conversation_of(str(task.get("task_id", "")))
     return str(conversation) in conversations

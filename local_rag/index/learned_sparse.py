@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -16,7 +17,7 @@ from local_rag.errors import IndexError_
 MATRIX_FILE = "lexical.npz"
 
 
-def _to_csr(weights: Sequence[dict[str, float]], vocab: int):
+def _to_csr(weights: Sequence[dict[str, float]], vocab: int) -> Any:  # a scipy.sparse.csr_matrix (scipy has no stubs here)
     from scipy import sparse
 
     indptr, indices, data = [0], [], []
@@ -29,7 +30,7 @@ def _to_csr(weights: Sequence[dict[str, float]], vocab: int):
 
 
 class LearnedSparseIndex:
-    def __init__(self, matrix) -> None:
+    def __init__(self, matrix: Any) -> None:  # a scipy.sparse.csr_matrix
         self.matrix = matrix
 
     @property

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from local_rag._optional import require
-from local_rag.errors import IndexError_
+from local_rag.errors import BadInputError, IndexError_
 from local_rag.settings import SparseConfig
 
 
@@ -47,6 +47,11 @@ class SparseIndex:
         retriever = bm25s.BM25(method=config.method, k1=config.k1, b=config.b)
         index = cls(retriever, config, len(texts))
         tokens = index._tokenize(texts, show_progress=progress)
+        if not any(len(doc) for doc in tokens.ids):  # type: ignore[attr-defined]
+            raise BadInputError(
+                f"none of the {len(texts)} chunks has a word BM25 can index (2+ letters, not a stopword); "
+                "add text or build with --sparse-only off"
+            )
         retriever.index(tokens, show_progress=progress)
         return index
 

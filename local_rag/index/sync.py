@@ -38,6 +38,7 @@ from local_rag.index.folder import (
     build_index,
     format_stats,
 )
+from local_rag.index.lock import one_writer
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.settings import Settings
 
@@ -100,6 +101,7 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
         raise IndexError_(f"{index_path / FILES_FILE} is corrupt ({exc}); rebuild the index") from exc
 
 
+@one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True
 ) -> SyncResult:
@@ -170,13 +172,14 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
         return items
     from tqdm import tqdm
 
-    return tqdm(items, desc=desc, unit="file")
+    bar: Iterable[T] = tqdm(items, desc=desc, unit="file")  # tqdm has no type stubs here
+    return bar
 
 
-def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600) -> None:
-    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (watchfiles)."""
+def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None) -> None:
+    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set)."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
-    for _ in watchfiles.watch(folder, debounce=debounce_ms, raise_interrupt=False):
+    for _ in watchfiles.watch(folder, debounce=debounce_ms, raise_interrupt=False, stop_event=stop_event):
         on_change()

@@ -19,6 +19,7 @@ from local_rag.index.dense import INDEX_FILE, VECTORS_FILE
 from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, manifest_header, read_chunks
 from local_rag.index.lock import reading
 from local_rag.index.manifest import IndexManifest
+from local_rag.index.segments import SegmentedSparse
 from local_rag.settings import Settings
 
 
@@ -36,8 +37,6 @@ def verify_index(path: Path, deep: bool = False) -> list[str]:
 def _verify(path: Path, deep: bool) -> list[str]:
     manifest = IndexManifest.load(path)
     problems = integrity.verify_files(path, manifest.integrity)
-    if not manifest.integrity:
-        problems.append("no file checksums recorded (written by an older local-rag): rebuild to record them")
     try:
         chunks = read_chunks(path)
     except IndexError_ as exc:
@@ -55,9 +54,13 @@ def _verify(path: Path, deep: bool) -> list[str]:
                 problems.append("chunks and passages.json list different passages")
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         problems.append(f"{PASSAGES_FILE} unreadable: {exc}")
-    if manifest.sparse is not None:
+    if manifest.backend == "qdrant":
+        from local_rag.index.backends.qdrant import verify_qdrant
+
+        problems += verify_qdrant(path, len(chunks), manifest.dense["dimension"] if manifest.dense else None)
+    elif manifest.sparse is not None:
         problems += _sparse(path / "sparse", len(chunks), deep)
-    if manifest.dense is not None:
+    if manifest.dense is not None and manifest.backend == "local":
         problems += _dense(path / "dense", manifest, len(chunks), deep)
     if deep:
         header = manifest_header(manifest)
@@ -66,6 +69,15 @@ def _verify(path: Path, deep: bool) -> list[str]:
 
 
 def _sparse(folder: Path, n_chunks: int, deep: bool) -> list[str]:
+    segments = SegmentedSparse.read_meta(folder)
+    if segments:  # BM25 in segments (local_rag.index.segments): each checked against its own rows
+        if sum(m["rows"] for m in segments) != n_chunks:
+            return [f"sparse segments hold {sum(m['rows'] for m in segments)} rows for {n_chunks} chunks"]
+        return [p for m in segments for p in _sparse_one(folder / m["dir"], m["rows"], deep)]
+    return _sparse_one(folder, n_chunks, deep)
+
+
+def _sparse_one(folder: Path, n_chunks: int, deep: bool) -> list[str]:
     params = folder / "params.index.json"
     if not params.exists():
         return ["sparse index files missing"]
@@ -107,34 +119,45 @@ def _dense(folder: Path, manifest: IndexManifest, n_chunks: int, deep: bool) -> 
 
 
 def load_check_cost(settings: Settings, repeats: int = 5) -> dict[str, float]:
-    """Median time of `open_index` with and without the load-time integrity check, and their ratio (warm page
-    cache: the check's cost is at its largest share when the files are already in memory)."""
+    """What the load-time integrity check costs `open_index`, warm page cache (where its share is largest).
+
+    Wall time with and without the check (interleaved medians) and the CPU time of the load and of the check
+    alone (``time.process_time``, all threads): on a machine shared with other jobs the wall-clock difference is
+    noise, the CPU times are not. ``check_cpu_share`` is the figure the 5% target is held to.
+    """
     import statistics
     import time
 
     from local_rag.index.folder import open_index
 
-    def timed(check: bool) -> float:
-        saved = integrity.check_at_load
+    def timed(check: bool) -> tuple[float, float]:
+        saved = integrity.start_load_check
         if not check:
-            integrity.check_at_load = lambda folder, recorded: None  # type: ignore[assignment]
+            integrity.start_load_check = lambda folder, recorded: integrity.LoadCheck(folder, [])  # type: ignore[assignment]
         try:
-            started = time.perf_counter()
+            wall, cpu = time.perf_counter(), time.process_time()
             open_index(settings, derived=True)
-            return time.perf_counter() - started
+            return time.perf_counter() - wall, time.process_time() - cpu
         finally:
-            integrity.check_at_load = saved
+            integrity.start_load_check = saved  # type: ignore[assignment]
 
     timed(True)  # warm the page cache
     with_check, without = [], []
     for _ in range(repeats):
         with_check.append(timed(True))
         without.append(timed(False))
-    started = time.perf_counter()
     manifest = IndexManifest.load(settings.index_dir)
-    integrity.check_at_load(settings.index_dir, manifest.integrity)
-    check_s = time.perf_counter() - started
-    load = statistics.median(without)
-    return {"load_s": round(load, 4), "load_with_check_s": round(statistics.median(with_check), 4),
-            "check_s": round(check_s, 4), "check_share": round(check_s / load, 4),
-            "bytes": sum(p.stat().st_size for p in integrity.index_files(settings.index_dir))}
+    alone = []
+    for _ in range(repeats):
+        cpu = time.process_time()
+        integrity.check_at_load(settings.index_dir, manifest.integrity)
+        alone.append(time.process_time() - cpu)
+    load_cpu = statistics.median(c for _, c in without)
+    check_cpu = statistics.median(alone)
+    return {
+        "load_s": round(statistics.median(w for w, _ in without), 4),
+        "load_with_check_s": round(statistics.median(w for w, _ in with_check), 4),
+        "load_cpu_s": round(load_cpu, 4), "load_with_check_cpu_s": round(statistics.median(c for _, c in with_check), 4),
+        "check_cpu_s": round(check_cpu, 4), "check_cpu_share": round(check_cpu / load_cpu, 4),
+        "bytes": sum(p.stat().st_size for p in integrity.index_files(settings.index_dir)),
+    }

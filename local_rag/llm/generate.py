@@ -13,17 +13,16 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from local_rag.llm.base import LLM, Message
 from local_rag.llm.budget import truncate
 from local_rag.llm.context import conversation_text, last_question, passages_text
 from local_rag.llm.prompts import load_prompt
-from local_rag.records import Conversation, Hit, LLMCall
+from local_rag.records import Conversation, Hit, Kind, LLMCall
 from local_rag.settings import GenerateConfig
 
 log = logging.getLogger("local_rag.llm.generate")
-Kind = Literal["answer", "idk", "clarify"]
 _CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _DECLINE = re.compile(
     r"\b(i (?:do not|don't|cannot|can't) (?:know|answer|find|say)|"
@@ -60,7 +59,8 @@ class Citation:
 
 @dataclass
 class Answer:
-    """What a turn produced. ``kind`` is ``answer``, ``idk`` or ``clarify``."""
+    """What a turn produced. ``kind`` is ``answer``, ``decline`` (the fixed IDK sentence), ``clarify`` or
+    ``chitchat`` (`local_rag.records.Kind`)."""
 
     text: str
     kind: Kind = "answer"
@@ -69,6 +69,7 @@ class Answer:
     passages: list[Hit] = field(default_factory=list)
     raw: str = ""
     call: LLMCall | None = None
+    attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -140,7 +141,7 @@ class Generator:
     @staticmethod
     def idk(config: GenerateConfig) -> Answer:
         """The fixed IDK answer (no passage survived filtering: the LLM is not called)."""
-        return Answer(config.idk_answer, "idk")
+        return Answer(config.idk_answer, "decline")
 
     def messages(self, conversation: Conversation, hits: list[Hit]) -> list[Message]:
         cfg = self.config
@@ -181,7 +182,13 @@ class Generator:
         if cfg.clarify and text.upper().startswith("CLARIFY:"):
             return Answer(text[len("CLARIFY:") :].strip(), "clarify", passages=hits, raw=raw, call=call)
         if is_decline(text, cfg.idk_answer):
-            return Answer(cfg.idk_answer, "idk", passages=hits, raw=raw, call=call)
+            return Answer(cfg.idk_answer, "decline", passages=hits, raw=raw, call=call)
         text, numbers, invalid = check_citations(text, len(hits))
+        attributed = 0
+        if not numbers and cfg.attribute:
+            from local_rag.llm.attribute import attribute
+
+            text, numbers = attribute(text, [f"{h.title} {h.text}" for h in hits])
+            attributed = len(numbers)
         citations = [Citation.of(n, hits[n - 1]) for n in numbers]
-        return Answer(text, "answer", citations, invalid, hits, raw, call)
+        return Answer(text, "answer", citations, invalid, hits, raw, call, attributed=attributed)

@@ -17,6 +17,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from local_rag.llm.base import LLM
 from local_rag.llm.judge import RelevanceJudge
@@ -140,7 +141,7 @@ def call_stats(calls: Sequence[object]) -> dict[str, dict[str, float]]:
     import math
     import statistics
 
-    by_stage: dict[str, list] = {}
+    by_stage: dict[str, list[Any]] = {}
     for c in calls:
         by_stage.setdefault(c.stage, []).append(c)  # type: ignore[attr-defined]
     out = {}

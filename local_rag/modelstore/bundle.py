@@ -110,6 +110,11 @@ def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False) -> l
         shutil.rmtree(staging, ignore_errors=True)
 
 
+# tarfile's "data" filter (Python 3.11.4+) as a second guard; the members are checked above it either way (Debian 12's
+# Python 3.11.2 has no `filter` argument: found by the air-gapped install test, tests/test_airgap.py)
+_DATA_FILTER: dict[str, str] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+
+
 def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:
     try:
         tar = tarfile.open(bundle, "r:*")
@@ -144,7 +149,7 @@ def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:
             if not m.isfile() or not _safe(m.name) or m.name not in expected:
                 raise ModelError(f"{bundle}: unexpected member {m.name!r} (a link, an unsafe path or not listed)")
             try:
-                tar.extract(m, staging, filter="data")
+                tar.extract(m, staging, **_DATA_FILTER)
             except (tarfile.TarError, OSError, EOFError) as exc:
                 raise ModelError(f"{bundle}: truncated or corrupt bundle at {m.name} ({exc})") from exc
             seen.add(m.name)

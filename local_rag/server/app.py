@@ -74,7 +74,8 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
         runner.stop()
         runner.executor.shutdown(wait=False, cancel_futures=True)
 
-    app = FastAPI(title="local-rag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app = FastAPI(title="local-rag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None)
     app.state.runner = runner
     app.state.settings = settings
 
@@ -109,6 +110,11 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
         return {"status": "ok", "index": settings.index, "model": model, "mode": settings.pipeline.mode,
                 "profile": settings.profile, "turns": runner.status()}
 
+    @app.get("/openapi.json", include_in_schema=False)
+    async def openapi(request: Request) -> JSONResponse:
+        check_key(request)  # the schema is behind the key like /v1
+        return JSONResponse(app.openapi())
+
     @app.get("/v1/models")
     async def models(request: Request) -> dict[str, Any]:
         check_key(request)
@@ -122,7 +128,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:
         check_key(request)
-        chat = protocol.parse_request(await read_body(request, cfg.max_body_bytes))
+        chat = protocol.parse_request(await read_body(request, cfg.max_body_bytes), cfg.max_messages)
         conversation, notes = protocol.to_conversation(chat, cfg.max_message_chars)
         queued = time.perf_counter()
         if not await runner.admit():

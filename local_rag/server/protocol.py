@@ -22,9 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from local_rag import safejson
+from local_rag.errors import BadInputError
 from local_rag.records import Conversation, Turn
 from local_rag.server.errors import ApiError
 
+MAX_MESSAGES = 256
 SPEAKERS = {"user": "user", "assistant": "agent"}
 IGNORED_ROLES = ("system", "developer")
 
@@ -55,12 +58,19 @@ class ChatRequest(BaseModel):
     n: int = 1
 
 
-def parse_request(body: bytes) -> ChatRequest:
-    """Decode and validate a request body; `ApiError` 400 with a message naming the problem."""
+def parse_request(body: bytes, max_messages: int = MAX_MESSAGES) -> ChatRequest:
+    """Decode and validate a request body; `ApiError` 400 with a message naming the problem.
+
+    Whatever the body holds (JSON nested 200,000 deep, a 5,000-digit integer, 24,000 messages) is a 400, never a
+    500: JSON nesting is capped at `safejson.MAX_DEPTH` levels, integers at 64 bits, messages at ``max_messages``.
+    """
     try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApiError(400, f"the request body is not valid JSON: {exc}", "invalid_json") from exc
+        data = safejson.loads(body, "the request body")
+    except BadInputError as exc:
+        raise ApiError(400, str(exc), "invalid_json") from exc
+    if isinstance(data, dict) and isinstance(data.get("messages"), list) and len(data["messages"]) > max_messages:
+        raise ApiError(400, f"{len(data['messages'])} messages: at most {max_messages} per request (setting "
+                       "server.max_messages); send the recent turns", "too_many_messages")
     if not isinstance(data, dict):
         raise ApiError(400, "the request body must be a JSON object", "invalid_request")
     try:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
+import statistics
 import threading
 import time
 from collections import Counter, deque
@@ -70,11 +72,15 @@ class TurnRunner:
         self._lock.release()
 
     def retry_after(self) -> int:
-        """Seconds a refused client should wait: the setting, or recent turn time x the turns ahead of it."""
+        """Seconds a refused client should wait: the setting, or when the running turn should end. That is when a
+        place in the queue frees (the first waiting request takes the slot), so the estimate is the median of recent
+        turn times less what the running turn has already run; not that median times the queue length, which
+        overstated the wait fifteen-fold when the probe's queue drained."""
         if self.retry_after_s:
             return self.retry_after_s
-        mean = sum(self.durations) / len(self.durations) if self.durations else 1.0
-        return max(1, min(600, round(mean * (self.waiting + 1))))
+        typical = statistics.median(self.durations) if self.durations else 1.0
+        elapsed = time.perf_counter() - self.active.started if self.active is not None else 0.0
+        return max(1, min(600, math.ceil(typical - elapsed)))
 
     def start(self, conversation: Conversation, stream: bool) -> Turn:
         """Run the pipeline on ``conversation`` in the worker thread (the caller holds the slot)."""

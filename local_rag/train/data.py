@@ -176,8 +176,9 @@ def mtrag_tasks(
     Raises:
         BadInputError: an unknown query mode, or missing task files.
     """
-    from local_rag.evaluation.splits import conversation_of, load_split
+    from local_rag.evaluation.splits import load_split
     from local_rag.mtrag import load_retrieval_tasks
+    from local_rag.subset import conversation_of
 
     unknown = [m for m in modes if m not in QUERY_MODES]
     if unknown:

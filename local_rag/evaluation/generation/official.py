@@ -31,7 +31,7 @@ Setting = Literal["reference", "rag"]
 SETTINGS: tuple[Setting, ...] = ("reference", "rag")
 MAX_CONTEXTS = 10
 DECLINE_CLASSES = ("UNANSWERABLE", "CONVERSATIONAL")  # a correct answer to these declines
-ANSWERABILITY_CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL")
+ANSWERABILITY_CLASSES = ("ANSWERABLE", "PARTIAL", "UNANSWERABLE", "CONVERSATIONAL", "UNDERSPECIFIED")
 UNKNOWN = "UNKNOWN"
 
 # official checker: required top-level fields per mode (generation_taskb, rag_taskc)

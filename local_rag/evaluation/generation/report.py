@@ -21,6 +21,7 @@ from typing import Any
 
 from local_rag.evaluation.generation.algorithmic import NOT_COMPARABLE
 from local_rag.evaluation.generation.conditioning import FINAL_COMPONENTS, final_score
+from local_rag.evaluation.generation.kinds import kind_metrics
 from local_rag.evaluation.generation.official import ANSWERABILITY_CLASSES, DECLINE_CLASSES
 
 RAW = ("RougeL_stemFalse", "BertscoreR", "RB_agg", "RL_F", "RB_llm")
@@ -76,8 +77,11 @@ def _by(records: Sequence[dict[str, Any]], key: Callable[[dict[str, Any]], str],
 
 def summarize(scored: Sequence[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:
     """Overall and grouped statistics of scored records; ``info`` (encoder, judge, setting...) is kept beside them."""
-    meta = lambda r: r.get("local_rag", {})  # noqa: E731
-    answerable = [r for r in scored if meta(r).get("answerability") not in DECLINE_CLASSES]
+
+    def meta(r: dict[str, Any]) -> dict[str, Any]:
+        return dict(r.get("local_rag") or {})
+
+    answerable = [r for r in scored if meta(r).get("answerability") not in (*DECLINE_CLASSES, "UNDERSPECIFIED")]
     unanswerable = [r for r in scored if meta(r).get("answerability") == "UNANSWERABLE"]
     summary = {
         "info": info,
@@ -88,6 +92,9 @@ def summarize(scored: Sequence[dict[str, Any]], info: dict[str, Any]) -> dict[st
         "answerability": _by(scored, lambda r: str(meta(r).get("answerability", "?")), ANSWERABILITY_CLASSES),
         "turn": _by(scored, lambda r: turn_bucket(int(meta(r).get("turn") or 0)), [str(i) for i in range(1, 8)] + ["8+"]),
     }
+    kinds = [next((p.get("kind") for p in (r.get("predictions") or [])[:1] if isinstance(p, dict)), None) for r in scored]
+    if scored and all(kinds):
+        summary["kinds"] = kind_metrics([str(meta(r).get("answerability", "?")) for r in scored], [str(k) for k in kinds])
     return summary
 
 
@@ -126,6 +133,11 @@ def markdown(summary: dict[str, Any], title: str = "MTRAG generation scores") ->
         f"- IDK rate on UNANSWERABLE: {_fmt(summary.get('idk_rate_unanswerable'))}; on answerable: "
         f"{_fmt(summary.get('idk_rate_answerable'))}",
     ]
+    if summary.get("kinds"):
+        k = summary["kinds"]
+        lines.append(f"- kind: declines on UNANSWERABLE {_fmt(k['decline_unanswerable'])}, on answerable "
+                     f"{_fmt(k['decline_answerable'])}; clarifications on UNDERSPECIFIED {_fmt(k['clarify_underspecified'])}, "
+                     f"on answerable {_fmt(k['clarify_answerable'])}; accuracy by class {k['accuracy_by_class']}")
     if overall.get("citations"):
         lines.append(f"- citation validity: {_fmt(overall['citation_validity'])} of {overall['citations']} citations")
     timing = ", ".join(f"{k[:-2]} {overall[k]:.2f}" for k in TIMINGS if overall.get(k) is not None)

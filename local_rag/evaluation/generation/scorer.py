@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from local_rag.evaluation.generation.algorithmic import BertScore, algorithmic_metrics, choose_encoder, harmonic_mean
-from local_rag.evaluation.generation.conditioning import CONDITIONED, condition, decided
+from local_rag.evaluation.generation.clarify import ClarificationDetector
+from local_rag.evaluation.generation.conditioning import CONDITIONED, UNDERSPECIFIED, condition, decided
 from local_rag.evaluation.generation.idk import DEFAULT_IDK_SENTENCE, IdkDetector, LLMIdkJudge
 from local_rag.evaluation.generation.judges import Faithfulness, ReferenceJudge, judge_documents
 from local_rag.evaluation.generation.official import (
@@ -140,6 +141,8 @@ class GenerationScorer:
         idk = float(self.idk.label(text, conversation))
         timings["idk_s"] = time.perf_counter() - t
         metrics["idk_eval"] = [idk]
+        if label == UNDERSPECIFIED:  # MTRAG-UN: handled when the reply asks which thing is meant
+            metrics["clarify_eval"] = [ClarificationDetector().label(text)]
 
         info: dict[str, Any] = {"answerability": label, "domain": domain_of(record), "turn": turn_number(record)}
         judged = self.config.llm_judges and not (self.config.skip_decided and decided(label, idk))
@@ -165,7 +168,7 @@ class GenerationScorer:
             timings["rb_llm_s"] = time.perf_counter() - t
         metrics["RL_F"] = [rl_f]
         metrics["RB_llm"] = [rb_llm]
-        condition_all(metrics, label, idk, self.config.llm_judges)
+        condition_all(metrics, label, idk, self.config.llm_judges, (metrics.get("clarify_eval") or [None])[0])
         info["judged"] = judged
         info["hm_idk"] = harmonic_mean([metrics[n][0] for n in CONDITIONED.values()])
         if self._llm is not None:
@@ -200,16 +203,17 @@ class GenerationScorer:
         if judges and not info.get("judged") and not decided(label, idk):
             return None
         metrics["idk_eval"] = [idk]
-        condition_all(metrics, label, idk, judges)
+        condition_all(metrics, label, idk, judges, (metrics.get("clarify_eval") or [None])[0])
         info["hm_idk"] = harmonic_mean([metrics[n][0] for n in CONDITIONED.values()])
         info.setdefault("idk_relabelled_from", before)
         return dict(scored, metrics=metrics, local_rag=info)
 
 
-def condition_all(metrics: dict[str, list[Any]], label: str, idk: float, judges: bool) -> None:
-    """Set the conditioned scores of ``metrics`` from its raw ones (``judges``: the LLM judges were run)."""
+def condition_all(metrics: dict[str, list[Any]], label: str, idk: float, judges: bool, clarify: float | None = None) -> None:
+    """Set the conditioned scores of ``metrics`` from its raw ones (``judges``: the LLM judges were run;
+    ``clarify``: the clarification label of an UNDERSPECIFIED task)."""
     for raw, name in CONDITIONED.items():
         if raw != "RB_agg" and not judges:
             metrics[name] = [None]  # not run: no conditioned figure either (means would see only decided tasks)
         else:
-            metrics[name] = [condition(label, idk, metrics[raw][0])]
+            metrics[name] = [condition(label, idk, metrics[raw][0], clarify)]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 from local_rag.evaluation.generation.checkpoint import save  # answers.jsonl: the run's answers without MTRAG texts
 from local_rag.evaluation.generation.report import group_stats
@@ -29,12 +30,12 @@ def fmt(value: object) -> str:
     return f"{value:.3f}" if isinstance(value, (int, float)) else "n/a"
 
 
-def load_scores(run: Path) -> dict | None:
+def load_scores(run: Path) -> dict[str, Any] | None:
     scores_file = run / "scores.json"
     return json.loads(scores_file.read_text(encoding="utf-8")) if scores_file.exists() else None
 
 
-def row(run: Path, scores: dict) -> str:
+def row(run: Path, scores: dict[str, Any]) -> str:
     overall, info = scores["overall"], scores["info"]
     setting = "B (gold passages)" if info.get("setting") == "reference" else "C (retrieved)"
     prompt = info.get("prompt") or run.name.rsplit("-", 1)[-1]  # runs scored before the prompt was recorded
@@ -46,7 +47,7 @@ def row(run: Path, scores: dict) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def gold_found(records: list[dict], gold: dict[str, set[str]]) -> str:
+def gold_found(records: list[dict[str, Any]], gold: dict[str, set[str]]) -> str:
     """Task C: of the tasks that have gold passages (answerable, partial), how many got at least one of them among
     their retrieved contexts, as ``"hits of tasks (rate)"``, and the harmonic mean (conditioned, as in the table)
     of those tasks and of the rest: what retrieval costs the answers."""

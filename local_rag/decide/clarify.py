@@ -1,0 +1,114 @@
+"""Clarifying questions built from the passages, without an LLM call, in the three patterns of MTRAG-UN
+(Rosenthal et al., 2026, Table 5):
+
+- hedging with answers (2-3 options): each option with a short answer taken from its passage;
+- hedging over a list (4-8 options): the options named, nothing more;
+- open question (no usable options, or more than the list holds): ask which one is meant.
+
+Each ends with a request to pick one. The options are the distinct titles of the passages (a title is what the
+corpus calls the thing the passage is about); the thing asked about comes from the turn ("this ocean" -> ocean).
+
+Example:
+    >>> hits = [Hit("a", 1.0, title="Atlantic Ocean", text="The Atlantic drives the Gulf Stream."),
+    ...         Hit("b", 0.9, title="Pacific Ocean", text="The Pacific is the largest ocean.")]
+    >>> print(clarifying_question("Is this ocean deep?", hits))
+    There are several oceans you could mean, such as Atlantic Ocean (the Atlantic drives the Gulf Stream), or Pacific Ocean (the Pacific is the largest ocean). Which one are you referring to?
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from local_rag.decide.turns import STOPWORDS, dangling_references
+from local_rag.records import Conversation, Hit, Turn
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+_TITLE_JUNK = re.compile(r"\s*(?:[-|:]\s*(?:wikipedia|ibm cloud docs?|ibm cloud)|\(disambiguation\))\s*$", re.I)
+_THING = re.compile(r"\b(?:this|that|these|those|the)\s+((?:[a-z][a-z'-]+\s+){0,2}[a-z][a-z'-]+)", re.I)
+_VERBS = frozenset("is are was were do does did has have had can could will would should may might play plays "
+                   "played operate operates provide provides receive received lead led become became".split())
+
+
+def options(hits: Sequence[Hit], limit: int = 8) -> list[str]:
+    """The distinct titles of ``hits``, in rank order (at most ``limit``); hits without a title give none."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for hit in hits:
+        title = _TITLE_JUNK.sub("", " ".join(hit.title.split())).strip(" -|:")
+        key = title.lower()
+        if title and key not in seen and len(title) <= 80:
+            seen.add(key)
+            out.append(title)
+        if len(out) == limit:
+            break
+    return out
+
+
+def thing_asked(question: str, hits: Sequence[Hit] = ()) -> str:
+    """The noun the turn points at without saying which one ('this ocean' -> 'ocean'); two words when the passages
+    use them together ('this credit card' -> 'credit card'); '' if none."""
+    conversation = Conversation([Turn("user", question)])
+    heads = [p.split()[1] for p in dangling_references(conversation)]
+    if not heads:
+        heads = [m.group(1).split()[0] for m in _THING.finditer(question)]
+    passages = " ".join(f"{h.title} {h.text}" for h in hits).lower()
+    for head in heads:
+        if head.lower() in _VERBS or head.lower() in STOPWORDS:
+            continue
+        after = re.search(rf"\b{re.escape(head)}\s+([a-z][a-z'-]+)", question, re.I)
+        if after and after.group(1).lower() not in STOPWORDS and f"{head} {after.group(1)}".lower() in passages:
+            return f"{head} {after.group(1)}".lower()
+        return head.lower()
+    return ""
+
+
+def plural(noun: str) -> str:
+    """A plain English plural of the last word ('ocean' -> 'oceans', 'company' -> 'companies')."""
+    if not noun:
+        return "options"
+    head, _, last = noun.rpartition(" ")
+    if re.search(r"[^aeiou]y$", last):
+        last = last[:-1] + "ies"
+    elif re.search(r"(s|x|z|ch|sh)$", last):
+        last += "es"
+    else:
+        last += "s"
+    return f"{head} {last}".strip()
+
+
+def short_answer(hit: Hit, words: int = 18) -> str:
+    """The first sentence of a passage, cut to ``words`` words, without its final stop (an article starting it in
+    lower case, as it follows a parenthesis)."""
+    text = " ".join(hit.text.split())
+    first = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    tokens = first.split()
+    cut = " ".join(tokens[:words]) + ("..." if len(tokens) > words else "")
+    cut = cut.rstrip(".!?;:,")
+    first_word = cut.split(" ", 1)[0]
+    return cut[:1].lower() + cut[1:] if first_word in {"The", "A", "An", "It", "This", "These", "In", "On"} else cut
+
+
+def _join(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + ", or " + items[-1]
+
+
+def clarifying_question(question: str, hits: Sequence[Hit], max_options: int = 8) -> str:
+    """The clarifying question for ``question`` from its passages (see the module docstring)."""
+    thing = thing_asked(question, hits)
+    found = options(hits, limit=max_options + 1)
+    if 2 <= len(found) <= 3:
+        by_title: dict[str, Hit] = {}
+        for hit in hits:
+            by_title.setdefault(_TITLE_JUNK.sub("", " ".join(hit.title.split())).strip(" -|:").lower(), hit)
+        parts = []
+        for title in found:
+            answer = short_answer(by_title[title.lower()])
+            parts.append(f"{title} ({answer})" if answer else title)
+        return (f"There are several {plural(thing)} you could mean, such as {_join(parts)}. "
+                "Which one are you referring to?")
+    if 4 <= len(found) <= max_options:
+        return f"There are many {plural(thing)} you could be talking about, like {_join(found)}. Which one are you referring to?"
+    if thing:
+        return f"Which {thing} are you referring to?"
+    return "Could you tell me which one you mean, or say a little more about what you are looking for?"

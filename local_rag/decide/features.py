@@ -1,0 +1,139 @@
+"""The decision stage's features: a few numbers about the last turn, a few about the evidence, and (optionally) the
+MiniLM embedding of the last turn.
+
+Evidence features read only what the retrieval and reranking stages already put on the hits (``Hit.scores``:
+``dense:<mode>`` cosines, ``bm25:<mode>`` scores, ``fused``, ``cross-encoder`` when a cross-encoder ran), so they cost
+nothing; a signal that is absent (no dense list, no cross-encoder) gives 0 and its ``has_*`` flag 0. The embedding
+costs one query embedding (the dense retriever's cached one when the pipeline passes it in).
+
+Example:
+    >>> from local_rag.records import Turn
+    >>> extractor = FeatureExtractor(embed=None)
+    >>> row = extractor.row(Conversation([Turn("user", "Thanks!")]), [])
+    >>> row["chitchat"], row["overlap_top1"]
+    (1.0, 0.0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from local_rag.decide.turns import (
+    chitchat_kind,
+    content_words,
+    dangling_references,
+    earlier_text,
+    is_clarification,
+    last_agent_turn,
+    pronouns,
+    words,
+)
+from local_rag.records import Conversation, Hit
+
+Embed = Callable[[list[str]], np.ndarray]
+TOP = 5  # hits the evidence features look at
+
+TURN_FEATURES = (
+    "log_words", "first_turn", "question_mark", "wh_start", "chitchat", "dangling", "pronouns",
+    "pronoun_no_history", "new_words", "after_clarify", "demonstrative",
+)
+EVIDENCE_FEATURES = (
+    "fused_margin", "has_dense", "dense_top1", "dense_max", "dense_top5_mean",
+    "dense_margin", "has_bm25", "bm25_top1", "has_ce", "ce_top1", "ce_margin", "ce_top5_mean", "agreement_top1",
+    "agreement_top5", "titles_top5", "overlap_top1", "overlap_any", "overlap_best",
+)
+FEATURES = TURN_FEATURES + EVIDENCE_FEATURES
+
+
+def _scores(hit: Hit, prefix: str) -> list[float]:
+    return [v for k, v in hit.scores.items() if k.startswith(prefix)]
+
+
+def turn_row(conversation: Conversation) -> dict[str, float]:
+    """The features of the last user turn in its conversation."""
+    text = conversation.last_user_turn
+    tokens = words(text)
+    before = earlier_text(conversation)
+    seen = set(content_words(before))
+    content = content_words(text)
+    first = not before.strip()
+    n_pronouns = pronouns(text)
+    return {
+        "log_words": math.log1p(len(tokens)),
+        "first_turn": float(first),
+        "question_mark": float("?" in text),
+        "wh_start": float(bool(tokens) and tokens[0] in {"what", "which", "who", "when", "where", "why", "how"}),
+        "chitchat": float(chitchat_kind(text) is not None),
+        "dangling": float(len(dangling_references(conversation))),
+        "pronouns": float(min(n_pronouns, 3)),
+        "pronoun_no_history": float(first and n_pronouns > 0),
+        "new_words": sum(w not in seen for w in content) / len(content) if content else 0.0,
+        "after_clarify": float(is_clarification(last_agent_turn(conversation))),
+        "demonstrative": float(any(w in {"this", "that", "these", "those"} for w in tokens)),
+    }
+
+
+def evidence_row(question: str, hits: Sequence[Hit]) -> dict[str, float]:
+    """The features of the reranked evidence for ``question`` (the first `TOP` hits count)."""
+    top = list(hits[:TOP])
+    row = dict.fromkeys(EVIDENCE_FEATURES, 0.0)
+    if not top:
+        return row
+    # relative only: the fused score's scale depends on how many lists were fused and their weights
+    fused = [h.scores.get("fused", h.score) if "cross-encoder" in h.scores else h.score for h in top]
+    row["fused_margin"] = (fused[0] - fused[1]) / abs(fused[0]) if len(fused) > 1 and fused[0] else 0.0
+    dense = [max(_scores(h, "dense:"), default=float("nan")) for h in top]
+    if any(not math.isnan(d) for d in dense):
+        known = [d for d in dense if not math.isnan(d)]
+        row.update(has_dense=1.0, dense_top1=known[0], dense_max=max(known), dense_top5_mean=float(np.mean(known)),
+                   dense_margin=sorted(known)[-1] - sorted(known)[-2] if len(known) > 1 else 0.0)
+    bm25 = [max(_scores(h, "bm25:"), default=0.0) for h in top]
+    if any(bm25):
+        row.update(has_bm25=1.0, bm25_top1=math.log1p(max(bm25)))
+    ce = [h.scores["cross-encoder"] for h in top if "cross-encoder" in h.scores]
+    if ce:
+        row.update(has_ce=1.0, ce_top1=ce[0], ce_margin=ce[0] - ce[1] if len(ce) > 1 else 0.0,
+                   ce_top5_mean=float(np.mean(ce)))
+    lists = {k for h in hits for k in h.scores if ":" in k}
+    if lists:
+        shares = [sum(k in h.scores for k in lists) / len(lists) for h in top]
+        row["agreement_top1"], row["agreement_top5"] = shares[0], float(np.mean(shares))
+    row["titles_top5"] = len({(h.title or h.doc_id or h.passage_id).strip().lower() for h in top}) / TOP
+    asked = set(content_words(question))
+    if asked:
+        found = [asked & set(content_words(f"{h.title} {h.text}")) for h in top]
+        row["overlap_top1"] = len(found[0]) / len(asked)
+        row["overlap_any"] = len(set().union(*found)) / len(asked)
+        row["overlap_best"] = max(len(f) for f in found) / len(asked)
+    return row
+
+
+class FeatureExtractor:
+    """Feature vectors for the decision model: `FEATURES` in order, then the turn embedding when ``embed`` is given.
+
+    ``embed``: ``texts -> L2-normalized vectors`` (MiniLM); None leaves the embedding out. ``use_features``:
+    False keeps only the embedding (a variant measured against the others).
+    """
+
+    def __init__(self, embed: Embed | None = None, use_embedding: bool = True, use_features: bool = True) -> None:
+        self.embed = embed
+        self.use_embedding = use_embedding and embed is not None
+        self.use_features = use_features or not self.use_embedding
+
+    def row(self, conversation: Conversation, hits: Sequence[Hit]) -> dict[str, float]:
+        """The named features (no embedding)."""
+        return turn_row(conversation) | evidence_row(conversation.last_user_turn, hits)
+
+    def vectors(self, conversations: Sequence[Conversation], evidence: Sequence[Sequence[Hit]]) -> np.ndarray:
+        """One row per (conversation, hits): `FEATURES`, then the last turn's embedding if enabled."""
+        pairs = list(zip(conversations, evidence, strict=True))
+        named = np.array([[self.row(c, h)[f] for f in FEATURES] for c, h in pairs] if self.use_features else [[]] * len(pairs),
+                         dtype=np.float32).reshape(len(pairs), len(FEATURES) if self.use_features else 0)
+        if not self.use_embedding or not pairs:
+            return named
+        assert self.embed is not None
+        vectors = np.asarray(self.embed([c.last_user_turn for c in conversations]), dtype=np.float32)
+        return np.hstack([named, vectors])

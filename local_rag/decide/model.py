@@ -1,0 +1,210 @@
+"""The `Decider` interface and its two implementations: `TrainedDecider` (a small scikit-learn model over
+`local_rag.decide.features`) and `AlwaysAnswer` (the behaviour before the decision stage existed).
+
+A trained decider is a folder: ``model.joblib`` (the fitted scikit-learn pipeline) and ``decider.json`` (the variant,
+the feature layout, the classes, the decision thresholds and the figures it was chosen by), registered in
+``models/manifest.json`` with role ``decider`` by `local-rag train decider`.
+
+Example:
+    >>> decider = load_decider(settings, embed=None)  # doctest: +SKIP
+    >>> decider.decide(conversation, hits).kind  # doctest: +SKIP
+    'clarify'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from local_rag.decide.clarify import clarifying_question, options
+from local_rag.decide.features import Embed, FeatureExtractor
+from local_rag.decide.turns import (
+    CHITCHAT_REPLIES,
+    chitchat_kind,
+    is_clarification,
+    last_agent_turn,
+    resolve_clarification,
+)
+from local_rag.errors import BadInputError, ModelError
+from local_rag.records import Conversation, Decision, Hit
+from local_rag.settings import DecideConfig, Settings
+
+log = logging.getLogger("local_rag.decide")
+META = "decider.json"
+MODEL = "model.joblib"
+MAX_TURN_CHARS = 4000  # features read at most this much of a turn: a pasted document is not a question
+
+
+def check_conversation(conversation: Conversation) -> None:
+    """`BadInputError` unless the conversation ends with a user turn that has text."""
+    if not conversation.turns or conversation.turns[-1].speaker != "user":
+        raise BadInputError("the conversation must end with a user turn to answer (it ends with "
+                            f"{conversation.turns[-1].speaker if conversation.turns else 'nothing'})")
+    if not conversation.turns[-1].text.strip():
+        raise BadInputError("the last user turn is empty")
+
+
+def clipped(conversation: Conversation) -> Conversation:
+    """The conversation with an over-long last turn cut to `MAX_TURN_CHARS` (for features only)."""
+    last = conversation.turns[-1]
+    if len(last.text) <= MAX_TURN_CHARS:
+        return conversation
+    return Conversation([*conversation.turns[:-1], type(last)(last.speaker, last.text[:MAX_TURN_CHARS])], conversation.id)
+
+
+class Decider(ABC):
+    """Answer, decline, clarify or chitchat: one required method, `decide`."""
+
+    @abstractmethod
+    def decide(self, conversation: Conversation, evidence: Sequence[Hit]) -> Decision:
+        """The decision for the last user turn of ``conversation`` given its reranked ``evidence``."""
+
+    def before_retrieval(self, conversation: Conversation) -> tuple[Conversation, Decision | None]:
+        """Before retrieval: the conversation to work on (a reply to a clarifying question is resolved, see
+        `resolve_clarification`) and a decision that needs no retrieval (small talk), else None."""
+        check_conversation(conversation)
+        return conversation, None
+
+
+class AlwaysAnswer(Decider):
+    """No trained model: every turn is answered, as before the decision stage."""
+
+    def __init__(self, reason: str = "no trained decider: always answer") -> None:
+        self.reason = reason
+
+    def decide(self, conversation: Conversation, evidence: Sequence[Hit]) -> Decision:
+        check_conversation(conversation)
+        return Decision("answer", 1.0, {"answer": 1.0}, reason=self.reason)
+
+
+class TrainedDecider(Decider):
+    """A fitted classifier over `FeatureExtractor` rows plus per-class thresholds.
+
+    Declines when P(decline) reaches the decline threshold, asks when P(clarify) reaches the clarify threshold (the
+    larger share wins when both do), answers otherwise. Never asks twice in a row: right after its own clarifying
+    question the user's reply is answered or declined. Small talk is answered by rules before retrieval; a turn
+    with no passages at all is declined.
+    """
+
+    def __init__(self, model: Any, meta: dict[str, Any], config: DecideConfig | None = None,
+                 embed: Embed | None = None) -> None:
+        self.model = model
+        self.meta = meta
+        self.config = config or DecideConfig()
+        if meta.get("use_embedding") and embed is None:
+            raise ModelError("this decider was trained with turn embeddings: give it the embedder "
+                             f"({meta.get('embedder', 'all-MiniLM-L6-v2')})")
+        self.features = FeatureExtractor(embed, bool(meta.get("use_embedding")), bool(meta.get("use_features", True)))
+        self.classes = [str(c) for c in model.classes_]  # predict_proba's column order
+        saved = meta.get("thresholds", {})
+        self.thresholds = {
+            "decline": self.config.decline_threshold if self.config.decline_threshold >= 0 else saved.get("decline", 0.5),
+            "clarify": self.config.clarify_threshold if self.config.clarify_threshold >= 0 else saved.get("clarify", 0.5),
+        }
+
+    def before_retrieval(self, conversation: Conversation) -> tuple[Conversation, Decision | None]:
+        check_conversation(conversation)
+        kind = chitchat_kind(conversation.last_user_turn) if self.config.chitchat else None
+        if kind is not None:
+            return conversation, Decision("chitchat", 1.0, {"chitchat": 1.0}, reason=f"chitchat pattern: {kind}")
+        return resolve_clarification(conversation), None
+
+    def probabilities(self, conversations: Sequence[Conversation], evidence: Sequence[Sequence[Hit]]) -> np.ndarray:
+        """P(class) per row, columns in `classes` order."""
+        x = self.features.vectors([clipped(c) for c in conversations], evidence)
+        return np.asarray(self.model.predict_proba(x), dtype=np.float64)
+
+    def choose(self, p: dict[str, float], after_clarify: bool) -> str:
+        """The kind for class probabilities ``p`` (see the class docstring)."""
+        over = {k: p.get(k, 0.0) for k in ("decline", "clarify") if p.get(k, 0.0) >= self.thresholds[k]}
+        if after_clarify:
+            over.pop("clarify", None)
+        return max(over, key=lambda k: over[k]) if over else "answer"
+
+    def decide(self, conversation: Conversation, evidence: Sequence[Hit]) -> Decision:
+        started = time.perf_counter()
+        _, early = self.before_retrieval(conversation)
+        if early is not None:
+            return early
+        if not evidence:  # nothing retrieved: nothing to answer from, and no options to ask about
+            return Decision("decline", 1.0, {"decline": 1.0}, reason="no passages", latency_s=time.perf_counter() - started)
+        row = self.probabilities([conversation], [list(evidence)])[0]
+        p = {c: float(v) for c, v in zip(self.classes, row, strict=True)}
+        kind = self.choose(p, is_clarification(last_agent_turn(conversation)))
+        found = options(evidence, self.config.max_options) if kind == "clarify" else []
+        return Decision(kind, p.get(kind, 0.0), p, found, "model", time.perf_counter() - started)  # type: ignore[arg-type]
+
+
+def reply_text(decision: Decision, conversation: Conversation, evidence: Sequence[Hit], settings: Settings) -> str:
+    """The text of a turn that the decision answers without the generator: the IDK sentence, the clarifying
+    question, or the small-talk reply."""
+    if decision.kind == "decline":
+        return settings.generate.idk_answer
+    if decision.kind == "clarify":
+        return clarifying_question(conversation.last_user_turn, evidence, settings.decide.max_options)
+    if decision.kind == "chitchat":
+        return CHITCHAT_REPLIES.get(chitchat_kind(conversation.last_user_turn) or "thanks", CHITCHAT_REPLIES["thanks"])
+    raise ValueError(f"a decision of kind {decision.kind!r} is answered by the generator")
+
+
+# ---------------------------------------------------------------- saving and loading
+def save_decider(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
+    """Write ``model.joblib`` and ``decider.json`` into ``folder`` (created)."""
+    import joblib
+
+    folder.mkdir(parents=True, exist_ok=True)
+    joblib.dump(model, folder / MODEL)
+    (folder / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return folder
+
+
+def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed | None = None) -> TrainedDecider:
+    """The `TrainedDecider` saved in ``folder``."""
+    import joblib
+
+    try:
+        meta = json.loads((folder / META).read_text(encoding="utf-8"))
+        model = joblib.load(folder / MODEL)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ModelError(f"the decider in {folder} cannot be read ({exc}); rebuild it with `local-rag train decider`") from exc
+    return TrainedDecider(model, meta, config, embed)
+
+
+def load_decider(settings: Settings, embed: Embed | None = None, retriever: Any = None) -> Decider:
+    """The decider of ``settings.decide``: the trained model, or `AlwaysAnswer` with a warning when it is off or
+    not trained yet. ``embed``: the turn embedder; else the dense retriever's (cached) query embeddings of
+    ``retriever`` when its model is the one the decider was trained with; else the model is loaded."""
+    cfg = settings.decide
+    if not cfg.enabled:
+        return AlwaysAnswer("decision stage off: always answer")
+    from local_rag.modelstore.manifest import resolve_model
+
+    try:
+        folder, _ = resolve_model(cfg.model, settings.models_dir, role="decider")
+    except ModelError as exc:
+        log.warning("no trained decider (%s): every turn is answered; build one with `local-rag train decider`", exc)
+        return AlwaysAnswer()
+    meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
+    if meta.get("use_embedding") and embed is None:
+        embed = embedder_function(settings, meta.get("embedder", ""), retriever)
+    return read_decider(folder, cfg, embed)
+
+
+def embedder_function(settings: Settings, name: str = "", retriever: Any = None) -> Embed:
+    """``texts -> vectors`` with the embedder ``name`` (default: ``settings.embedder.model``): the dense retriever's
+    of ``retriever`` when it is that model (its query cache is reused), else the model loaded once."""
+    name = name or settings.embedder.model
+    dense = getattr(retriever, "retrievers", {}).get("dense")
+    if dense is not None and getattr(dense.embedder, "name", "") == name:
+        return dense.embed_queries  # type: ignore[no-any-return]
+    from local_rag.embed import load_embedder
+
+    embedder = load_embedder(settings.embedder.model_copy(update={"model": name}), settings.models_dir)
+    return lambda texts: embedder.embed(texts, kind="query")

@@ -1,0 +1,224 @@
+"""Answers that say only what their sources say: each sentence of an answer checked against the passages it cites
+(or all given passages when it cites none), by a small trained support classifier.
+
+Features of a (sentence, passage) pair (`pair_features`): MiniLM cosine of sentence and passage, the best cosine
+of the sentence with one sentence of the passage, the share of the sentence's content words, word pairs and numbers
+found in the passage, and the sentence length. `SupportModel` is a logistic regression over them
+(`local-rag train support`).
+
+`SupportChecker.check` returns the answer text and a `SupportReport`: per sentence, the passages it cited, the one
+that supports it best and whether it is supported. A sentence whose cited passage does not support it while another
+given passage does gets its citation moved there; an unsupported sentence is flagged (counted) or, with
+``support.mode: drop``, removed.
+
+Example:
+    >>> split_sentences("Cats purr [1]. Dogs bark [2][3]. Fish swim.")
+    ['Cats purr [1].', 'Dogs bark [2][3].', 'Fish swim.']
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from local_rag.decide.turns import content_words, words
+from local_rag.errors import ModelError
+from local_rag.records import Hit
+from local_rag.settings import SupportConfig
+
+Embed = Callable[[list[str]], np.ndarray]
+PAIR_FEATURES = ("cosine", "best_sentence_cosine", "word_share", "pair_share", "number_share", "has_numbers",
+                 "log_words")
+META = "support.json"
+MODEL = "model.joblib"
+_SENTENCE = re.compile(r"(?<=[.!?])(?:\s*\[\d+(?:\s*,\s*\d+)*\])*\s+(?=[A-Z0-9\"'(])")
+_CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of an answer, each with the citations that follow it; list lines count as sentences."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        start = 0
+        for match in _SENTENCE.finditer(line):
+            out.append(line[start : match.end()].strip())
+            start = match.end()
+        out.append(line[start:].strip())
+    return [s for s in out if s]
+
+
+def cited(sentence: str) -> list[int]:
+    """The citation numbers of a sentence, in order."""
+    return [int(n) for m in _CITE.finditer(sentence) for n in m.group(1).split(",")]
+
+
+def _bigrams(tokens: list[str]) -> set[tuple[str, str]]:
+    return set(zip(tokens, tokens[1:], strict=False))
+
+
+def pair_features(sentence: str, passage: str, cosine: float, best_sentence_cosine: float) -> list[float]:
+    """`PAIR_FEATURES` of one (sentence, passage) pair, given the two cosines."""
+    plain = _CITE.sub("", sentence)
+    said, there = content_words(plain), set(content_words(passage))
+    pairs = _bigrams(words(plain))
+    numbers = set(_NUMBER.findall(plain))
+    return [
+        cosine,
+        best_sentence_cosine,
+        sum(w in there for w in said) / len(said) if said else 1.0,
+        len(pairs & _bigrams(words(passage))) / len(pairs) if pairs else 1.0,
+        len(numbers & set(_NUMBER.findall(passage))) / len(numbers) if numbers else 1.0,
+        float(bool(numbers)),
+        math.log1p(len(words(plain))),
+    ]
+
+
+def pair_matrix(sentences: Sequence[str], passages: Sequence[str], embed: Embed) -> np.ndarray:
+    """Features of every (sentence, passage) pair: shape (sentences, passages, features)."""
+    if not sentences or not passages:
+        return np.zeros((len(sentences), len(passages), len(PAIR_FEATURES)))
+    pieces = [split_sentences(p) or [p] for p in passages]
+    flat = [s for piece in pieces for s in piece]
+    vectors = embed([_CITE.sub("", s) for s in sentences] + list(passages) + flat)
+    sv, pv, fv = vectors[: len(sentences)], vectors[len(sentences) : len(sentences) + len(passages)], vectors[len(sentences) + len(passages) :]
+    whole = sv @ pv.T
+    parts = sv @ fv.T
+    out = np.zeros((len(sentences), len(passages), len(PAIR_FEATURES)))
+    start = 0
+    for j, piece in enumerate(pieces):
+        best = parts[:, start : start + len(piece)].max(axis=1)
+        start += len(piece)
+        for i, sentence in enumerate(sentences):
+            out[i, j] = pair_features(sentence, passages[j], float(whole[i, j]), float(best[i]))
+    return out
+
+
+@dataclass
+class SentenceSupport:
+    text: str
+    cited: list[int]
+    best: int  # 1-based passage number that supports the sentence best (0: no passage)
+    p_best: float
+    p_cited: float | None  # the best support among the cited passages (None: no citation)
+    supported: bool
+    cited_supported: list[bool] = field(default_factory=list)  # per cited passage, before any move
+    moved_to: int = 0  # the passage its citation moved to (0: not moved)
+    kept: bool = True
+
+
+@dataclass
+class SupportReport:
+    """What the support check found in one answer."""
+
+    sentences: list[SentenceSupport] = field(default_factory=list)
+
+    @property
+    def supported(self) -> int:
+        return sum(s.supported for s in self.sentences)
+
+    @property
+    def unsupported(self) -> int:
+        return len(self.sentences) - self.supported
+
+    @property
+    def moved(self) -> int:
+        return sum(bool(s.moved_to) for s in self.sentences)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"supported": self.supported, "unsupported": self.unsupported, "moved": self.moved,
+                "dropped": sum(not s.kept for s in self.sentences), "sentences": [asdict(s) for s in self.sentences]}
+
+
+class SupportChecker:
+    """A fitted classifier over `pair_features` and the threshold that calls a pair supported."""
+
+    def __init__(self, model: Any, meta: dict[str, Any], embed: Embed, config: SupportConfig | None = None) -> None:
+        self.model = model
+        self.meta = meta
+        self.embed = embed
+        self.config = config or SupportConfig()
+        self.threshold = self.config.threshold if self.config.threshold >= 0 else float(meta.get("threshold", 0.5))
+
+    def probabilities(self, sentences: Sequence[str], passages: Sequence[str]) -> np.ndarray:
+        """P(supported) of every (sentence, passage) pair: shape (sentences, passages)."""
+        x = pair_matrix(sentences, passages, self.embed)
+        if x.size == 0:
+            return np.zeros((len(sentences), len(passages)))
+        p = np.asarray(self.model.predict_proba(x.reshape(-1, x.shape[-1])), dtype=np.float64)[:, 1]
+        return p.reshape(len(sentences), len(passages))
+
+    def check(self, text: str, passages: Sequence[Hit]) -> tuple[str, SupportReport]:
+        """The checked answer text and its report (see the module docstring)."""
+        sentences = split_sentences(text)
+        p = self.probabilities(sentences, [f"{h.title}\n{h.text}" if h.title else h.text for h in passages])
+        report = SupportReport()
+        kept = []
+        for i, sentence in enumerate(sentences):
+            numbers = [n for n in cited(sentence) if 1 <= n <= len(passages)]
+            best = int(np.argmax(p[i])) + 1 if len(passages) else 0
+            p_best = float(p[i, best - 1]) if best else 0.0
+            p_cited = max(float(p[i, n - 1]) for n in numbers) if numbers else None
+            supported = (p_cited if p_cited is not None else p_best) >= self.threshold
+            item = SentenceSupport(sentence, numbers, best, round(p_best, 4),
+                                   None if p_cited is None else round(p_cited, 4), supported,
+                                   [bool(p[i, n - 1] >= self.threshold) for n in numbers])
+            if not supported and numbers and p_best >= self.threshold and self.config.move_citations:
+                plain = _CITE.sub("", sentence).rstrip()
+                item.text = re.sub(r"\s*([.!?])$", rf" [{best}]\1", plain) if plain[-1:] in ".!?" else f"{plain} [{best}]"
+                item.moved_to, item.supported = best, True
+            if not item.supported and self.config.mode == "drop":
+                item.kept = False
+            else:
+                kept.append(item.text)
+            report.sentences.append(item)
+        return " ".join(kept), report
+
+
+def save_support(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
+    import joblib
+
+    folder.mkdir(parents=True, exist_ok=True)
+    joblib.dump(model, folder / MODEL)
+    (folder / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    return folder
+
+
+def load_support(folder: Path, embed: Embed, config: SupportConfig | None = None) -> SupportChecker:
+    """The `SupportChecker` saved in ``folder``."""
+    import joblib
+
+    try:
+        meta = json.loads((folder / META).read_text(encoding="utf-8"))
+        model = joblib.load(folder / MODEL)
+    except (OSError, ValueError, EOFError) as exc:
+        raise ModelError(f"the support model in {folder} cannot be read ({exc}); rebuild it with "
+                         "`local-rag train support`") from exc
+    return SupportChecker(model, meta, embed, config)
+
+
+def load_support_checker(settings: Any, retriever: Any = None) -> SupportChecker | None:
+    """The support checker of ``settings.support`` (None, with a warning, when no trained model is present)."""
+    import logging
+
+    from local_rag.decide.model import embedder_function
+    from local_rag.modelstore.manifest import resolve_model
+
+    try:
+        folder, _ = resolve_model(settings.support.model, settings.models_dir, role="support")
+    except ModelError as exc:
+        logging.getLogger("local_rag.decide").warning(
+            "no trained support model (%s): answers are not checked; build one with `local-rag train support`", exc)
+        return None
+    meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
+    return load_support(folder, embedder_function(settings, meta.get("embedder", ""), retriever), settings.support)

@@ -1,0 +1,347 @@
+"""`local-rag train decider`: build the examples, measure every variant, keep the best, save it, write the report.
+
+Protocol (nothing learned from an MTRAG test conversation):
+- pool = MTRAG train-split tasks + synthetic underspecified turns made from them + MTRAG-UN development tasks
+  (those stitched onto a test conversation left out);
+- variant pick and thresholds: cross-validation by conversation over the pool;
+- MTRAG test figures: the variant fitted on the whole pool, on the test-split tasks;
+- MTRAG-UN figures: 5-fold cross-validation by conversation over the development tasks, each fold's model fitted on
+  the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from an inner 3-fold
+  cross-validation;
+- latency: `TrainedDecider.decide` timed on every test task (features, turn embedding, model).
+
+Example:
+    >>> report = train_decider(settings, Path("../shared/mtrag"), Path("docs/benchmarks/decider"))  # doctest: +SKIP
+
+Training the decision stage: model variants, thresholds set on out-of-fold predictions, the pick by
+cross-validation, and the folder written to ``models/`` with its manifest entry.
+
+Variants (all scikit-learn, all run in milliseconds): logistic regression or gradient boosting over the named
+features (`local_rag.decide.features.FEATURES`), logistic regression over the MiniLM embedding of the last turn,
+and logistic regression over both. Thresholds: P(decline) and P(clarify) at the quantile of the answerable
+examples' out-of-fold probabilities that declines at most ``decline_budget`` and clarifies at most
+``clarify_budget`` of them. The variant kept is the one with the best mean of decline recall (UNANSWERABLE) and
+clarify recall (UNDERSPECIFIED) at those thresholds, in cross-validation by conversation over the training pool.
+
+Example:
+    >>> report = train_decider(settings, Path("../shared/mtrag"), Path("docs/benchmarks/decider"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from local_rag.decide.features import FEATURES, FeatureExtractor
+from local_rag.decide.model import embedder_function, read_decider, save_decider
+from local_rag.decide.turns import is_clarification, last_agent_turn
+from local_rag.evaluation.generation.kinds import kind_metrics, targets_met
+from local_rag.modelstore.manifest import record_folder
+from local_rag.settings import Settings
+from local_rag.train.decider_data import (
+    Example,
+    attach_evidence,
+    mtrag_examples,
+    mtragun_examples,
+    read_split,
+    synthetic_examples,
+)
+from local_rag.train.decider_report import confusion_markdown, latency, plot_confusions
+
+VARIANTS = ("lr-features", "gbm-features", "lr-embedding", "lr-features+embedding")
+ANSWERABLE = ("ANSWERABLE", "PARTIAL")
+
+
+@dataclass
+class Thresholds:
+    decline: float
+    clarify: float
+
+    def to_json(self) -> dict[str, float]:
+        return {"decline": round(self.decline, 4), "clarify": round(self.clarify, 4)}
+
+
+def columns(variant: str, x_named: np.ndarray, x_embedding: np.ndarray | None) -> np.ndarray:
+    """The design matrix of ``variant``: named features, embedding, or both."""
+    parts = []
+    if "features" in variant:
+        parts.append(x_named)
+    if "embedding" in variant:
+        if x_embedding is None:
+            raise ValueError(f"variant {variant} needs the turn embeddings")
+        parts.append(x_embedding)
+    return np.hstack(parts)
+
+
+def make_model(variant: str, seed: int = 0) -> Any:
+    """An unfitted scikit-learn classifier for ``variant``."""
+    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    if variant.startswith("gbm"):
+        return HistGradientBoostingClassifier(max_iter=100, learning_rate=0.06, max_leaf_nodes=15, l2_regularization=1.0,
+                                              class_weight="balanced", random_state=seed)
+    c = 0.05 if "embedding" in variant else 0.5
+    return make_pipeline(StandardScaler(), LogisticRegression(C=c, class_weight="balanced", max_iter=3000))
+
+
+def proba_frame(model: Any, x: np.ndarray, classes: Sequence[str]) -> np.ndarray:
+    """P(class) with columns in ``classes`` order (0 for a class the model never saw)."""
+    p = model.predict_proba(x)
+    out = np.zeros((len(x), len(classes)))
+    for j, c in enumerate(model.classes_):
+        out[:, list(classes).index(str(c))] = p[:, j]
+    return out
+
+
+CLASSES = ("answer", "decline", "clarify")
+
+
+def out_of_fold(variant: str, x: np.ndarray, examples: Sequence[Example], folds: int = 5, seed: int = 0) -> np.ndarray:
+    """Out-of-fold P(answer, decline, clarify) per example, folds by conversation (`Example.group`)."""
+    from sklearn.model_selection import GroupKFold
+
+    y = np.array([trained_kind(e) for e in examples])
+    groups = np.array([e.group for e in examples])
+    out = np.zeros((len(examples), len(CLASSES)))
+    splitter = GroupKFold(n_splits=min(folds, len(set(groups))))
+    for train, held in splitter.split(x, y, groups):
+        model = make_model(variant, seed).fit(x[train], y[train])
+        out[held] = proba_frame(model, x[held], CLASSES)
+    return out
+
+
+def trained_kind(example: Example) -> str:
+    """The class a model learns for an example: chitchat turns (handled by rules) count as declines, as MTRAG
+    scores them."""
+    return "decline" if example.kind == "chitchat" else example.kind
+
+
+def set_thresholds(p: np.ndarray, examples: Sequence[Example], decline_budget: float = 0.08,
+                   clarify_budget: float = 0.04) -> Thresholds:
+    """Thresholds that decline at most ``decline_budget`` and clarify at most ``clarify_budget`` of the answerable
+    examples (by their out-of-fold probabilities ``p``)."""
+    answerable = np.array([e.gold in ANSWERABLE for e in examples])
+    if not answerable.any():
+        return Thresholds(0.5, 0.5)
+    decline = float(np.quantile(p[answerable, 1], 1 - decline_budget))
+    clarify = float(np.quantile(p[answerable, 2], 1 - clarify_budget))
+    return Thresholds(max(decline, 0.05), max(clarify, 0.05))
+
+
+def choose_kinds(p: np.ndarray, thresholds: Thresholds, after_clarify: np.ndarray | None = None) -> list[str]:
+    """`TrainedDecider.choose` over rows of P(answer, decline, clarify)."""
+    out = []
+    for i, row in enumerate(p):
+        over = {}
+        if row[1] >= thresholds.decline:
+            over["decline"] = row[1]
+        if row[2] >= thresholds.clarify and not (after_clarify is not None and after_clarify[i]):
+            over["clarify"] = row[2]
+        out.append(max(over, key=lambda k: over[k]) if over else "answer")
+    return out
+
+
+def fit(variant: str, x: np.ndarray, examples: Sequence[Example], seed: int = 0) -> Any:
+    """``variant`` fitted on every example."""
+    return make_model(variant, seed).fit(x, np.array([trained_kind(e) for e in examples]))
+
+
+def decider_meta(variant: str, thresholds: Thresholds, embedder: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """What ``decider.json`` records beside the model."""
+    return {
+        "variant": variant,
+        "classes": list(CLASSES),
+        "features": list(FEATURES) if "features" in variant else [],
+        "use_features": "features" in variant,
+        "use_embedding": "embedding" in variant,
+        "embedder": embedder if "embedding" in variant else "",
+        "thresholds": thresholds.to_json(),
+        **extra,
+    }
+
+
+log = logging.getLogger("local_rag.decide")
+
+
+def load_examples(mtrag: Path, synthetic: int, domains: Sequence[str], seed: int = 0) -> dict[str, list[Example]]:
+    """``train``, ``synthetic``, ``dev`` and ``test`` examples of ``domains``."""
+    tasks = mtrag / "generation_tasks" / "mtrag_tasks.jsonl"
+    train = mtrag_examples(tasks, read_split(mtrag / "splits" / "mtrag_train_conversations.txt"), "mtrag-train")
+    test = mtrag_examples(tasks, read_split(mtrag / "splits" / "mtrag_test_conversations.txt"), "mtrag-test")
+    dev = mtragun_examples(mtrag / "mtragun-dev" / "generation_tasks" / "mtragun_dev_tasks.jsonl", avoid=test)
+    sets = {"train": train, "synthetic": synthetic_examples(train, synthetic, seed), "dev": dev, "test": test}
+    return {k: [e for e in v if e.domain in domains] for k, v in sets.items()}
+
+
+def evidence_cache_key(settings: Settings) -> str:
+    s = settings
+    return json.dumps([s.retrieval.retrievers, s.retrieval.query_modes, s.fusion.model_dump(), s.pipeline.cross_encoder,
+                       s.reranker.model if s.pipeline.cross_encoder else ""], sort_keys=True)
+
+
+def with_evidence(sets: dict[str, list[Example]], settings: Settings, index_prefix: str, dev_index_prefix: str,
+                  cache: Path) -> None:
+    """Attach evidence to every example, reusing ``cache`` (a JSONL of hits per example and retrieval setting)."""
+    from local_rag.records import Hit
+
+    key = evidence_cache_key(settings)
+    stored: dict[str, list[dict[str, Any]]] = {}
+    if cache.exists():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by an interruption
+            if row.get("key") == key:
+                stored[row["id"]] = row["hits"]
+    todo = []
+    for examples in sets.values():
+        for e in examples:
+            if e.id in stored:
+                e.hits = [Hit(**h) for h in stored[e.id]]
+            else:
+                todo.append(e)
+    if not todo:
+        return
+    retrieval = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False})})
+    attach_evidence(todo, retrieval,
+                    lambda e: f"{dev_index_prefix if e.source == 'mtragun-dev' else index_prefix}{e.domain}")
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("a", encoding="utf-8") as fh:
+        for e in todo:
+            fh.write(json.dumps({"key": key, "id": e.id, "hits": [h.to_json() for h in e.hits]}) + "\n")
+
+
+def matrices(examples: Sequence[Example], embed: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Named features and turn embeddings of ``examples``."""
+    named = FeatureExtractor(None).vectors([e.conversation for e in examples], [e.hits for e in examples])
+    embedding = np.asarray(embed([e.conversation.last_user_turn for e in examples]), dtype=np.float32)
+    return named, embedding
+
+
+def after_clarify(examples: Sequence[Example]) -> np.ndarray:
+    return np.array([is_clarification(last_agent_turn(e.conversation)) for e in examples])
+
+
+def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Example], mats: dict[str, Any],
+            folds: int, seed: int) -> dict[str, Any]:
+    """Pool cross-validation, test and development cross-validation figures of one variant."""
+    x_pool = columns(variant, *mats["pool"])
+    oof = out_of_fold(variant, x_pool, pool, folds, seed)
+    thresholds = set_thresholds(oof, pool)
+    pool_kinds = choose_kinds(oof, thresholds, after_clarify(pool))
+    model = fit(variant, x_pool, pool, seed)
+    p_test = proba_frame(model, columns(variant, *mats["test"]), CLASSES)
+    test_kinds = choose_kinds(p_test, thresholds, after_clarify(test))
+    # development tasks, cross-validated by conversation: each fold learns from the rest of the pool
+    from sklearn.model_selection import GroupKFold
+
+    dev_kinds = ["answer"] * len(dev)
+    dev_p = np.zeros((len(dev), len(CLASSES)))
+    in_pool = {e.id for e in dev}
+    rest = [i for i, e in enumerate(pool) if e.id not in in_pool]
+    dev_rows = {e.id: i for i, e in enumerate(pool)}
+    groups = np.array([e.group for e in dev])
+    for train_dev, held in GroupKFold(n_splits=min(folds, len(set(groups)))).split(np.zeros(len(dev)), groups=groups):
+        rows = rest + [dev_rows[dev[i].id] for i in train_dev]
+        part = [pool[i] for i in rows]
+        x_part = x_pool[rows]
+        inner = set_thresholds(out_of_fold(variant, x_part, part, 3, seed), part)
+        fold_model = fit(variant, x_part, part, seed)
+        x_held = x_pool[[dev_rows[dev[i].id] for i in held]]
+        p = proba_frame(fold_model, x_held, CLASSES)
+        dev_p[held] = p
+        for i, k in zip(held, choose_kinds(p, inner, after_clarify([dev[i] for i in held])), strict=True):
+            dev_kinds[i] = k
+    score = kind_metrics([e.gold for e in pool], pool_kinds)
+    pick = np.mean([score["decline_unanswerable"] or 0.0, score["clarify_underspecified"] or 0.0])
+    return {
+        "variant": variant, "thresholds": thresholds.to_json(), "pick_score": round(float(pick), 4),
+        "pool_cv": score, "test": kind_metrics([e.gold for e in test], test_kinds),
+        "dev_cv": kind_metrics([e.gold for e in dev], dev_kinds),
+        "_kinds": {"test": test_kinds, "dev": dev_kinds}, "_p": {"test": p_test, "dev": dev_p},
+    }
+
+
+def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str = "decider",
+                  index_prefix: str = "mtrag-", dev_index_prefix: str = "i24-mtrag-", synthetic: int = 150,
+                  domains: Sequence[str] = ("clapnq", "cloud", "fiqa", "govt"), folds: int = 5, seed: int = 0,
+                  work: Path = Path("runs/decider")) -> dict[str, Any]:
+    """Measure `VARIANTS`, save the best under ``models/<name>`` and write ``report.json``/``report.md``, the
+    confusion plot and the per-task predictions into ``report_dir``. Returns the report."""
+    started = time.perf_counter()
+    sets = load_examples(mtrag, synthetic, domains, seed)
+    with_evidence(sets, settings, index_prefix, dev_index_prefix, work / "evidence.jsonl")
+    embed = embedder_function(settings)
+    pool = sets["train"] + sets["synthetic"] + sets["dev"]
+    mats = {k: matrices(v, embed) for k, v in (("pool", pool), ("test", sets["test"]))}
+    results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed) for v in VARIANTS]
+    best = max(results, key=lambda r: r["pick_score"])
+    variant = best["variant"]
+
+    model = fit(variant, columns(variant, *mats["pool"]), pool, seed)
+    folder = Path(settings.models_dir) / name
+    counts = {k: len(v) for k, v in sets.items()}
+    meta = decider_meta(variant, Thresholds(**best["thresholds"]), settings.embedder.model,
+                        {"trained_on": counts, "pick_score": best["pick_score"]})
+    save_decider(folder, model, meta)
+    record_folder(folder, settings.models_dir, "decider", f"decision stage ({variant}), local-rag train decider",
+                  "sklearn", source="trained: local-rag train decider")
+
+    decider = read_decider(folder, settings.decide, embed)
+    times = []
+    for e in sets["test"]:
+        t = time.perf_counter()
+        decider.decide(e.conversation, e.hits)
+        times.append(time.perf_counter() - t)
+    baseline = {s: kind_metrics([e.gold for e in sets[s]], ["answer"] * len(sets[s])) for s in ("test", "dev")}
+    report = {
+        "command": f"local-rag train decider --name {name} --report {report_dir}",
+        "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
+        "embedder": settings.embedder.model, "retrieval": evidence_cache_key(settings),
+        "examples": counts, "chosen": variant, "latency": latency(times), "wall_s": round(time.perf_counter() - started, 1),
+        "baseline_always_answer": baseline,
+        "variants": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
+        "targets_met": {"test": targets_met(best["test"]), "dev_cv": targets_met(best["dev_cv"])},
+    }
+    write_report(report, best, sets, report_dir)
+    return report
+
+
+def write_report(report: dict[str, Any], best: dict[str, Any], sets: dict[str, list[Example]], out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    with (out / "predictions.jsonl").open("w", encoding="utf-8") as fh:
+        for split in ("test", "dev"):
+            for e, kind, p in zip(sets[split], best["_kinds"][split], best["_p"][split], strict=True):
+                fh.write(json.dumps({"split": split, "task_id": e.id, "gold": e.gold, "kind": kind,
+                                     "p": dict(zip(CLASSES, np.round(p, 4).tolist(), strict=True))}) + "\n")
+    plot_confusions({f"MTRAG test ({best['variant']})": best["test"]["confusion"],
+                     f"MTRAG-UN dev, 5-fold CV ({best['variant']})": best["dev_cv"]["confusion"]}, out / "confusion.png")
+    lines = [f"# Decision stage: {report['chosen']} chosen", "", f"Command: `{report['command']}`", "",
+             f"Examples: {report['examples']}; latency {report['latency']}; wall {report['wall_s']} s", "",
+             "| variant | set | decline UNANSWERABLE | decline answerable | clarify UNDERSPECIFIED | clarify answerable |",
+             "|---|---|---:|---:|---:|---:|"]
+    for r in report["variants"]:
+        for split in ("pool_cv", "test", "dev_cv"):
+            m = r[split]
+            lines.append(f"| {r['variant']} | {split} | {m['decline_unanswerable']} | {m['decline_answerable']} | "
+                         f"{m['clarify_underspecified']} | {m['clarify_answerable']} |")
+    for split, m in report["baseline_always_answer"].items():
+        lines.append(f"| always answer (baseline) | {split} | {m['decline_unanswerable']} | {m['decline_answerable']} | "
+                     f"{m['clarify_underspecified']} | {m['clarify_answerable']} |")
+    lines += ["", "## Confusion, MTRAG test", "", confusion_markdown(best["test"]["confusion"]), "",
+              "## Confusion, MTRAG-UN dev (cross-validated)", "", confusion_markdown(best["dev_cv"]["confusion"]), ""]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+
