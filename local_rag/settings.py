@@ -179,6 +179,9 @@ class GenerateConfig(_Config):
     history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")
     agent_turn_tokens: int = Field(120, ge=0, description="tokens per earlier agent turn at most")
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
+    attribute: bool = Field(
+        False, description="cite an answer the model left uncited by word overlap with the passages (the demo does)"
+    )
 
 
 class DecideConfig(_Config):

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from local_rag._optional import require
-from local_rag.errors import IndexError_
+from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.sparse import SparseIndex
 from local_rag.settings import SparseConfig
 
@@ -112,6 +112,11 @@ class SegmentedSparse:
     def build(cls, texts: Sequence[str], config: SparseConfig, folder: Path, progress: bool = False) -> None:
         """Write a one-segment index of ``texts`` into ``folder``."""
         tokens = _tokens(texts, config, progress)
+        if not any(tokens):  # bm25s fails on it with a bare ValueError
+            raise BadInputError(
+                f"none of the {len(texts)} chunks has a word BM25 can index (2+ letters, not a stopword); "
+                "add text or build with --sparse-only off"
+            )
         _index_with_stats(tokens, config, None).save(str(folder))
         cls._save_meta(folder, [{"dir": ".", "rows": len(tokens), "tokens": sum(len(t) for t in tokens)}])
 

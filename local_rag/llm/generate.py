@@ -69,6 +69,7 @@ class Answer:
     passages: list[Hit] = field(default_factory=list)
     raw: str = ""
     call: LLMCall | None = None
+    attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -183,5 +184,11 @@ class Generator:
         if is_decline(text, cfg.idk_answer):
             return Answer(cfg.idk_answer, "decline", passages=hits, raw=raw, call=call)
         text, numbers, invalid = check_citations(text, len(hits))
+        attributed = 0
+        if not numbers and cfg.attribute:
+            from local_rag.llm.attribute import attribute
+
+            text, numbers = attribute(text, [f"{h.title} {h.text}" for h in hits])
+            attributed = len(numbers)
         citations = [Citation.of(n, hits[n - 1]) for n in numbers]
-        return Answer(text, "answer", citations, invalid, hits, raw, call)
+        return Answer(text, "answer", citations, invalid, hits, raw, call, attributed=attributed)
