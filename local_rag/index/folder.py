@@ -222,7 +222,8 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
 
         dimension = manifest.dense["dimension"] if manifest.dense is not None and wants_dense(settings) else None
         factory = manifest.dense["factory"] if manifest.dense is not None else ""
-        return IndexFolder(path, manifest, chunks, *open_qdrant(path, settings, chunks, dimension, factory))
+        sparse_q, dense_q = open_qdrant(path, settings, chunks, dimension, factory)
+        return IndexFolder(path, manifest, chunks, sparse_q, dense_q)  # type: ignore[arg-type]  # same search interface
     sparse = dense = None
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
@@ -479,6 +480,7 @@ def add_documents(
         old = folder.dense.vectors if appended and folder.dense is not None else _stored_vectors(folder)
         assert old is not None
         new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
+        assert new_vectors is not None
         if appended:
             vectors = np.concatenate([old, new_vectors.astype(old.dtype)])
         else:
