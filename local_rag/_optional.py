@@ -20,6 +20,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "gguf": ("llm", "pip install 'local-rag[llm]'"),
     "huggingface_hub": ("download", "pip install 'local-rag[download]'"),
     "matplotlib": ("plot", "pip install 'local-rag[plot]'"),
+    "qdrant_client": ("qdrant", "pip install 'local-rag[qdrant]'"),
     "pypdf": ("docs", "pip install 'local-rag[docs]'"),
     "docx": ("docs", "pip install 'local-rag[docs]'"),
     "pptx": ("docs", "pip install 'local-rag[docs]'"),

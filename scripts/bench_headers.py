@@ -2,7 +2,7 @@
 and questions that name their document. Retrieval with ``chunker.header=none`` (what both indexes saw before: the
 hash title says nothing) against ``title+section`` (the title from the file's first line).
 
-    python scripts/bench_headers.py --out runs/i28/headers.json [--docs 150] [--profile cpu-test]
+    python scripts/bench_headers.py --out docs/benchmarks/i28-headers.json [--docs 150] [--sparse-only]
 
 Collection: IBM Cloud documentation pages rebuilt from the MTRAG cloud pool (the pool passages of each page joined
 by their offsets; a page's first line is its title). The pages of the test conversations' gold passages, plus other
@@ -25,6 +25,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--docs", type=int, default=150)
     parser.add_argument("--profile", default="cpu-test")
+    parser.add_argument("--sparse-only", action="store_true", help="BM25 only (no embedding model)")
     args = parser.parse_args()
     run(args)
 

@@ -13,7 +13,7 @@ key=$(cat pyproject.toml scripts/bootstrap.sh scripts/install_llama_cpp.sh 2>/de
 MODE=${1:-test}
 case "$MODE" in
   demo) extras="" ;;
-  test) extras=",bge,plot,dev,eval,server,train,docs" ;;
+  test) extras=",bge,plot,dev,eval,server,train,docs,qdrant" ;;
   *) echo "usage: bootstrap.sh [demo|test]" >&2; exit 2 ;;
 esac
 stamp="$VENV/.bootstrap-$key-$MODE"

@@ -29,7 +29,7 @@ def results(settings: Settings, embedder: HashEmbedder) -> list[list[tuple[str, 
 def test_build_open_search(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
     manifest = build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
     assert manifest.passages == len(CORPUS) and manifest.chunks > len(CORPUS)  # the long texts were split (12 tokens)
-    assert manifest.dense["dimension"] == 64 and manifest.dense["factory"] == "Flat"
+    assert manifest.dense["dimension"] == 64 and manifest.dense["factory"] == "auto" and manifest.dense["faiss_factory"] == "Flat"
     assert manifest.chunker == {"size": 12, "overlap": 3, "tokenizer": "whitespace", "header": "title+section"}
     top = results(fake_settings, hash_embedder)
     assert top[0][0][0] == "d5-0" and top[1][0][0] == "d4-0"

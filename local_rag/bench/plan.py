@@ -105,11 +105,15 @@ def index_bytes(settings: Settings, passages: int | None = None) -> tuple[int | 
         return faiss, sparse, f"index {settings.index}: {manifest['chunks']:,} chunks"
     if passages is None:
         return None, None, f"no index {settings.index} (give --index or --passages N)"
+    from local_rag.index.factory import resolve_factory
+    from local_rag.index.sizing import bm25_bytes, faiss_bytes, postings_per_chunk
+
     chunks = int(passages * CHUNKS_PER_PASSAGE)
     dim = _embedding_dim(settings)
-    # bm25s: about 60 postings per chunk at 256 tokens after stopwords, 8 bytes each (doc id + score) - measured
-    # 5.4 MB for the 11.6k chunks of the clapnq pool
-    return chunks * dim * 4, chunks * 480, f"estimated for {passages:,} passages (~{chunks:,} chunks of dimension {dim})"
+    factory = resolve_factory(settings.dense.factory, chunks)
+    # the scale benchmark's curves (local_rag.index.sizing, docs/benchmarks/scale.md)
+    return (faiss_bytes(factory, chunks, dim), bm25_bytes(chunks, postings_per_chunk(settings.chunker.size)),
+            f"estimated for {passages:,} passages (~{chunks:,} chunks of dimension {dim}, FAISS {factory})")
 
 
 def _flat_bytes(settings: Settings, passages: int | None) -> int | None:
@@ -165,7 +169,9 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
             others.append(Component(f"{role} {name}", None, "GPU" if on_gpu else "CPU", str(exc)))
     faiss, sparse, where_from = index_bytes(settings, passages)
     faiss_gpu = gpu and settings.dense.use_gpu != "no" and settings.dense.enabled
-    hnsw = settings.dense.factory.upper().startswith("HNSW")
+    from local_rag.index.factory import resolve_factory
+
+    hnsw = resolve_factory(settings.dense.factory, int((passages or 0) * CHUNKS_PER_PASSAGE)).upper().startswith("HNSW")
     if faiss_gpu and hnsw and faiss is not None:
         # no GPU HNSW: the stored vectors are searched by a flat GPU index (local_rag.index.dense.gpu_placement)
         flat = _flat_bytes(settings, passages)
@@ -178,7 +184,13 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
     if faiss_gpu:
         others.append(Component("FAISS GPU scratch memory", GPU_TEMP_MEMORY, "GPU",
                                 "StandardGpuResources temp memory, fixed by local_rag.index.dense"))
-    others.append(Component("BM25 index", sparse, "CPU", where_from))
+    others.append(Component("BM25 index", sparse, "CPU", where_from + " (memory-mapped: at most this)"))
+    if passages is not None:
+        from local_rag.index.sizing import chunk_list_bytes
+
+        chunks = int(passages * CHUNKS_PER_PASSAGE)
+        others.append(Component("chunk list", chunk_list_bytes(chunks, settings.chunker.size), "CPU",
+                                f"{chunks:,} chunks as Python objects (texts, ids)"))
     if torch_on_gpu:
         others.append(Component("torch CUDA context", TORCH_GPU_CONTEXT, "GPU", "estimate"))
     others.append(Component("process (Python, torch, faiss imported)", PROCESS_BASE_RAM, "CPU", "estimate"))

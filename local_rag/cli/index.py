@@ -39,15 +39,20 @@ def index() -> None:
 @click.option("--factory", help="FAISS index factory string, e.g. Flat, HNSW32, IVF1024,Flat.")
 @click.option("--sparse-only", is_flag=True, help="Build only the BM25 index (no embedding model needed).")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed, empty or duplicate records instead of stopping.")
+@click.option("--backend", type=click.Choice(["local", "qdrant"]), help="Where vectors and BM25 terms live "
+              "(settings: backend.name; qdrant needs the `qdrant` extra).")
+@click.option("--backend-url", help="Qdrant server/cluster URL (settings: backend.url; default: embedded in the folder).")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
-def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, as_json):
+def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
+          backend_url, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of documents:
     .pdf/.docx/.pptx/.html/.md/.txt). Files that cannot be read are listed at the end; the build goes on."""
     from local_rag.index import build_index
 
     settings = load(profile, config_file, index_name, **{
         "chunker.size": chunk_size, "chunker.overlap": chunk_overlap, "dense.factory": factory,
+        "backend.name": backend, "backend.url": backend_url,
     })
     settings = _dense_flag(settings, sparse_only)
     started = time.perf_counter()
@@ -160,12 +165,16 @@ def sync(folder, profile, config_file, index_name, watch, as_json):
 @index.command()
 @settings_options
 @click.option("--factory", help="New FAISS index factory string.")
+@click.option("--backend", type=click.Choice(["local", "qdrant"]), help="Move the index to this backend.")
+@click.option("--backend-url", help="Qdrant server/cluster URL (default: embedded in the folder).")
 @handle_errors
-def rebuild(profile, config_file, index_name, factory):
-    """Rebuild BM25 and FAISS with the current settings from stored chunks and vectors (no re-embedding)."""
+def rebuild(profile, config_file, index_name, factory, backend, backend_url):
+    """Rebuild BM25 and FAISS (or the Qdrant collection) with the current settings from stored chunks and vectors
+    (no re-embedding)."""
     from local_rag.index.folder import rebuild_index
 
-    settings = load(profile, config_file, index_name, **{"dense.factory": factory})
+    settings = load(profile, config_file, index_name, **{"dense.factory": factory, "backend.name": backend,
+                                                          "backend.url": backend_url})
     started = time.perf_counter()
     manifest = rebuild_index(settings)
     click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, FAISS {manifest.dense and manifest.dense['factory']}")
@@ -185,7 +194,7 @@ def info(profile, config_file, index_name, as_json):
         click.echo(json.dumps(manifest.to_json(), indent=2))
         return
     data = manifest.to_json()
-    for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped"):
+    for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped", "backend"):
         click.echo(f"{key:16} {data[key]}")
     for name, reason in sorted(manifest.unreadable.items()):
         click.echo(f"{'unreadable':16} {name}: {reason}")

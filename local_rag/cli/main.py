@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "chat": "local_rag.cli.ask:chat",
     "serve": "local_rag.cli.serve:serve",
     "bench": "local_rag.cli.bench:bench",
+    "bench-scale": "local_rag.cli.bench_scale:bench_scale",
     "plan": "local_rag.cli.plan:plan",
     "train": "local_rag.cli.train:train",
     "synth": "local_rag.cli.synth:synth",

@@ -21,6 +21,7 @@ import numpy as np
 from local_rag._optional import require
 from local_rag.device import faiss_gpu_count
 from local_rag.errors import IndexError_
+from local_rag.index.factory import resolve_factory
 from local_rag.settings import DenseConfig
 
 INDEX_FILE = "faiss.index"
@@ -59,10 +60,11 @@ def gpu_placement(index_type: str, use_gpu: str, gpus: int) -> tuple[str, str]:
 class DenseIndex:
     """Row ``i`` of the FAISS index is chunk ``i`` of the index folder."""
 
-    def __init__(self, index: object, vectors: np.ndarray, config: DenseConfig) -> None:
+    def __init__(self, index: object, vectors: np.ndarray, config: DenseConfig, factory: str = "") -> None:
         self.index = index
         self.vectors = vectors
         self.config = config
+        self.factory = factory or config.factory  # the factory string built (``auto`` resolved)
         self.on_gpu = False
 
     @property
@@ -79,17 +81,26 @@ class DenseIndex:
         # vectors are stored as float16; index the same rounded values so a rebuild from storage is identical
         stored = np.asarray(vectors, dtype=np.float16)
         vectors = np.ascontiguousarray(stored, dtype=np.float32)
-        factory = config.factory
+        factory = resolve_factory(config.factory, len(vectors))
         match = re.match(r"IVF(\d+)", factory)
         if match and int(match.group(1)) * 39 > len(vectors):
             # FAISS wants ~39 training points per list; a small corpus gets fewer lists rather than a bad index
             lists = max(1, len(vectors) // 39)
             factory = factory.replace(match.group(0), f"IVF{lists}", 1)
         index = faiss.index_factory(vectors.shape[1], factory, faiss.METRIC_INNER_PRODUCT)
+        if hasattr(index, "do_polysemous_training"):  # IndexPQ, IndexIVFPQ
+            index.do_polysemous_training = False  # minutes of annealing for a Hamming filter never used here
         if not index.is_trained:
             index.train(vectors)
         index.add(vectors)
-        return cls(index, stored, config)
+        return cls(index, stored, config, factory)
+
+    def extend(self, vectors: np.ndarray) -> DenseIndex:
+        """Add rows to the built index (no retraining, no rebuild: IVF lists and HNSW graphs take new vectors)."""
+        stored = np.asarray(vectors, dtype=np.float16)
+        self.index.add(np.ascontiguousarray(stored, dtype=np.float32))  # type: ignore[attr-defined]
+        self.vectors = np.concatenate([self.vectors, stored])
+        return self
 
     def save(self, folder: Path) -> None:
         faiss = require("faiss", "dense retrieval")

@@ -39,7 +39,7 @@ from local_rag.index.dense import DenseIndex
 from local_rag.index.learned_sparse import LearnedSparseIndex
 from local_rag.index.lock import one_writer, reading, swapping, writing
 from local_rag.index.manifest import IndexManifest
-from local_rag.index.sparse import SparseIndex
+from local_rag.index.segments import SegmentedSparse, write_sparse
 from local_rag.modelstore import resolve_model
 from local_rag.records import Chunk, Passage
 from local_rag.settings import Settings
@@ -85,7 +85,7 @@ class IndexFolder:
     path: Path
     manifest: IndexManifest
     chunks: list[Chunk]
-    sparse: SparseIndex | None
+    sparse: SegmentedSparse | None
     dense: DenseIndex | None
     learned: LearnedSparseIndex | None = None
 
@@ -176,7 +176,7 @@ def check_compatible(
             raise IndexError_(
                 f"index {path} was embedded with other files of model {manifest.dense['model']} (checksum differs): {rebuild}"
             )
-        if derived and manifest.dense["factory"] != settings.dense.factory:
+        if derived and settings.dense.factory != "auto" and manifest.dense["factory"] != settings.dense.factory:
             raise IndexError_(
                 f"index {path} uses FAISS {manifest.dense['factory']!r}, settings say {settings.dense.factory!r}: "
                 f"{rebuild} (or `local-rag index rebuild`, which re-embeds nothing)"
@@ -217,10 +217,17 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
     chunks = read_chunks(path)
     if len(chunks) != manifest.chunks:
         raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}; rebuild it")
+    if manifest.backend == "qdrant":
+        from local_rag.index.backends.qdrant import open_qdrant
+
+        dimension = manifest.dense["dimension"] if manifest.dense is not None and wants_dense(settings) else None
+        factory = manifest.dense["factory"] if manifest.dense is not None else ""
+        sparse_q, dense_q = open_qdrant(path, settings, chunks, dimension, factory)
+        return IndexFolder(path, manifest, chunks, sparse_q, dense_q)  # type: ignore[arg-type]  # same search interface
     sparse = dense = None
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
-            sparse = SparseIndex.load(path / "sparse", settings.sparse, len(chunks))
+            sparse = SegmentedSparse.load(path / "sparse", settings.sparse)
         except (OSError, ValueError, KeyError, TypeError, IndexError, EOFError, RecursionError) as exc:
             raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
     if manifest.dense is not None and wants_dense(settings):
@@ -249,12 +256,15 @@ def _write(
     progress: bool,
     lexical: object | None = None,
     extra: dict[str, str] | None = None,
+    base: IndexFolder | None = None,
+    appended: int = 0,
 ) -> None:
     """Write a complete index into a temporary folder, then swap it in with two renames (writer lock held).
     ``extra``: more files (name -> text) that belong to this version of the index, e.g. `local_rag.index.sync`'s
-    file digests."""
+    file digests. With ``base`` (the open index) and ``appended`` (the last rows of ``chunks`` and ``vectors`` are
+    new), the BM25 index gets one more segment and FAISS adds the new vectors: the cost of the new rows only."""
     with writing(final, settings.index_lock_timeout_s):
-        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical, extra)
+        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical, extra, base, appended)
 
 
 def _write_locked(
@@ -267,28 +277,43 @@ def _write_locked(
     progress: bool,
     lexical: object | None,
     extra: dict[str, str] | None = None,
+    base: IndexFolder | None = None,
+    appended: int = 0,
 ) -> None:
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.parent / f".{final.name}.building-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir()
     try:
-        with (tmp / CHUNKS_FILE).open("w", encoding="utf-8") as fh:
-            for chunk in chunks:
+        if base is not None and appended:
+            shutil.copyfile(base.path / CHUNKS_FILE, tmp / CHUNKS_FILE)
+        with (tmp / CHUNKS_FILE).open("a", encoding="utf-8") as fh:
+            for chunk in chunks[len(chunks) - appended if base is not None and appended else 0 :]:
                 fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
         (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
         for name, text in (extra or {}).items():
             (tmp / name).write_text(text, encoding="utf-8")
         texts = [index_text(c, settings.chunker.header) for c in chunks]
-        if manifest.sparse is not None:
+        if manifest.backend == "qdrant":
+            from local_rag.index.backends.qdrant import write_qdrant
+
+            write_qdrant(tmp, settings, chunks, texts, vectors if manifest.dense is not None else None,
+                         base.path if base is not None else None, base.chunks if base is not None else None)
+        if manifest.sparse is not None and manifest.backend == "local":
             (tmp / "sparse").mkdir()
             started = time.perf_counter()
-            SparseIndex.build(texts, settings.sparse, progress=progress).save(tmp / "sparse")
+            old = base.path / "sparse" if base is not None and base.sparse is not None else None
+            write_sparse(tmp / "sparse", texts, settings.sparse, old, appended, progress)
             manifest.stats["sparse_s"] = round(time.perf_counter() - started, 3)
-        if manifest.dense is not None and vectors is not None:
+        if manifest.dense is not None and vectors is not None and manifest.backend == "local":
             (tmp / "dense").mkdir()
             started = time.perf_counter()
-            DenseIndex.build(vectors, settings.dense).save(tmp / "dense")
+            if base is not None and appended and base.dense is not None and not base.dense.on_gpu:  # a GPU copy may be flat
+                dense = base.dense.extend(vectors[len(vectors) - appended :])
+            else:
+                dense = DenseIndex.build(vectors, settings.dense)
+            dense.save(tmp / "dense")
+            manifest.dense["faiss_factory"] = dense.factory
             manifest.stats["faiss_s"] = round(time.perf_counter() - started, 3)
             if lexical is not None:
                 LearnedSparseIndex(lexical).save(tmp / "dense")
@@ -391,6 +416,7 @@ def build_index(
         sparse=_sparse_section(settings),
         dense=_dense_section(settings, embedder) if settings.dense.enabled else None,
         skipped=len(report.skipped),
+        backend=settings.backend.name,
         stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3),
                **format_stats(report)},
         unreadable=dict(report.unreadable),
@@ -446,14 +472,19 @@ def add_documents(
     keep = [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
     new_chunks, _ = _chunk_passages(settings, passages, progress)
     chunks = [folder.chunks[i] for i in keep] + new_chunks
+    appended = len(new_chunks) if len(keep) == len(folder.chunks) else 0  # nothing replaced: append, no rebuild
     vectors = None
     if folder.manifest.dense is not None:
         if embedder is None:
             raise ValueError("this index has a dense part: adding needs the embedder")
-        old = _stored_vectors(folder)
+        old = folder.dense.vectors if appended and folder.dense is not None else _stored_vectors(folder)
         assert old is not None
         new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
-        vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
+        assert new_vectors is not None
+        if appended:
+            vectors = np.concatenate([old, new_vectors.astype(old.dtype)])
+        else:
+            vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
     lexical = _stored_lexical(folder)
     if lexical is not None:
         from scipy import sparse
@@ -465,7 +496,7 @@ def add_documents(
     manifest = folder.manifest
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder, appended=appended)
     return manifest
 
 
@@ -496,7 +527,7 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
         digests.pop(pid, None)
     manifest = folder.manifest
     manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder)
     return manifest
 
 
@@ -512,5 +543,6 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     if manifest.dense is not None:
         manifest.dense["factory"] = settings.dense.factory
     manifest.history.append({"action": "rebuild", "at": _now()})
+    manifest.backend = settings.backend.name
     _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
     return manifest

@@ -88,8 +88,10 @@ def chunk_texts_digest(texts: list[str]) -> str:
 
 
 def index_files(folder: Path) -> list[Path]:
-    """The files an index's checksums cover: every file but the manifest (and its temporary)."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(MANIFEST_FILE))
+    """The files an index's checksums cover: every file but the manifest (and its temporary), and not the storage
+    of an embedded Qdrant collection (``qdrant/``: the engine rewrites it; the collection is checked by its count)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.startswith(MANIFEST_FILE)
+                  and p.relative_to(folder).parts[0] != "qdrant")
 
 
 def record(folder: Path, chunk_texts: list[str]) -> dict[str, Any]:

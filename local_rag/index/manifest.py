@@ -16,6 +16,7 @@ MANIFEST_FILE = "manifest.json"
 _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
+    "backend": str,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -33,6 +34,7 @@ class IndexManifest:
     sparse: dict[str, Any] | None = None
     dense: dict[str, Any] | None = None
     skipped: int = 0
+    backend: str = "local"  # where the vectors and BM25 terms live: local (FAISS + bm25s files) or qdrant
     format_version: int = FORMAT_VERSION
     history: list[dict[str, Any]] = field(default_factory=list)
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
@@ -42,8 +44,9 @@ class IndexManifest:
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
     def own_checksum(self) -> str:
-        # `unreadable` came later: left out when empty, so the checksums of older manifests still match
-        data = {k: v for k, v in asdict(self).items() if k != "checksum" and not (k == "unreadable" and not v)}
+        # `unreadable` and `backend` came later: left out when at their defaults, so older manifests' checksums match
+        data = {k: v for k, v in asdict(self).items()
+                if k != "checksum" and not (k == "unreadable" and not v) and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def save(self, folder: Path) -> None:

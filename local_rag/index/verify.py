@@ -19,6 +19,7 @@ from local_rag.index.dense import INDEX_FILE, VECTORS_FILE
 from local_rag.index.folder import CHUNKS_FILE, PASSAGES_FILE, index_text, manifest_header, read_chunks
 from local_rag.index.lock import reading
 from local_rag.index.manifest import IndexManifest
+from local_rag.index.segments import SegmentedSparse
 from local_rag.settings import Settings
 
 
@@ -53,9 +54,13 @@ def _verify(path: Path, deep: bool) -> list[str]:
                 problems.append("chunks and passages.json list different passages")
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         problems.append(f"{PASSAGES_FILE} unreadable: {exc}")
-    if manifest.sparse is not None:
+    if manifest.backend == "qdrant":
+        from local_rag.index.backends.qdrant import verify_qdrant
+
+        problems += verify_qdrant(path, len(chunks), manifest.dense["dimension"] if manifest.dense else None)
+    elif manifest.sparse is not None:
         problems += _sparse(path / "sparse", len(chunks), deep)
-    if manifest.dense is not None:
+    if manifest.dense is not None and manifest.backend == "local":
         problems += _dense(path / "dense", manifest, len(chunks), deep)
     if deep:
         header = manifest_header(manifest)
@@ -64,6 +69,15 @@ def _verify(path: Path, deep: bool) -> list[str]:
 
 
 def _sparse(folder: Path, n_chunks: int, deep: bool) -> list[str]:
+    segments = SegmentedSparse.read_meta(folder)
+    if segments:  # BM25 in segments (local_rag.index.segments): each checked against its own rows
+        if sum(m["rows"] for m in segments) != n_chunks:
+            return [f"sparse segments hold {sum(m['rows'] for m in segments)} rows for {n_chunks} chunks"]
+        return [p for m in segments for p in _sparse_one(folder / m["dir"], m["rows"], deep)]
+    return _sparse_one(folder, n_chunks, deep)
+
+
+def _sparse_one(folder: Path, n_chunks: int, deep: bool) -> list[str]:
     params = folder / "params.index.json"
     if not params.exists():
         return ["sparse index files missing"]

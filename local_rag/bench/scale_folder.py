@@ -1,0 +1,112 @@
+"""The ``folder`` cell of the scale benchmark: `index add` of 1% new passages through a real index folder.
+
+The folder is assembled from the cells already built at that size (the BM25 segment and the FAISS index the
+``auto`` factory would choose, hard-linked, plus chunks, passage digests, stored vectors and a manifest), so that
+nothing is built twice. Then `local_rag.index.folder.add_documents` adds the new passages exactly as
+``local-rag index add`` does, with an embedder that looks the synthetic vectors up: the figure is the index's cost
+of an add (open, chunk, BM25 segment, FAISS add, write, swap), without the embedding, which costs the same per
+passage at any index size (see docs/benchmarks.md for MiniLM's throughput).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from local_rag import __version__
+from local_rag.bench.scale_cells import DENSE, cell_dir, peak_mb
+from local_rag.bench.synthetic import Basis, synthetic_ids, synthetic_texts, synthetic_vectors
+from local_rag.corpus.digest import corpus_hash, passage_digest
+from local_rag.embed.base import Embedder, Kind
+from local_rag.index.factory import FLAT_MAX, resolve_factory
+from local_rag.index.folder import (
+    _chunk_passages,
+    _chunker_section,
+    _dense_section,
+    _sparse_section,
+    add_documents,
+)
+from local_rag.index.manifest import IndexManifest
+from local_rag.records import Passage
+
+NAME = "i29-scale"
+
+
+class LookupEmbedder(Embedder):
+    """Returns the given vectors of known texts (the synthetic corpus's); embeds nothing."""
+
+    backend = "sentence-transformers"
+
+    def __init__(self, config: Any, name: str, texts: list[str], vectors: np.ndarray) -> None:
+        super().__init__(config)
+        self.name, self.checksum, self.dimension = name, "synthetic", int(vectors.shape[1])
+        self.rows = {t: i for i, t in enumerate(texts)}
+        self.vectors = vectors
+
+    def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        return self.vectors[[self.rows[t] for t in texts]]
+
+
+def _link_tree(source: Path, target: Path) -> None:
+    for item in source.rglob("*"):
+        if item.is_file():
+            (target / item.relative_to(source)).parent.mkdir(parents=True, exist_ok=True)
+            os.link(item, target / item.relative_to(source))
+
+
+def folder_add(work: Path, basis: Basis, size: int, settings: Any) -> dict[str, Any]:
+    kind = "flat" if size < FLAT_MAX else next(k for k in ("hnsw", "ivf-sq8") if (cell_dir(work, size, k) / "faiss.index").exists())
+    settings = settings.model_copy(deep=True)
+    settings.indexes_dir = cell_dir(work, size, "folder")
+    settings.index = NAME
+    settings.chunker.tokenizer, settings.chunker.size, settings.chunker.overlap = "whitespace", 100_000, 0
+    settings.dense.factory = resolve_factory(DENSE[kind], size)
+    settings.retrieval.retrievers = ["bm25", "dense"]
+    shutil.rmtree(settings.indexes_dir, ignore_errors=True)
+    folder = settings.index_dir
+    started = time.perf_counter()
+    passages = [Passage(id=i, text=t, title="") for i, t in zip(synthetic_ids(0, size), synthetic_texts(basis, 0, size), strict=True)]
+    chunks, _ = _chunk_passages(settings, passages, False)
+    (folder / "dense").mkdir(parents=True)
+    with (folder / "chunks.jsonl").open("w", encoding="utf-8") as fh:
+        for chunk in chunks:
+            fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
+    digests = {p.id: passage_digest(p) for p in passages}
+    (folder / "passages.json").write_text(json.dumps(digests), encoding="utf-8")
+    _link_tree(cell_dir(work, size, "bm25"), folder / "sparse")
+    os.link(cell_dir(work, size, kind) / "faiss.index", folder / "dense" / "faiss.index")
+    np.save(folder / "dense" / "vectors.f16.npy", synthetic_vectors(basis, 0, size).astype(np.float16))
+    new = max(1, size // 100)
+    new_texts = synthetic_texts(basis, size, size + new)
+    embedder = LookupEmbedder(settings.embedder, settings.embedder.model, new_texts, synthetic_vectors(basis, size, size + new))
+    dense = _dense_section(settings, embedder)
+    assert dense is not None
+    manifest = IndexManifest(
+        name=NAME, created="", package_version=__version__, corpus_source="synthetic", corpus_hash=corpus_hash(digests),
+        passages=len(passages), chunks=len(chunks), chunker=_chunker_section(settings, "whitespace"),
+        sparse=_sparse_section(settings), dense=dense,
+    )
+    manifest.save(folder)
+    assemble_s = time.perf_counter() - started
+    del passages, chunks, digests
+    corpus = work / f"add-{size}.jsonl"
+    with corpus.open("w", encoding="utf-8") as fh:
+        for pid, text in zip(synthetic_ids(size, size + new), new_texts, strict=True):
+            fh.write(json.dumps({"_id": pid, "title": "", "text": text, "url": ""}) + "\n")
+    peak_before = peak_mb()
+    started = time.perf_counter()
+    after = add_documents(settings, corpus, embedder=embedder, progress=False)
+    add_s = time.perf_counter() - started
+    segments = json.loads((folder / "sparse" / "segments.json").read_text(encoding="utf-8"))["segments"]
+    result = {"dense_kind": kind, "factory": settings.dense.factory, "added": new, "add_s": round(add_s, 2),
+              "assemble_s": round(assemble_s, 1), "passages_after": after.passages, "sparse_s": after.stats.get("sparse_s"),
+              "faiss_s": after.stats.get("faiss_s"), "segments": len(segments), "peak_rss_mb": round(peak_mb(), 1),
+              "peak_rss_before_add_mb": round(peak_before, 1)}
+    shutil.rmtree(settings.indexes_dir, ignore_errors=True)
+    return result

@@ -1,0 +1,191 @@
+"""Scale features with real components: BM25 segments, ANN factories against exact search, the factory chosen by
+size, the planner's curves against a measured build, and the Qdrant backend (embedded) round trip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from local_rag.errors import IndexError_
+from local_rag.index import add_documents, build_index, open_index, remove_documents
+from local_rag.index.dense import DenseIndex
+from local_rag.index.factory import choose_factory, resolve_factory
+from local_rag.index.folder import rebuild_index
+from local_rag.index.segments import SegmentedSparse
+from local_rag.index.sizing import bm25_bytes, faiss_bytes
+from local_rag.index.verify import verify_index
+from local_rag.settings import DenseConfig, Settings, SparseConfig
+
+from .conftest import CORPUS, HashEmbedder, write_jsonl
+from .test_index import results
+
+MORE = [
+    {"_id": f"n{i}", "title": "Extra", "text": f"Extra passage {i} about cats, dogs and ranking functions number {i}.", "url": ""}
+    for i in range(3)
+]
+
+
+def _texts(n: int) -> list[str]:
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(400)]
+    return [" ".join(rng.choice(words, size=30)) for _ in range(n)]
+
+
+def test_segment_scores_equal_a_full_build_for_the_new_rows(tmp_path: Path):
+    texts, config = _texts(300), SparseConfig(stemmer="", stopwords="")
+    for name in ("base", "added", "full"):
+        (tmp_path / name).mkdir()
+    SegmentedSparse.build(texts[:280], config, tmp_path / "base")
+    assert SegmentedSparse.can_append(tmp_path / "base", 20)
+    SegmentedSparse.append(tmp_path / "base", tmp_path / "added", texts[280:], config)
+    SegmentedSparse.build(texts, config, tmp_path / "full")
+    added, full = SegmentedSparse.load(tmp_path / "added", config), SegmentedSparse.load(tmp_path / "full", config)
+    assert added.size == full.size == 300 and len(added.retrievers) == 2
+    queries = [texts[290][:40], texts[5][:40]]
+    rows_a, scores_a = added.search(queries, 5)
+    rows_f, scores_f = full.search(queries, 5)
+    assert rows_a[0, 0] == rows_f[0, 0] == 290  # a new row is found where a full build puts it
+    # new rows are scored with the statistics of the whole index: exactly the full build's scores
+    new = rows_f[0] >= 280
+    assert np.allclose(scores_a[0][np.isin(rows_a[0], rows_f[0][new])], scores_f[0][new], rtol=1e-5)
+    assert not SegmentedSparse.can_append(tmp_path / "added", 100)  # past the merge share: a full build instead
+
+
+def test_small_add_writes_a_segment_and_adds_to_faiss(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):
+    settings = fake_settings.model_copy(update={"dense": fake_settings.dense.model_copy(update={"factory": "HNSW16"})})
+    big = [{"_id": f"p{i}", "title": "", "text": t, "url": ""} for i, t in enumerate(_texts(60))]
+    build_index(settings, write_jsonl(tmp_path / "a.jsonl", CORPUS + big), embedder=hash_embedder, progress=False)
+    hash_embedder.calls = 0
+    add_documents(settings, write_jsonl(tmp_path / "b.jsonl", MORE), embedder=hash_embedder, progress=False)
+    meta = json.loads((settings.index_dir / "sparse" / "segments.json").read_text())["segments"]
+    assert len(meta) == 2 and meta[1]["rows"] == hash_embedder.calls
+    assert verify_index(settings.index_dir) == []
+    folder = open_index(settings, model_checksum=hash_embedder.checksum)
+    assert folder.dense is not None and folder.dense.size == len(folder.chunks)
+    rows, _ = folder.sparse.search(["Extra passage 2 about cats"], 3)
+    assert folder.chunks[rows[0, 0]].passage_id == "n2"
+    remove_documents(settings, ["n2"])  # a remove merges the segments back into one
+    meta = json.loads((settings.index_dir / "sparse" / "segments.json").read_text())["segments"]
+    assert len(meta) == 1 and verify_index(settings.index_dir) == []
+
+
+@pytest.mark.parametrize("factory", ["HNSW32", "IVF{lists},SQ8", "IVF{lists},Flat"])
+def test_ann_matches_exact_on_a_toy_set(factory: str):
+    rng = np.random.default_rng(1)
+    centers = rng.standard_normal((20, 32))
+    vectors = (centers[rng.integers(20, size=2000)] + 0.3 * rng.standard_normal((2000, 32))).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    queries = vectors[:20] + 0.05 * rng.standard_normal((20, 32)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    exact = DenseIndex.build(vectors, DenseConfig(factory="Flat", use_gpu="no"))
+    ann = DenseIndex.build(vectors, DenseConfig(factory=resolve_factory(factory, len(vectors)), use_gpu="no"))
+    ann.config = DenseConfig(factory=ann.factory, nprobe=16, ef_search=128, use_gpu="no")
+    ann._tune()
+    want, _ = exact.search(queries, 10)
+    got, _ = ann.search(queries, 10)
+    recall = np.mean([len(set(g) & set(w)) / 10 for g, w in zip(got.tolist(), want.tolist(), strict=True)])
+    assert recall >= 0.9
+
+
+def test_auto_factory_follows_the_corpus_size(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
+    assert choose_factory(1000) == "Flat" and choose_factory(5_000_000).startswith("HNSW")
+    assert resolve_factory("IVF{lists},PQ48", 1_000_000) == "IVF2048,PQ48"
+    manifest = build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    assert fake_settings.dense.factory == "auto" and manifest.dense["faiss_factory"] == "Flat"
+
+
+@pytest.mark.parametrize("factory", ["Flat", "HNSW32", "IVF{lists},SQ8", "IVF{lists},PQ16"])
+def test_planner_faiss_size_within_20_percent_of_a_build(tmp_path: Path, factory: str):
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((5000, 64)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    DenseIndex.build(vectors, DenseConfig(factory=factory, use_gpu="no")).save(tmp_path)
+    measured = (tmp_path / "faiss.index").stat().st_size
+    assert abs(faiss_bytes(factory, 5000, 64) - measured) <= 0.2 * measured
+
+
+def test_planner_bm25_size_within_20_percent_of_a_build(tmp_path: Path):
+    texts = _texts(3000)
+    SegmentedSparse.build(texts, SparseConfig(stemmer="", stopwords=""), tmp_path)
+    measured = sum(p.stat().st_size for p in tmp_path.iterdir())
+    distinct = float(np.mean([len(set(t.split())) for t in texts]))
+    assert abs(bm25_bytes(3000, distinct) - measured) <= 0.2 * measured
+
+
+# ---------------------------------------------------------------- Qdrant (embedded, qdrant-client local mode)
+
+qdrant_client = pytest.importorskip("qdrant_client")
+
+
+@pytest.fixture
+def qdrant_settings(fake_settings: Settings) -> Settings:
+    return fake_settings.model_copy(update={"backend": fake_settings.backend.model_copy(update={"name": "qdrant"})})
+
+
+def test_qdrant_round_trip_matches_the_local_backend(tmp_path: Path, fake_settings: Settings, qdrant_settings: Settings,
+                                                      hash_embedder: HashEmbedder):
+    local = fake_settings.model_copy(update={"index": "local"})
+    first, rest = write_jsonl(tmp_path / "first.jsonl", CORPUS[:4]), write_jsonl(tmp_path / "rest.jsonl", CORPUS[4:])
+    everything = write_jsonl(tmp_path / "all.jsonl", CORPUS)
+    manifest = build_index(qdrant_settings, first, embedder=hash_embedder, progress=False)
+    assert manifest.backend == "qdrant" and (qdrant_settings.index_dir / "qdrant").is_dir()
+    add_documents(qdrant_settings, rest, embedder=hash_embedder, progress=False)
+    build_index(local, everything, embedder=hash_embedder, progress=False)
+    assert verify_index(qdrant_settings.index_dir) == []
+    # same fused results, format and scores as the local backend (BM25 and inner products computed alike)
+    assert results(qdrant_settings, hash_embedder) == results(local, hash_embedder)
+
+    remove_documents(qdrant_settings, ["d5-0"])
+    remove_documents(local, ["d5-0"])
+    assert results(qdrant_settings, hash_embedder) == results(local, hash_embedder)
+    folder = open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+    rows, _ = folder.sparse.search(["cats"], 5, where={"doc_id": folder.chunks[0].doc_id})  # payload filter
+    assert {folder.chunks[r].doc_id for r in rows[0] if r >= 0} == {folder.chunks[0].doc_id}
+    folder.sparse.index.close()
+
+    # back to the local backend without embedding anything
+    hash_embedder.calls = 0
+    rebuild_index(fake_settings)
+    assert hash_embedder.calls == 0 and json.loads((fake_settings.index_dir / "manifest.json").read_text())["backend"] == "local"
+    assert results(fake_settings, hash_embedder) == results(local, hash_embedder)
+
+
+def test_qdrant_corrupt_or_mismatched_index_is_refused_and_kept(tmp_path: Path, qdrant_settings: Settings,
+                                                                hash_embedder: HashEmbedder, corpus_file: Path):
+    build_index(qdrant_settings, corpus_file, embedder=hash_embedder, progress=False)
+    folder = qdrant_settings.index_dir
+    before = results(qdrant_settings, hash_embedder)
+    # a write that fails half-way (no Qdrant server at that URL) leaves the previous index as it was
+    unreachable = qdrant_settings.model_copy(update={"backend": qdrant_settings.backend.model_copy(update={"url": "http://127.0.0.1:9"})})
+    with pytest.raises(Exception) as failed:  # noqa: B017 - qdrant-client's connection error types vary by transport
+        rebuild_index(unreachable)
+    assert not isinstance(failed.value, AssertionError)
+    assert results(qdrant_settings, hash_embedder) == before and verify_index(folder) == []
+    meta = (folder / "qdrant.json").read_text()
+    (folder / "qdrant.json").write_text("{not json")
+    with pytest.raises(IndexError_, match="qdrant.json"):  # the file checksums catch it first
+        open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+    assert verify_index(folder)
+    (folder / "qdrant.json").write_text(meta)
+    shutil.rmtree(folder / "qdrant")  # storage gone: an empty collection cannot match the chunks
+    with pytest.raises(IndexError_, match="points for|unreadable"):
+        open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+
+
+def test_synthetic_rows_are_a_function_of_their_index():
+    from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((50, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sentences = [[f"Sentence {i}.{j} of basis passage {i}." for j in range(4)] for i in range(50)]
+    basis = Basis(sentences, vectors, ["q"], vectors[:1])
+    whole = synthetic_vectors(basis, 0, 120_000)  # spans three random blocks
+    assert np.allclose(synthetic_vectors(basis, 49_990, 50_010), whole[49_990:50_010])
+    assert np.allclose(np.linalg.norm(whole, axis=1), 1, atol=1e-5)
+    texts = synthetic_texts(basis, 99_998, 100_002)
+    assert len(texts) == 4 and texts == synthetic_texts(basis, 0, 100_002)[99_998:]
