@@ -240,8 +240,11 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--work", type=click.Path(file_okay=False), default="runs/decider", show_default=True,
               help="Cache of retrieved evidence (a rerun retrieves nothing twice).")
+@click.option("--variants", default="lr-features,gbm-features,lr-embedding,lr-features+embedding", show_default=True,
+              help="Model variants measured (the best is kept).")
 @handle_errors
-def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work):
+def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work,
+            variants):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
@@ -249,7 +252,7 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
 
     settings = load(profile, config_file, index_name)
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
-                           synthetic, split_csv((domains,)) or [], work=Path(work))
+                           synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [])
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "targets_met")}, indent=2))
 
 
