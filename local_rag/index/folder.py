@@ -503,7 +503,11 @@ def add_documents(
 @one_writer
 def remove_documents(settings: Settings, ids: list[str], by: str = "passage", progress: bool = False) -> IndexManifest:
     """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
-    folder, digests = _open_for_update(settings, None)
+    # open every stored part whatever the query settings say: the stored vectors must be carried over (a caller that
+    # asked for no retrievers, to skip loading the embedder, once got an index whose dense part was dropped)
+    all_parts = settings.model_copy(deep=True)
+    all_parts.retrieval.retrievers = ["bm25", "dense"] if settings.dense.enabled else ["bm25"]
+    folder, digests = _open_for_update(all_parts, None)
     wanted = set(ids)
 
     def key(c: Chunk) -> str:
