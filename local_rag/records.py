@@ -122,6 +122,9 @@ class LLMCall:
     response: str = ""
     #: prompt tokens taken from a cached KV prefix instead of being prefilled (llama.cpp; 0 elsewhere)
     cached_tokens: int = 0
+    #: prompt-lookup decoding (llama.cpp, ``llm.prompt_lookup``): draft tokens proposed, and those the model accepted
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
     @property
     def decode_tokens_per_s(self) -> float:

@@ -113,3 +113,15 @@ def test_chunk_header_is_a_manifest_setting(tmp_path: Path, fake_settings: Setti
     build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
     drop_header()
     assert len(open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks) > 0
+
+
+def test_build_command_lists_unreadable_files(tmp_path: Path):
+    from .test_cli import run
+
+    folder = make_folder(tmp_path / "docs")
+    make_image_pdf(folder / "scan.pdf")
+    result = run("index", "build", str(folder), "--sparse-only", "--index", "mine", cwd=tmp_path,
+                 env={"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"})
+    assert result.returncode == 0, result.stderr
+    assert "could not read 1 file(s)" in result.stdout and "scan.pdf: scanned PDF" in result.stdout
+    assert "read: " in result.stdout and "pdf 2 page(s)" in result.stdout

@@ -32,6 +32,15 @@ def test_citations_are_checked_and_mapped():
     assert answer.invalid_citations == 2
 
 
+def test_an_uncited_answer_is_attributed_by_word_overlap_only_when_asked():
+    reply = f"{HITS[1].text.rstrip('.')}. Something no passage says at all."
+    plain = Generator(ScriptedLLM(reply)).answer(CONV, HITS)
+    assert plain.citations == [] and plain.attributed == 0
+    cited = Generator(ScriptedLLM(reply), GenerateConfig(attribute=True)).answer(CONV, HITS)
+    assert [c.passage_id for c in cited.citations] == [HITS[1].passage_id] and cited.attributed == 1
+    assert cited.text.startswith(HITS[1].text.rstrip(".") + " [2].") and cited.text.endswith("at all.")
+
+
 def test_role_separated_prompt_puts_passages_first_and_question_last():
     llm = ScriptedLLM("Alpha [1].")
     Generator(llm, GenerateConfig(idk_answer="NO IDEA.")).answer(CONV, HITS)
@@ -214,7 +223,7 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     answers = iter(["Cats sleep a lot [1].", KeyboardInterrupt()])
     real_answer = RealPipeline.answer
 
-    def fake_answer(self, conversation, on_token=None):  # type: ignore[no-untyped-def]
+    def fake_answer(self, conversation, on_token=None, on_status=None):  # type: ignore[no-untyped-def]
         reply = next(answers)
         if isinstance(reply, BaseException):
             raise reply

@@ -74,3 +74,30 @@ def test_sync_cli_says_when_nothing_changed(tmp_path: Path):
     (folder / "b.txt").unlink()
     third = run(*args, "--json", cwd=tmp_path, env=env)
     assert third.returncode == 0 and json.loads(third.stdout)["removed"] == ["b.txt"]
+
+
+def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):
+    import threading
+
+    from local_rag.index.sync import watch
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nRivers and lakes.\n")
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    synced, stop = threading.Event(), threading.Event()
+
+    def on_change() -> None:
+        if sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.added == ["b.md"]:
+            synced.set()
+            stop.set()
+
+    thread = threading.Thread(target=watch, args=(folder, on_change), kwargs={"debounce_ms": 200, "stop_event": stop})
+    thread.start()
+    try:
+        threading.Timer(0.5, lambda: (folder / "b.md").write_text("# Beta\n\nMountains.\n")).start()
+        assert synced.wait(60), "the watcher did not sync the new file"
+    finally:
+        stop.set()
+        thread.join(10)
+    assert {c.doc_id for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks} == {"a.md", "b.md"}

@@ -93,14 +93,16 @@ def run(args: argparse.Namespace) -> None:
         for header in ("none", "title+section"):
             settings = load_settings(args.profile, overrides={
                 "indexes_dir": str(Path(tmp) / "indexes"), "index": f"h-{header}", "chunker": {"header": header},
+                **({"dense": {"enabled": False}, "retrieval": {"retrievers": ["bm25"]}} if args.sparse_only else {}),
             })
-            embedder = load_embedder(settings.embedder, settings.models_dir)
+            embedder = None if args.sparse_only else load_embedder(settings.embedder, settings.models_dir)
             started = time.perf_counter()
             manifest = build_index(settings, folder, embedder=embedder, progress=False)
             build_s = time.perf_counter() - started
-            index = open_index(settings, model_checksum=embedder.checksum)
+            index = open_index(settings, model_checksum=embedder.checksum if embedder else None)
             row: dict[str, object] = {"chunks": manifest.chunks, "build_s": round(build_s, 1)}
-            for retriever in (BM25Retriever(index), DenseRetriever(index, embedder)):
+            retrievers = [BM25Retriever(index)] + ([DenseRetriever(index, embedder)] if embedder else [])
+            for retriever in retrievers:
                 rows, _ = retriever.search_chunks(queries, 5)
                 hit1 = share = rr = 0.0
                 for (_, _, doc), ranked in zip(asked, rows, strict=True):

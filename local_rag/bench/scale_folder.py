@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from local_rag import __version__
-from local_rag.bench.scale import DENSE, cell_dir, peak_mb
+from local_rag.bench.scale_cells import DENSE, cell_dir, peak_mb
 from local_rag.bench.synthetic import Basis, synthetic_ids, synthetic_texts, synthetic_vectors
 from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.embed.base import Embedder, Kind

@@ -58,6 +58,8 @@ def demo(profile, config_file, index_name, retrieval_only):
             console.print(f"  [dim]query ({q.mode}): {escape(q.text)}[/dim]")
         for c in result.answer.citations:
             console.print(f"  [green]source \\[{c.n}][/green] {escape(c.title)} ({escape(c.where)})")
+        if result.answer.attributed:
+            console.print("  [dim](the model cited nothing: sources found by word overlap with the passages)[/dim]")
         if result.answer.invalid_citations:
             console.print(f"  ({result.answer.invalid_citations} invalid citation(s) removed)")
         timing = ", ".join(f"{k} {v:.2f}s" for k, v in result.timings.items() if "." not in k)

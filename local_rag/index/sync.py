@@ -176,10 +176,10 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
     return bar
 
 
-def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600) -> None:
-    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (watchfiles)."""
+def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None) -> None:
+    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set)."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
-    for _ in watchfiles.watch(folder, debounce=debounce_ms, raise_interrupt=False):
+    for _ in watchfiles.watch(folder, debounce=debounce_ms, raise_interrupt=False, stop_event=stop_event):
         on_change()

@@ -69,6 +69,7 @@ class Answer:
     passages: list[Hit] = field(default_factory=list)
     raw: str = ""
     call: LLMCall | None = None
+    attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -153,7 +154,8 @@ class Generator:
         if not cfg.clarify:
             system = "\n".join(line for line in system.splitlines() if "CLARIFY" not in line)
         earlier = Conversation(conversation.turns[:-1] if conversation.turns and conversation.turns[-1].speaker == "user" else conversation.turns)
-        history = conversation_text(earlier, self.llm, cfg.history_tokens, cfg.agent_turn_tokens, "generate") or "(none)"
+        history = conversation_text(earlier, self.llm, cfg.history_tokens, cfg.agent_turn_tokens, "generate",
+                                    cfg.history_step) or "(none)"
         fixed = self.llm.count_tokens(system) + self.llm.count_tokens(question) + self.llm.count_tokens(history) + 64
         fixed += sum(self.llm.count_tokens(u) + self.llm.count_tokens(a) for u, a in self.prompt.examples)
         budget = max(64, self.llm.n_ctx - cfg.max_tokens - fixed)
@@ -183,5 +185,11 @@ class Generator:
         if is_decline(text, cfg.idk_answer):
             return Answer(cfg.idk_answer, "decline", passages=hits, raw=raw, call=call)
         text, numbers, invalid = check_citations(text, len(hits))
+        attributed = 0
+        if not numbers and cfg.attribute:
+            from local_rag.llm.attribute import attribute
+
+            text, numbers = attribute(text, [f"{h.title} {h.text}" for h in hits])
+            attributed = len(numbers)
         citations = [Citation.of(n, hits[n - 1]) for n in numbers]
-        return Answer(text, "answer", citations, invalid, hits, raw, call)
+        return Answer(text, "answer", citations, invalid, hits, raw, call, attributed=attributed)

@@ -98,7 +98,8 @@ def _client(folder: Path, meta: dict[str, Any], shared: bool = False) -> Any:
 
 def read_meta(folder: Path) -> dict[str, Any]:
     try:
-        return json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        meta: dict[str, Any] = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        return meta
     except (OSError, json.JSONDecodeError) as exc:
         raise IndexError_(f"{folder / META_FILE} is missing or corrupt ({exc}); rebuild the index with "
                           "`local-rag index rebuild` (re-embeds nothing)") from exc
@@ -115,7 +116,7 @@ class QdrantIndex:
 
     @property
     def collection(self) -> str:
-        return self.meta.get("alias") or self.meta["collection"]
+        return str(self.meta.get("alias") or self.meta["collection"])
 
     def query(self, query: Any, using: str, k: int, where: dict[str, Any] | None) -> tuple[np.ndarray, np.ndarray]:
         rows, scores = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.float32)
@@ -250,10 +251,10 @@ def write_qdrant(tmp: Path, settings: Settings, chunks: list[Chunk], texts: list
         if gone:
             client.delete(collection, points_selector=models.PointIdsList(points=sorted(gone)))
         for start in range(0, len(todo), BATCH):
-            rows = todo[start : start + BATCH]
-            tokens = _tokens([texts[i] for i in rows], settings.sparse)
+            batch = todo[start : start + BATCH]
+            tokens = _tokens([texts[i] for i in batch], settings.sparse)
             points = []
-            for row, toks in zip(rows, tokens, strict=True):
+            for row, toks in zip(batch, tokens, strict=True):
                 chunk = chunks[row]
                 vector: dict[str, Any] = {}
                 if vectors is not None:
