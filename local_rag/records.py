@@ -7,7 +7,7 @@ Stages never pass dicts to each other: a corpus reader yields `Passage`, the chu
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal  # Any: the values of to_json's JSON objects
 
 Speaker = Literal["user", "agent", "system"]
 #: what a turn does: answer from the passages, decline (the fixed IDK sentence), ask a clarifying question, or reply

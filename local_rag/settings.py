@@ -500,7 +500,7 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        raise SettingsError(f"invalid settings: {describe_value_errors(exc.errors())}") from exc
+        raise SettingsError(f"invalid settings: {describe_value_errors([dict(e) for e in exc.errors()])}") from exc
     from local_rag.device import set_offline
 
     set_offline(settings.offline)

@@ -39,10 +39,11 @@ MERGE_SHARE = 0.25  # appended rows beyond this share of the index trigger a mer
 
 def _tokens(texts: Sequence[str], config: SparseConfig, progress: bool = False) -> list[list[str]]:
     bm25s = require("bm25s", "sparse retrieval")
-    return bm25s.tokenize(
+    tokens: list[list[str]] = bm25s.tokenize(
         list(texts), stopwords=config.stopwords or None, stemmer=SparseIndex._stemmer(config),
         return_ids=False, show_progress=progress,
     )
+    return tokens
 
 
 def _df(retriever: Any) -> dict[str, int]:
@@ -98,7 +99,8 @@ class SegmentedSparse:
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))["segments"]
+            segments: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["segments"]
+            return segments
         except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
             raise IndexError_(f"{path} is corrupt ({exc}); rebuild the index with `local-rag index rebuild`") from exc
 
