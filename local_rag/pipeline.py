@@ -34,7 +34,7 @@ class TurnResult:
     passages: list[Hit]
     timings: dict[str, float] = field(default_factory=dict)
     llm_calls: list[LLMCall] = field(default_factory=list)
-    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic mode: think / search / information / answer steps
+    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic: think / search / information / answer; pipeline: skip, compress
     decision: Decision | None = None  # the decision stage's choice (local_rag.decide)
     support: dict[str, Any] | None = None  # the support check of the answer's sentences (local_rag.decide.support)
 
@@ -71,6 +71,7 @@ class Pipeline:
         self._support: Any = False  # False: not loaded yet; None: no trained model
         self._calls_before = 0
         self._stages: dict[str, Any] = {}
+        self.skipped: list[dict[str, Any]] = []  # this turn's trace entries: stages skipped, evidence compressed
 
     # ------------------------------------------------------------ lazily loaded stages
     @property
@@ -120,6 +121,11 @@ class Pipeline:
                 self._reranker = False
         return self._reranker or None
 
+    def _embedder(self) -> Any:
+        from local_rag.embed import load_embedder
+
+        return load_embedder(self.settings.embedder, self.settings.models_dir)
+
     @property
     def decider(self) -> Any:
         if self._decider is None:
@@ -141,6 +147,10 @@ class Pipeline:
                 from local_rag.llm.judge import RelevanceJudge
 
                 self._stages[name] = RelevanceJudge(self.llm, s.judge)
+            elif name == "compress":
+                from local_rag.evidence.compress import Compressor
+
+                self._stages[name] = Compressor(s.evidence, self.retriever, lambda: self.reranker, self._embedder)
         return self._stages[name]
 
     # ------------------------------------------------------------ one turn
@@ -156,29 +166,41 @@ class Pipeline:
         given: dict[str, list[str]] = {}
         modes = list(cfg.retrieval.query_modes)
         if cfg.pipeline.rewrite:
-            if self._rewrites is not None:
-                given = self._rewrites(conversation)
-            else:
+            from local_rag.llm.standalone import skip_rewrite
+
+            llm_modes = list(cfg.rewrite.modes)
+            if cfg.rewrite.skip_standalone and skip_rewrite(conversation, llm_modes):  # the turn is its own rewrite
+                given["rewrite"] = [conversation.last_user_turn.strip()]
+                llm_modes.remove("rewrite")
+                self.skipped.append({"type": "skip", "stage": "rewrite", "text": "rewrite: the turn reads as standalone"})
+            if llm_modes and self._rewrites is not None:
+                given = {**self._rewrites(conversation), **given}
+            elif llm_modes:
                 from local_rag.llm.rewrite import rewrite
 
-                for q in rewrite(conversation, self.llm, list(cfg.rewrite.modes), cfg.rewrite):
+                for q in rewrite(conversation, self.llm, llm_modes, cfg.rewrite):
                     given.setdefault(q.mode, []).append(q.text)
             modes += [m for m in given if m not in modes]
         return conversation_queries(conversation, modes, given)
 
-    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None) -> TurnResult:
-        """Answer the last user turn of ``conversation``."""
+    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
+               on_status: Callable[[str], None] | None = None) -> TurnResult:
+        """Answer the last user turn of ``conversation``. ``on_status`` gets short progress lines before the answer
+        streams ("Searching…", "3 sources: …"): what a chat user sees first."""
         from local_rag.llm.pipeline import question_of
 
         cfg = self.settings
         timings: dict[str, float] = {}
         calls_before = self._calls_before = len(self._llm.calls) if self._llm is not None else 0
+        self.skipped = []
+        status = on_status or (lambda text: None)
 
         started = time.perf_counter()
         conversation, decision = self.decider.before_retrieval(conversation)
         if decision is not None:  # small talk: no retrieval
             return self.decided(decision, conversation, [], [], [], {"decide": time.perf_counter() - started})
 
+        status("Searching…")
         started = time.perf_counter()
         queries = self.queries(conversation)
         timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0
@@ -205,22 +227,36 @@ class Pipeline:
             timings[name] = time.perf_counter() - started
 
         passages = hits[: cfg.generate.passages]
+        status(sources_line(passages))
         started = time.perf_counter()
         decision = self.decider.decide(conversation, hits)
         timings["decide"] = time.perf_counter() - started
         if decision.kind != "answer":
             return self.decided(decision, conversation, queries, retrieved, hits, timings)
+        evidence = passages
+        if cfg.evidence.compress and passages:
+            started = time.perf_counter()
+            selection = self._stage("compress").select(question, passages, self.llm.count_tokens)
+            evidence = selection.hits
+            timings["compress"] = time.perf_counter() - started
+            self.skipped.append(selection.note())
         started = time.perf_counter()
-        answer = self._stage("generate").answer(conversation, passages, on_token=on_token) if passages else Generator.idk(cfg.generate)
+        if evidence:
+            answer = self._stage("generate").answer(conversation, evidence, on_token=on_token)
+        else:
+            answer = Generator.idk(cfg.generate)
+            self.skipped.append({"type": "skip", "stage": "generate", "text": "generate: no passage left, the fixed answer"})
         timings["generate"] = time.perf_counter() - started
         support = None
-        if cfg.support.mode != "off" and answer.kind == "answer" and passages:
+        if cfg.support.mode != "off" and answer.kind == "answer" and evidence:
             started = time.perf_counter()
-            answer, support = self.checked(answer, passages)
+            answer, support = self.checked(answer, evidence)  # the passages as the generator saw them
             timings["support"] = time.perf_counter() - started
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         calls = self._llm.calls[calls_before:] if self._llm is not None else []
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), decision=decision, support=support)
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), list(self.skipped), decision=decision,
+                          support=support)
+
 
     def checked(self, answer: Answer, passages: list[Hit]) -> tuple[Answer, dict[str, Any] | None]:
         """The answer after the support check (`local_rag.decide.support`): citations moved to the passage that
@@ -249,7 +285,17 @@ class Pipeline:
         answer = Answer(reply_text(decision, conversation, hits, self.settings), decision.kind, passages=passages)
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         calls = self._llm.calls[self._calls_before :] if self._llm is not None else []
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), decision=decision)
+        skip = {"type": "skip", "stage": "generate", "text": f"generate: decided {decision.kind} without the LLM"}
+        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), [*self.skipped, skip], decision=decision)
+
+
+def sources_line(passages: list[Hit]) -> str:
+    """The status line shown before an answer streams, e.g. ``3 sources: Bees; Honey; Wax``."""
+    if not passages:
+        return "No source found"
+    titles = list(dict.fromkeys(h.title for h in passages if h.title))[:3]
+    n = len(passages)
+    return f"{n} source{'s' if n != 1 else ''}" + (f": {'; '.join(titles)}" if titles else "")
 
 
 def dense_score(hit: Hit) -> float | None:

@@ -7,7 +7,7 @@ Stages never pass dicts to each other: a corpus reader yields `Passage`, the chu
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal  # Any: the values of to_json's JSON objects
 
 Speaker = Literal["user", "agent", "system"]
 #: what a turn does: answer from the passages, decline (the fixed IDK sentence), ask a clarifying question, or reply
@@ -122,6 +122,9 @@ class LLMCall:
     response: str = ""
     #: prompt tokens taken from a cached KV prefix instead of being prefilled (llama.cpp; 0 elsewhere)
     cached_tokens: int = 0
+    #: prompt-lookup decoding (llama.cpp, ``llm.prompt_lookup``): draft tokens proposed, and those the model accepted
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
     @property
     def decode_tokens_per_s(self) -> float:

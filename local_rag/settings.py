@@ -178,10 +178,28 @@ class GenerateConfig(_Config):
     passage_tokens: int = Field(300, ge=16, description="tokens per passage at most")
     history_tokens: int = Field(600, ge=0, description="tokens of conversation history at most")
     agent_turn_tokens: int = Field(120, ge=0, description="tokens per earlier agent turn at most")
+    history_step: int = Field(
+        1, ge=1, description="the oldest turns are dropped this many at a time, so that consecutive turns keep the "
+        "same history start: a prompt prefix the KV cache reuses with the answer_history_first prompt (1 = off)",
+    )
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
     attribute: bool = Field(
         False, description="cite an answer the model left uncited by word overlap with the passages (the demo does)"
     )
+
+
+class EvidenceConfig(_Config):
+    """Evidence compression (`local_rag.evidence.compress`): the generator gets the passages' best sentences, not
+    whole passages, within a token budget; each sentence stays under its passage's citation number, in its order."""
+
+    compress: bool = Field(False, description="select sentences instead of sending whole passages")
+    scorer: Literal["embedding", "cross-encoder"] = Field(
+        "embedding", description="embedding: cosine to the question with the index's embedder; cross-encoder: the "
+        "`reranker` model (slower, stronger)",
+    )
+    budget_tokens: int = Field(400, ge=32, description="LLM tokens of evidence at most (titles and labels included)")
+    max_sentence_tokens: int = Field(80, ge=8, description="longer sentences are split at word boundaries")
+    min_sentences: int = Field(1, ge=0, description="sentences kept however low they score (the best first)")
 
 
 class DecideConfig(_Config):
@@ -227,6 +245,11 @@ class LLMConfig(_Config):
     temperature: float = Field(0.0, ge=0.0)
     seed: int = 0
     max_tokens: int = Field(512, ge=1)
+    prompt_lookup: int = Field(
+        0, ge=0, le=32, description="prompt-lookup speculative decoding of greedy free-text replies: draft tokens "
+        "copied from the prompt per step (`local_rag.llm.speculative`; 0 = off). The text is unchanged",
+    )
+    prompt_lookup_ngram: int = Field(2, ge=1, le=8, description="longest n-gram matched against the prompt")
     loop_repeats: int = Field(
         3, ge=0, description="stop a free-text reply once a block of 16-400 characters repeats this many times back "
         "to back, and keep one copy (0 = off, else at least 2)"
@@ -248,6 +271,10 @@ class RewriteConfig(_Config):
     n_queries: int = Field(3, ge=1, le=5, description="queries written by the 'multi' mode")
     history_tokens: int = Field(1024, ge=64, description="token budget for the conversation shown to the LLM")
     agent_tokens: int = Field(96, ge=0, description="agent turns are cut to this many tokens first (0 = no cap)")
+    skip_standalone: bool = Field(
+        False, description="no rewrite call when the last turn reads as standalone (`local_rag.llm.standalone`); "
+        "the skip is recorded in the turn's trace",
+    )
 
 
 class LLMRerankConfig(_Config):
@@ -337,6 +364,10 @@ class ServerConfig(_Config):
     max_message_chars: int = Field(20_000, ge=100, description="longer messages are cut (and the cut noted)")
     max_messages: int = Field(256, ge=1, description="requests with more messages are refused with 400")
     model_name: str = Field("", description="model id listed by /v1/models; empty = llm.model")
+    stream_status: bool = Field(
+        True, description="streamed replies start with status chunks (\"Searching…\", \"3 sources: …\") before the "
+        "answer; a failure after them is an SSE error event, not a JSON error response",
+    )
     sources_footer: bool = Field(
         False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
     )
@@ -367,6 +398,7 @@ class Settings(BaseSettings):
     reranker: RerankerConfig = Field(default_factory=RerankerConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     generate: GenerateConfig = Field(default_factory=GenerateConfig)
+    evidence: EvidenceConfig = Field(default_factory=EvidenceConfig)
     decide: DecideConfig = Field(default_factory=DecideConfig)
     support: SupportConfig = Field(default_factory=SupportConfig)
     pipeline: PipelineConfig = Field(default_factory=PipelineConfig)
@@ -468,7 +500,7 @@ def load_settings(
     try:
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
-        raise SettingsError(f"invalid settings: {describe_value_errors(exc.errors())}") from exc
+        raise SettingsError(f"invalid settings: {describe_value_errors([dict(e) for e in exc.errors()])}") from exc
     from local_rag.device import set_offline
 
     set_offline(settings.offline)

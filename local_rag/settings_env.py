@@ -23,7 +23,9 @@ from local_rag.errors import SettingsError
 
 PREFIX = "LOCAL_RAG_"
 # read by the CLI, scripts or the shell scripts, not settings fields
-OTHER_VARIABLES = frozenset({"DEBUG", "CONFIG", "API_KEY", "MTRAG_DIR", "WHEEL_CACHE", "HOME", "USER_CONFIG"})
+OTHER_VARIABLES = frozenset({
+    "DEBUG", "CONFIG", "API_KEY", "MTRAG_DIR", "WHEEL_CACHE", "WHEELHOUSE", "HOME", "USER_CONFIG",
+})
 
 
 def _model_of(annotation: Any) -> type[BaseModel] | None:

@@ -1,9 +1,7 @@
-"""What the load-time integrity check of an index costs (issue 27 target: at most 5% of the index's load time).
+"""What the load-time integrity check of an index costs (`local_rag.bench.load_check`).
 
-    # an existing index (settings from the profile / LOCAL_RAG_* variables)
-    python scripts/bench_load_check.py --index mtrag-govt
-    # a synthetic index of N passages (random 384-d unit vectors, real bm25s + FAISS Flat), in a temporary folder
-    python scripts/bench_load_check.py --synthetic 50000
+    python scripts/bench_load_check.py --index mtrag-govt      # an existing index
+    python scripts/bench_load_check.py --synthetic 50000    # a synthetic index of N passages, in a temporary folder
 
 Prints one JSON object: median load wall and CPU time without and with the check, the check's CPU time and its
 share of the load's CPU time (the figure in docs/reliability.md).

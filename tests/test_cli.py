@@ -81,6 +81,13 @@ def test_index_built_with_another_model_is_refused(tmp_path: Path):
     assert "Traceback" not in result.stderr and result.stderr.startswith("error: ")
     result = run("search", "cats", "--index", "h", "--profile", "cpu-test", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "128"})
     assert_clean_error(result, 3, "rebuild it with `local-rag index build")
+    # `index remove` keeps the dense part (it once rewrote the index without its vectors: search then failed)
+    assert run("index", "remove", CORPUS[0]["_id"], "--index", "h", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "indexes" / "h" / "dense" / "faiss.index").exists()
+    assert run("index", "verify", "--index", "h", "--deep", cwd=tmp_path).returncode == 0
+    result = run("search", "cats", "--index", "h", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert CORPUS[0]["_id"] not in {hit["passage_id"] for hit in json.loads(result.stdout)["hits"]}
 
 
 def test_eval_retrieval_on_a_small_mtrag_shaped_task(tmp_path: Path):

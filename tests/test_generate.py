@@ -223,7 +223,7 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     answers = iter(["Cats sleep a lot [1].", KeyboardInterrupt()])
     real_answer = RealPipeline.answer
 
-    def fake_answer(self, conversation, on_token=None):  # type: ignore[no-untyped-def]
+    def fake_answer(self, conversation, on_token=None, on_status=None):  # type: ignore[no-untyped-def]
         reply = next(answers)
         if isinstance(reply, BaseException):
             raise reply

@@ -58,7 +58,7 @@ DAMAGE: dict[str, Callable[[Path], None]] = {
 FILES = [
     "chunks.jsonl", "passages.json", "manifest.json", "dense/faiss.index", "dense/vectors.f16.npy",
     "sparse/params.index.json", "sparse/vocab.index.json", "sparse/data.csc.index.npy",
-    "sparse/indices.csc.index.npy", "sparse/indptr.csc.index.npy",
+    "sparse/indices.csc.index.npy", "sparse/indptr.csc.index.npy", "sparse/segments.json",
 ]
 
 
@@ -210,3 +210,8 @@ def test_indexes_recorded_with_crc32_still_load_and_are_checked(sound, tmp_path:
     edited_chunk(settings.index_dir)
     with pytest.raises(IndexError_):
         results(settings, sound[1])
+
+
+def test_the_damage_matrix_covers_every_file_of_an_index(sound):
+    files = {p.relative_to(sound[0].index_dir).as_posix() for p in sound[0].index_dir.rglob("*") if p.is_file()}
+    assert files == set(FILES)

@@ -174,3 +174,18 @@ def test_qdrant_corrupt_or_mismatched_index_is_refused_and_kept(tmp_path: Path, 
     shutil.rmtree(folder / "qdrant")  # storage gone: an empty collection cannot match the chunks
     with pytest.raises(IndexError_, match="points for|unreadable"):
         open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+
+
+def test_synthetic_rows_are_a_function_of_their_index():
+    from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((50, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sentences = [[f"Sentence {i}.{j} of basis passage {i}." for j in range(4)] for i in range(50)]
+    basis = Basis(sentences, vectors, ["q"], vectors[:1])
+    whole = synthetic_vectors(basis, 0, 120_000)  # spans three random blocks
+    assert np.allclose(synthetic_vectors(basis, 49_990, 50_010), whole[49_990:50_010])
+    assert np.allclose(np.linalg.norm(whole, axis=1), 1, atol=1e-5)
+    texts = synthetic_texts(basis, 99_998, 100_002)
+    assert len(texts) == 4 and texts == synthetic_texts(basis, 0, 100_002)[99_998:]

@@ -121,7 +121,11 @@ def test_streaming_with_the_openai_client(index):
     final = chunks[-1]
     assert final.choices[0].finish_reason == "stop" and final.usage.total_tokens > 0
     assert final.model_extra["local_rag"]["citations"][0]["passage_id"] == "d1-1"
-    assert all("local_rag" not in (c.model_extra or {}) for c in chunks[:-1])
+    status = [c.model_extra["local_rag"]["status"] for c in chunks[:-1] if "local_rag" in (c.model_extra or {})]
+    assert status[0] == "Searching…" and status[1].startswith("5 sources")  # the status streams before the answer
+    first_text = next(i for i, c in enumerate(chunks) if c.choices[0].delta.content)
+    assert all(c.choices[0].delta.content is None for c in chunks[1:first_text]) and len(status) == 2
+    assert all(set(c.model_extra.get("local_rag", {})) <= {"status"} for c in chunks[:-1])
 
 
 def test_stream_ends_with_done_and_a_clarify_prefix_is_not_streamed(index):
@@ -233,11 +237,14 @@ def test_pipeline_failures_are_json_errors_and_the_server_lives_on(index):
 
     for error, status, code in ((BadInputError("generate: no room to answer"), 400, "bad_input"),
                                 (RuntimeError("boom"), 500, "internal_error")):
-        with running(app_for(index, FailingLLM(error))) as url, httpx.Client(base_url=url, timeout=30) as http:
+        with running(app_for(index, FailingLLM(error), stream_status=False)) as url, httpx.Client(base_url=url, timeout=30) as http:
             for stream in (False, True):  # before the first token: a plain JSON error, streamed or not
                 r = http.post("/v1/chat/completions", json={"messages": CONV, "stream": stream})
                 assert r.status_code == status and r.json()["error"]["code"] == code
             assert http.get("/healthz").json()["turns"]["failed"] == 2
+        with running(app_for(index, FailingLLM(error))) as url, httpx.Client(base_url=url, timeout=30) as http:
+            r = http.post("/v1/chat/completions", json={"messages": CONV, "stream": True})  # after the status chunks
+            assert r.status_code == 200 and f'"code": "{code}"' in r.text and '"status": "Searching' in r.text
     with running(app_for(index, FailingLLM(RuntimeError("boom"), after=3))) as url:
         with pytest.raises(openai.APIError, match="internal error"):  # after it: an SSE error event
             list(client(url).chat.completions.create(model="m", messages=CONV, stream=True))

@@ -134,4 +134,4 @@ def test_missing_trained_reranker_is_skipped_with_a_warning_or_refused(tmp_path:
         assert Pipeline(skip).reranker is None
     assert "continuing without it" in caplog.text
     with pytest.raises(ModelError, match="i23-not-trained"):
-        _ = Pipeline(make_settings(tmp_path, reranker={"model": "i23-not-trained"})).reranker
+        _ = Pipeline(make_settings(tmp_path, reranker={"model": "i23-not-trained", "fallback": "error"})).reranker

@@ -42,8 +42,12 @@ class AgenticPipeline(Pipeline):
             self._rerank_s += time.perf_counter() - started
         return hits[: cfg.top_k]
 
-    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None) -> TurnResult:
-        """Answer the last user turn of ``conversation`` by searching as the LLM decides."""
+    def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
+               on_status: Callable[[str], None] | None = None) -> TurnResult:
+        """Answer the last user turn of ``conversation`` by searching as the LLM decides (``on_status``: see
+        `local_rag.pipeline.Pipeline.answer`)."""
+        if on_status is not None:
+            on_status("Thinking…")
         cfg = self.settings
         started = time.perf_counter()
         prompt = load_agent_prompt(cfg.agent.prompt)

@@ -13,41 +13,26 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from local_rag.bench.scale_cells import DENSE, cell_dir, disk_mb, peak_mb, rss_mb
 from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
 from local_rag.index.factory import resolve_factory
 
-DENSE = {"flat": "Flat", "hnsw": "HNSW32", "ivf-sq8": "IVF{lists},SQ8", "ivf-pq": "IVF{lists},PQ48"}
 KINDS = [*DENSE, "bm25", "hybrid", "folder"]
 SWEEP = {"hnsw": ("efSearch", [32, 64, 128, 256]), "ivf-sq8": ("nprobe", [8, 16, 32, 64]),
          "ivf-pq": ("nprobe", [8, 16, 32, 64])}
 TRAIN_PER_LIST = 50  # k-means training points per IVF list (FAISS warns below 39)
 BATCH = 32
 K = 10
-
-
-def rss_mb() -> float:
-    with open("/proc/self/statm", encoding="utf-8") as fh:
-        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def disk_mb(path: Path) -> float:
-    if path.is_file():
-        return path.stat().st_size / 2**20
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
 
 
 def percentiles(times_s: list[float], cpu_s: list[float] | None = None) -> dict[str, float]:
@@ -72,10 +57,6 @@ class Clock:
         self.wall, self.cpu = time.perf_counter() - self._wall, time.thread_time() - self._cpu
 
 
-def cell_dir(work: Path, size: int, kind: str) -> Path:
-    return work / "indexes" / f"{size}-{kind}"
-
-
 # ---------------------------------------------------------------- dense
 
 
@@ -83,7 +64,8 @@ def exact_truth(work: Path, basis: Basis, size: int) -> np.ndarray:
     """Exact top-10 rows of each query (inner product over all rows), cached per size."""
     path = work / f"truth-{size}.npy"
     if path.exists():
-        return np.load(path)
+        cached: np.ndarray = np.load(path)
+        return cached
     import faiss
 
     best = np.full((len(basis.queries), K), -np.inf, dtype=np.float32)
@@ -147,7 +129,7 @@ def _tune(index: Any, kind: str, value: int) -> None:
         faiss.extract_index_ivf(index).nprobe = value
 
 
-def _time_queries(search, queries: np.ndarray) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
+def _time_queries(search: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], queries: np.ndarray) -> tuple[dict[str, float], dict[str, float], np.ndarray]:
     single, single_cpu, rows = [], [], []
     for i in range(len(queries)):
         with Clock() as c:
@@ -181,7 +163,7 @@ def query_dense(work: Path, basis: Basis, size: int, kind: str) -> dict[str, Any
     load_s = time.perf_counter() - started
     out: dict[str, Any] = {"load_s": round(load_s, 3), "index_rss_mb": round(rss_mb() - before, 1), "sweep": []}
 
-    def search(q):
+    def search(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return index.search(q, K)
 
     param, values = SWEEP.get(kind, ("", [0]))
@@ -310,7 +292,8 @@ def result_path(work: Path, size: int, kind: str, step: str) -> Path:
     return work / "results" / f"{size}-{kind}-{step}.json"
 
 
-def run_all(work: Path, sizes: list[int], kinds: list[str], profile: str | None, basis: int = 4000, log=print) -> list[Path]:
+def run_all(work: Path, sizes: list[int], kinds: list[str], profile: str | None, basis: int = 4000,
+            log: Callable[[str], None] = print) -> list[Path]:
     """Run every missing (size, kind, step) cell in a child process, sizes ascending; returns the result files."""
     done = []
     cmd = [sys.executable, "-m", "local_rag.bench.scale", str(work), "0", "basis", "build", profile or "", str(basis)]

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from local_rag import __version__
-from local_rag.bench.scale import DENSE, cell_dir, peak_mb
+from local_rag.bench.scale_cells import DENSE, cell_dir, peak_mb
 from local_rag.bench.synthetic import Basis, synthetic_ids, synthetic_texts, synthetic_vectors
+from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.embed.base import Embedder, Kind
 from local_rag.index.factory import FLAT_MAX, resolve_factory
 from local_rag.index.folder import (
@@ -30,8 +31,6 @@ from local_rag.index.folder import (
     _dense_section,
     _sparse_section,
     add_documents,
-    corpus_hash,
-    passage_digest,
 )
 from local_rag.index.manifest import IndexManifest
 from local_rag.records import Passage

@@ -108,8 +108,10 @@ def charts(table: list[dict[str, Any]], out: Path) -> list[Path]:
         ax.set_xlabel("passages")
         ax.set_title(label)
         ax.grid(True, which="both", alpha=0.3)
-    handles = [plt.Line2D([], [], color=f"C{i}", marker="o", label=kind) for i, kind in enumerate(kinds)]
-    fig.legend(handles=handles, loc="upper center", ncol=len(kinds), fontsize=8)
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], color=f"C{i}", marker="o", label=kind) for i, kind in enumerate(kinds)]
+    fig.legend(handles=handles, loc="upper center", ncol=max(1, len(kinds)), fontsize=8)
     fig.tight_layout(rect=(0, 0, 1, 0.9))
     path = out / "scale.png"
     fig.savefig(path, dpi=110)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def _read_pool(pool_dir: Path) -> list[str]:
 
 
 def _read_queries(tasks_dir: Path) -> list[str]:
-    out = []
+    out: list[str] = []
     for path in sorted(tasks_dir.glob("*/*_lastturn.jsonl")):
         with path.open(encoding="utf-8") as fh:
             out.extend(json.loads(line)["text"] for line in fh)
@@ -99,7 +100,7 @@ def _pairs(basis: Basis, block: int) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return rng.integers(n, size=BLOCK), rng.integers(n, size=BLOCK), rng.uniform(0.2, 0.8, size=BLOCK), rng
 
 
-def _blocks(start: int, stop: int):
+def _blocks(start: int, stop: int) -> Iterator[tuple[int, int, int]]:
     for block in range(start // BLOCK, (stop - 1) // BLOCK + 1):
         lo, hi = max(start, block * BLOCK), min(stop, (block + 1) * BLOCK)
         yield block, lo - block * BLOCK, hi - block * BLOCK

@@ -162,7 +162,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         conversation.turns.append(Turn("user", text))
         streamer = Streamer("agent> ")
         try:
-            last = pipeline.answer(conversation, on_token=streamer)
+            last = pipeline.answer(conversation, on_token=streamer, on_status=streamer.status)
         except KeyboardInterrupt:
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
@@ -172,6 +172,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:
             save_conversation(conversation, Path(save_file))
+
 
 
 def print_trace(result: Any, echo: Any = click.echo) -> None:

@@ -65,6 +65,13 @@ class Streamer:
         self.out.write(piece)
         self.out.flush()
 
+    def status(self, line: str) -> None:
+        """A progress line before the answer ("Searching…", "3 sources: …"): what a user sees while the CPU
+        prefills; none once the answer streams."""
+        if not self.started:
+            self.out.write(f"  … {line}\n")
+            self.out.flush()
+
     def finish(self, text: str, streamed_is_final: bool) -> None:
         """End the turn: a newline after streamed text that stands as the answer, else the final ``text`` on its
         own line (after the streamed draft, if any, which the checks replaced)."""

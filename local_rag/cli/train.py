@@ -77,15 +77,16 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 @click.option("--negatives", default=4, show_default=True, help="Hard negatives used per example.")
 @click.option("--max-steps", default=-1, show_default=True, help="Stop after N optimizer steps (> 0).")
 @click.option("--mode", "modes", help="Only examples of these query modes (comma-separated).")
+@click.option("--save-steps", default=100, show_default=True, help="Checkpoint every N steps (a rerun resumes from the last).")
 @handle_errors
-def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes):
+def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes, save_steps):
     """Train a cross-encoder reranker (resumes an interrupted run of the same name)."""
     from local_rag.train.reranker import RerankerTraining, train_reranker
 
     settings = load(profile, config_file, index_name)
     examples, info = _examples(data_file, modes)
     cfg = RerankerTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                           max_length=max_length, negatives=negatives, max_steps=max_steps)
+                           max_length=max_length, negatives=negatives, max_steps=max_steps, save_steps=save_steps)
     _report(name, train_reranker(examples, base, name, settings.models_dir, cfg, info))
 
 
@@ -188,6 +189,47 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
 
 @train.command()
 @settings_options
+@click.option("--split", default="test", type=click.Choice(["train", "test"]), show_default=True)
+@click.option("--domains", default="clapnq,cloud,fiqa", show_default=True)
+@click.option("--mode", default="lastturn", type=click.Choice(["lastturn", "own"]), show_default=True,
+              help="own: the cached own rewrite (--llm-cache), the last turn where none is cached.")
+@click.option("--depths", default="5,10,20,50,100", show_default=True)
+@click.option("--index-prefix", default="mtrag-", show_default=True)
+@click.option("--llm-cache", type=click.Path(dir_okay=False), help="Rewrite cache for --mode own.")
+@handle_errors
+def ceiling(profile, config_file, index_name, split, domains, mode, depths, index_prefix, llm_cache):
+    """First-stage recall at several depths on an MTRAG split: what a reranker of the top N can reach at best."""
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.records import Query
+    from local_rag.retrieve.stack import open_retriever
+    from local_rag.train.data import mtrag_tasks
+    from local_rag.train.measure import recall_at_depths
+
+    settings = load(profile, config_file, index_name)
+    sizes = [int(d) for d in split_csv((depths,)) or []]
+    settings.retrieval.top_k = max(sizes)
+    result, embedder, all_hits, all_gold = {}, None, [], []
+    for domain in split_csv((domains,)) or []:
+        modes = ["lastturn", "own"] if mode == "own" else ["lastturn"]
+        tasks, qrels = mtrag_tasks(default_mtrag_dir(), split, domain, modes, llm_cache, settings.llm.model)
+        settings.index = f"{index_prefix}{domain}"
+        retriever = open_retriever(settings, embedder)
+        embedder = next((r.embedder for r in retriever.retrievers.values() if hasattr(r, "embedder")), embedder)
+        hits, gold = [], []
+        for task_id, _, texts in tasks:
+            if task_id in qrels:
+                text = texts.get("own") or texts["lastturn"]
+                hits.append([h.passage_id for h in retriever.search([Query(text, "rewrite")], top_k=max(sizes))])
+                gold.append({p for p, r in qrels[task_id].items() if r > 0})
+        result[domain] = recall_at_depths(hits, gold, sizes) | {"queries": len(hits)}
+        all_hits += hits
+        all_gold += gold
+    result["all"] = recall_at_depths(all_hits, all_gold, sizes) | {"queries": len(all_hits)}
+    click.echo(json.dumps(result, indent=2))
+
+
+@train.command()
+@settings_options
 @click.option("--name", default="decider", show_default=True, help="Model name in models/manifest.json.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/decider",
               show_default=True, help="Where report.json, report.md, confusion.png and predictions.jsonl go.")
@@ -198,8 +240,11 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--work", type=click.Path(file_okay=False), default="runs/decider", show_default=True,
               help="Cache of retrieved evidence (a rerun retrieves nothing twice).")
+@click.option("--variants", default="lr-features,gbm-features,lr-embedding,lr-features+embedding", show_default=True,
+              help="Model variants measured (the best is kept).")
 @handle_errors
-def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work):
+def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work,
+            variants):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
@@ -207,7 +252,7 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
 
     settings = load(profile, config_file, index_name)
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
-                           synthetic, split_csv((domains,)) or [], work=Path(work))
+                           synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [])
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "targets_met")}, indent=2))
 
 

@@ -25,7 +25,7 @@ AUTO = "auto"
 
 def ivf_lists(rows: int) -> int:
     """About 2 sqrt(rows) lists, a power of two, with at least 39 training points per list."""
-    lists = 2 ** round(math.log2(max(1.0, 2 * math.sqrt(rows))))
+    lists = int(2 ** round(math.log2(max(1.0, 2 * math.sqrt(rows)))))
     return max(1, min(lists, rows // 39))
 
 

@@ -222,7 +222,8 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
 
         dimension = manifest.dense["dimension"] if manifest.dense is not None and wants_dense(settings) else None
         factory = manifest.dense["factory"] if manifest.dense is not None else ""
-        return IndexFolder(path, manifest, chunks, *open_qdrant(path, settings, chunks, dimension, factory))
+        sparse_q, dense_q = open_qdrant(path, settings, chunks, dimension, factory)
+        return IndexFolder(path, manifest, chunks, sparse_q, dense_q)  # type: ignore[arg-type]  # same search interface
     sparse = dense = None
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         try:
@@ -479,6 +480,7 @@ def add_documents(
         old = folder.dense.vectors if appended and folder.dense is not None else _stored_vectors(folder)
         assert old is not None
         new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
+        assert new_vectors is not None
         if appended:
             vectors = np.concatenate([old, new_vectors.astype(old.dtype)])
         else:
@@ -501,7 +503,11 @@ def add_documents(
 @one_writer
 def remove_documents(settings: Settings, ids: list[str], by: str = "passage", progress: bool = False) -> IndexManifest:
     """Remove passages (``by="passage"``) or whole documents (``by="doc"``) without re-embedding anything."""
-    folder, digests = _open_for_update(settings, None)
+    # open every stored part whatever the query settings say: the stored vectors must be carried over (a caller that
+    # asked for no retrievers, to skip loading the embedder, once got an index whose dense part was dropped)
+    all_parts = settings.model_copy(deep=True)
+    all_parts.retrieval.retrievers = ["bm25", "dense"] if settings.dense.enabled else ["bm25"]
+    folder, digests = _open_for_update(all_parts, None)
     wanted = set(ids)
 
     def key(c: Chunk) -> str:

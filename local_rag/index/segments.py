@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from local_rag._optional import require
-from local_rag.errors import IndexError_
+from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.sparse import SparseIndex
 from local_rag.settings import SparseConfig
 
@@ -39,10 +39,11 @@ MERGE_SHARE = 0.25  # appended rows beyond this share of the index trigger a mer
 
 def _tokens(texts: Sequence[str], config: SparseConfig, progress: bool = False) -> list[list[str]]:
     bm25s = require("bm25s", "sparse retrieval")
-    return bm25s.tokenize(
+    tokens: list[list[str]] = bm25s.tokenize(
         list(texts), stopwords=config.stopwords or None, stemmer=SparseIndex._stemmer(config),
         return_ids=False, show_progress=progress,
     )
+    return tokens
 
 
 def _df(retriever: Any) -> dict[str, int]:
@@ -98,7 +99,8 @@ class SegmentedSparse:
         if not path.exists():
             return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))["segments"]
+            segments: list[dict[str, Any]] = json.loads(path.read_text(encoding="utf-8"))["segments"]
+            return segments
         except (OSError, json.JSONDecodeError, KeyError, TypeError) as exc:
             raise IndexError_(f"{path} is corrupt ({exc}); rebuild the index with `local-rag index rebuild`") from exc
 
@@ -110,6 +112,11 @@ class SegmentedSparse:
     def build(cls, texts: Sequence[str], config: SparseConfig, folder: Path, progress: bool = False) -> None:
         """Write a one-segment index of ``texts`` into ``folder``."""
         tokens = _tokens(texts, config, progress)
+        if not any(tokens):  # bm25s fails on it with a bare ValueError
+            raise BadInputError(
+                f"none of the {len(texts)} chunks has a word BM25 can index (2+ letters, not a stopword); "
+                "add text or build with --sparse-only off"
+            )
         _index_with_stats(tokens, config, None).save(str(folder))
         cls._save_meta(folder, [{"dir": ".", "rows": len(tokens), "tokens": sum(len(t) for t in tokens)}])
 

@@ -139,7 +139,7 @@ def load_check_cost(settings: Settings, repeats: int = 5) -> dict[str, float]:
             open_index(settings, derived=True)
             return time.perf_counter() - wall, time.process_time() - cpu
         finally:
-            integrity.start_load_check = saved  # type: ignore[assignment]
+            integrity.start_load_check = saved
 
     timed(True)  # warm the page cache
     with_check, without = [], []

@@ -17,7 +17,7 @@ import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any  # Any: JSON schemas and the JSON values parsed from replies
 
 from local_rag.records import LLMCall
 

@@ -54,7 +54,7 @@ def truncate(text: str, max_tokens: int, count: TokenCounter) -> str:
 
 
 def fit_turns(
-    turns: list[Turn], budget: int, count: TokenCounter, max_agent_tokens: int = 0, stage: str = ""
+    turns: list[Turn], budget: int, count: TokenCounter, max_agent_tokens: int = 0, stage: str = "", step: int = 1
 ) -> tuple[list[Turn], Cuts]:
     """Keep the most recent turns that fit in ``budget`` tokens.
 
@@ -64,6 +64,9 @@ def fit_turns(
         count: the model's token counter.
         max_agent_tokens: agent turns are first shortened to this (0 = no cap).
         stage: named in the log lines.
+        step: the oldest turns are dropped so that the kept part starts at a multiple of ``step`` turns: the next
+            turn of the conversation then often keeps the same start, so its prompt shares the history with this
+            one as a prefix the KV cache reuses (1 = drop exactly what does not fit).
     """
     cuts = Cuts()
     out = list(turns)
@@ -78,9 +81,9 @@ def fit_turns(
     sizes = [count(t.text) + 4 for t in out]  # + role label and separators
     dropped = 0
     while len(out) > 1 and sum(sizes) > budget:
-        out.pop(0)
-        sizes.pop(0)
-        dropped += 1
+        n = min(len(out) - 1, step - dropped % step if step > 1 else 1)
+        del out[:n], sizes[:n]
+        dropped += n
     if dropped:
         cuts.add(stage, f"dropped the {dropped} oldest of {len(turns)} turns")
     if out and sum(sizes) > budget:

@@ -30,10 +30,11 @@ def prompt_room(llm: LLM, prompt: Prompt, max_tokens: int, **fields: str) -> int
 
 
 def conversation_text(
-    conversation: Conversation, llm: LLM, budget: int, agent_tokens: int = 0, stage: str = ""
+    conversation: Conversation, llm: LLM, budget: int, agent_tokens: int = 0, stage: str = "", step: int = 1
 ) -> str:
-    """``User: ...`` / ``Agent: ...`` lines of the conversation, oldest turns dropped to fit ``budget`` tokens."""
-    turns, _ = fit_turns(conversation.turns, budget, llm.count_tokens, agent_tokens, stage)
+    """``User: ...`` / ``Agent: ...`` lines of the conversation, oldest turns dropped to fit ``budget`` tokens
+    (``step`` at a time from the start: see `local_rag.llm.budget.fit_turns`)."""
+    turns, _ = fit_turns(conversation.turns, budget, llm.count_tokens, agent_tokens, stage, step)
     return "\n".join(f"{_SPEAKER.get(t.speaker, t.speaker)}: {' '.join(t.text.split())}" for t in turns)
 
 

@@ -154,7 +154,8 @@ class Generator:
         if not cfg.clarify:
             system = "\n".join(line for line in system.splitlines() if "CLARIFY" not in line)
         earlier = Conversation(conversation.turns[:-1] if conversation.turns and conversation.turns[-1].speaker == "user" else conversation.turns)
-        history = conversation_text(earlier, self.llm, cfg.history_tokens, cfg.agent_turn_tokens, "generate") or "(none)"
+        history = conversation_text(earlier, self.llm, cfg.history_tokens, cfg.agent_turn_tokens, "generate",
+                                    cfg.history_step) or "(none)"
         fixed = self.llm.count_tokens(system) + self.llm.count_tokens(question) + self.llm.count_tokens(history) + 64
         fixed += sum(self.llm.count_tokens(u) + self.llm.count_tokens(a) for u, a in self.prompt.examples)
         budget = max(64, self.llm.n_ctx - cfg.max_tokens - fixed)

@@ -6,6 +6,8 @@
 - A JSON schema becomes a llama.cpp grammar, so structured output is well-formed by construction.
 - Tokens are generated one by one, so the time to the first token (prefill) and the rest (decode) are measured
   exactly, with exact prompt and completion token counts, for every call.
+- With ``llm.prompt_lookup``, greedy free-text replies decode by prompt lookup (`local_rag.llm.speculative`): the
+  same text, fewer decode passes when the reply copies its passages.
 - Each stage's prompt prefix (system text, worked example) is prefilled once, not on every call: the KV state of
   each stage's last call is kept and restored when it shares more with the next prompt than the live cache does
   (`local_rag.llm.kv_cache`, ``llm.prefix_cache``); the reused tokens are recorded as ``LLMCall.cached_tokens``.
@@ -31,6 +33,7 @@ from local_rag.errors import BadInputError, ModelError
 from local_rag.llm.base import LLM, Completion, Message, OnToken
 from local_rag.llm.kv_cache import PrefixStates
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
+from local_rag.llm.speculative import Drafts, lookup_tokens
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
 from local_rag.records import LLMCall
 from local_rag.settings import LLMConfig
@@ -126,6 +129,7 @@ class LlamaCppLLM(LLM):
         self.max_tokens = config.max_tokens
         self.path = path
         self.model_name = info.name or path.stem
+        self._drafts = Drafts(config.prompt_lookup, config.prompt_lookup_ngram) if config.prompt_lookup else None
         try:
             self._llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=self.n_ctx, n_batch=min(config.n_batch, self.n_ctx),
@@ -200,15 +204,18 @@ class LlamaCppLLM(LLM):
         first = None
         stops = [s for s in stop or [] if s]
         cached = self._prefix.before(self._llama, tokens)
+        # prompt lookup verifies drafts greedily: only for greedy free text (a grammar constrains each token)
+        drafts = self._drafts.reset() if self._drafts is not None and schema is None and not self.config.temperature else None
         repeats = self.config.loop_repeats if schema is None else 0  # a grammar's output is left to the grammar
         keep = max(256, repeats * LOOP_CHARS[1])
         tail = ""  # the last characters generated: a stop string that spans tokens, or a loop
         stopped = False
         looped = False
-        for token in self._llama.generate(
+        stream = lookup_tokens(self._llama, tokens, drafts) if drafts is not None else self._llama.generate(
             tokens, temp=self.config.temperature, top_k=40, top_p=0.95, min_p=0.05, repeat_penalty=1.0,
             grammar=self._grammar(schema),
-        ):
+        )
+        for token in stream:
             if first is None:
                 first = time.perf_counter()
             if self._is_eog(self._vocab, token):
@@ -247,5 +254,6 @@ class LlamaCppLLM(LLM):
             stage=stage, prompt_tokens=len(tokens), completion_tokens=len(out), prefill_s=first - start,
             decode_s=end - first, total_s=end - start, prompt=prompt, response=text,
             cached_tokens=min(cached, len(tokens)),
+            **(drafts.figures() if drafts is not None else {}),
         )
         return Completion(text, call)

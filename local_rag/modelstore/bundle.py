@@ -19,6 +19,7 @@ import shutil
 import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from local_rag.errors import ModelError
 from local_rag.modelstore.gguf_check import check_gguf
@@ -112,7 +113,7 @@ def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False) -> l
 
 # tarfile's "data" filter (Python 3.11.4+) as a second guard; the members are checked above it either way (Debian 12's
 # Python 3.11.2 has no `filter` argument: found by the air-gapped install test, tests/test_airgap.py)
-_DATA_FILTER: dict[str, str] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+_DATA_FILTER: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
 
 
 def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:

@@ -64,7 +64,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
     if load:
         load_stages(pipeline, settings)
     cfg = settings.server
-    runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s)
+    runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s, cfg.stream_status)
     model = model_id(settings)
     embeddings = EmbeddingService(settings, pipeline)
 
@@ -151,7 +151,7 @@ def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> F
                         body["choices"][0]["message"]["content"] += protocol.sources_footer(result)
                     return JSONResponse(body)
             handed_off = True
-            events = stream_events(turn, first if kind == "piece" else None, model, notes, settings)
+            events = stream_events(turn, (kind, first), model, notes, settings)
             return TurnStream(events, turn, media_type="text/event-stream", headers=SSE_HEADERS)
         finally:
             if not handed_off:
@@ -207,21 +207,23 @@ class TurnStream(StreamingResponse):
             self.turn.close()
 
 
-async def stream_events(turn: Turn, first: str | None, model: str, notes: dict[str, Any], settings: Settings) -> AsyncIterator[bytes]:
-    """The SSE stream: a role chunk, content chunks as the model writes, a final chunk with ``finish_reason``,
-    ``usage`` and the ``local_rag`` field, then ``data: [DONE]``. A failure after the first byte becomes an
-    ``error`` event (the OpenAI client raises it)."""
+async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: dict[str, Any], settings: Settings) -> AsyncIterator[bytes]:
+    """The SSE stream: a role chunk, status chunks while the turn searches (an empty delta and
+    ``local_rag: {"status": "3 sources: …"}``, which OpenAI clients pass over), content chunks as the model writes,
+    a final chunk with ``finish_reason``, ``usage`` and the ``local_rag`` field, then ``data: [DONE]``. A failure
+    after the first byte becomes an ``error`` event (the OpenAI client raises it)."""
     cid = protocol.completion_id()
     yield protocol.sse(protocol.chunk(cid, model, {"role": "assistant", "content": ""}))
     prefix = ClarifyPrefix(settings.generate.clarify)
     sent = False
-    piece = first
-    while piece is not None:
-        text = prefix.feed(piece)
-        if text:
+    kind, value = first
+    while kind != "done":
+        if kind == "status":
+            yield protocol.sse(protocol.chunk(cid, model, {}, local_rag={"status": value}))
+        elif text := prefix.feed(value):
             sent = True
             yield protocol.sse(protocol.chunk(cid, model, {"content": text}))
-        kind, piece = await turn.next_event()
+        kind, value = await turn.next_event()
     try:
         result = turn_result(turn)
     except ApiError as exc:

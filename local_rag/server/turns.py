@@ -37,8 +37,9 @@ POLL_S = 0.2  # how often a waiting request checks that its client is still ther
 class TurnRunner:
     """Admits, queues and runs pipeline turns one at a time; keeps counters for ``/healthz``."""
 
-    def __init__(self, pipeline: Any, queue: int, retry_after_s: int = 0) -> None:
+    def __init__(self, pipeline: Any, queue: int, retry_after_s: int = 0, stream_status: bool = False) -> None:
         self.pipeline = pipeline
+        self.stream_status = stream_status
         self.queue = queue
         self.retry_after_s = retry_after_s
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-rag-turn")
@@ -117,9 +118,13 @@ class Turn:
         if self.stream:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("piece", piece))
 
+    def _on_status(self, text: str) -> None:  # runs in the worker thread: "Searching…", "3 sources: …"
+        if self.stream and self.runner.stream_status:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, ("status", text))
+
     def start(self, conversation: Conversation) -> None:
         self.runner.active = self
-        self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, self._on_token)
+        self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, self._on_token, self._on_status)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
 
     def _finished(self) -> None:  # on the event loop, once the worker thread is done
@@ -148,7 +153,7 @@ class Turn:
             self._release()
 
     async def next_event(self, is_disconnected: Callable[[], Awaitable[bool]] | None = None) -> tuple[str, Any]:
-        """The next ``("piece", text)`` or ``("done", None)``; with ``is_disconnected``, polls the client meanwhile
+        """The next ``("status", line)``, ``("piece", text)`` or ``("done", None)``; with ``is_disconnected``, polls the client meanwhile
         and cancels the turn when it has gone."""
         while True:
             if self._get is None:

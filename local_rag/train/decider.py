@@ -6,8 +6,9 @@ Protocol (nothing learned from an MTRAG test conversation):
 - variant pick and thresholds: cross-validation by conversation over the pool;
 - MTRAG test figures: the variant fitted on the whole pool, on the test-split tasks;
 - MTRAG-UN figures: 5-fold cross-validation by conversation over the development tasks, each fold's model fitted on
-  the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from an inner 3-fold
-  cross-validation;
+  the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from the pool's out-of-fold
+  probabilities of those rows (no inner cross-validation: a CPU budget; those probabilities come from models that
+  saw the held-out fold, a small leak into the thresholds only);
 - latency: `TrainedDecider.decide` timed on every test task (features, turn embedding, model).
 
 Example:
@@ -223,11 +224,12 @@ def with_evidence(sets: dict[str, list[Example]], settings: Settings, index_pref
             fh.write(json.dumps({"key": key, "id": e.id, "hits": [h.to_json() for h in e.hits]}) + "\n")
 
 
-def matrices(examples: Sequence[Example], embed: Any) -> tuple[np.ndarray, np.ndarray]:
-    """Named features and turn embeddings of ``examples``."""
+def matrices(examples: Sequence[Example], embed: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """Named features and turn embeddings of ``examples`` (None without ``embed``)."""
     named = FeatureExtractor(None).vectors([e.conversation for e in examples], [e.hits for e in examples])
-    embedding = np.asarray(embed([e.conversation.last_user_turn for e in examples]), dtype=np.float32)
-    return named, embedding
+    if embed is None:
+        return named, None
+    return named, np.asarray(embed([e.conversation.last_user_turn for e in examples]), dtype=np.float32)
 
 
 def after_clarify(examples: Sequence[Example]) -> np.ndarray:
@@ -257,7 +259,7 @@ def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Ex
         rows = rest + [dev_rows[dev[i].id] for i in train_dev]
         part = [pool[i] for i in rows]
         x_part = x_pool[rows]
-        inner = set_thresholds(out_of_fold(variant, x_part, part, 3, seed), part)
+        inner = set_thresholds(oof[rows], part)  # the pool's out-of-fold probabilities of the rows kept
         fold_model = fit(variant, x_part, part, seed)
         x_held = x_pool[[dev_rows[dev[i].id] for i in held]]
         p = proba_frame(fold_model, x_held, CLASSES)
@@ -277,16 +279,16 @@ def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Ex
 def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str = "decider",
                   index_prefix: str = "mtrag-", dev_index_prefix: str = "i24-mtrag-", synthetic: int = 150,
                   domains: Sequence[str] = ("clapnq", "cloud", "fiqa", "govt"), folds: int = 5, seed: int = 0,
-                  work: Path = Path("runs/decider")) -> dict[str, Any]:
+                  work: Path = Path("runs/decider"), variants: Sequence[str] = VARIANTS) -> dict[str, Any]:
     """Measure `VARIANTS`, save the best under ``models/<name>`` and write ``report.json``/``report.md``, the
     confusion plot and the per-task predictions into ``report_dir``. Returns the report."""
     started = time.perf_counter()
     sets = load_examples(mtrag, synthetic, domains, seed)
     with_evidence(sets, settings, index_prefix, dev_index_prefix, work / "evidence.jsonl")
-    embed = embedder_function(settings)
+    embed = embedder_function(settings) if any("embedding" in v for v in variants) else None
     pool = sets["train"] + sets["synthetic"] + sets["dev"]
     mats = {k: matrices(v, embed) for k, v in (("pool", pool), ("test", sets["test"]))}
-    results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed) for v in VARIANTS]
+    results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed) for v in variants]
     best = max(results, key=lambda r: r["pick_score"])
     variant = best["variant"]
 
@@ -307,7 +309,8 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
         times.append(time.perf_counter() - t)
     baseline = {s: kind_metrics([e.gold for e in sets[s]], ["answer"] * len(sets[s])) for s in ("test", "dev")}
     report = {
-        "command": f"local-rag train decider --name {name} --report {report_dir}",
+        "command": f"local-rag train decider --name {name} --report {report_dir} --index-prefix {index_prefix} "
+                   f"--dev-index-prefix {dev_index_prefix} --variants {','.join(variants)}",
         "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
         "embedder": settings.embedder.model, "retrieval": evidence_cache_key(settings),
         "examples": counts, "chosen": variant, "latency": latency(times), "wall_s": round(time.perf_counter() - started, 1),

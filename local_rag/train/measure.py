@@ -38,3 +38,18 @@ def reranker_latency(reranker: Reranker, queries: Sequence[str], passages: Seque
         out["counts"][str(n)] = {"p50_s": round(percentile(times, 0.5), 4), "p95_s": round(percentile(times, 0.95), 4),
                                  "mean_s": round(sum(times) / len(times), 4)}
     return out
+
+
+def recall_at_depths(hits: Sequence[Sequence[str]], gold: Sequence[set[str]], depths: Sequence[int]) -> dict[str, float]:
+    """Mean recall at each depth over queries (``hits[i]`` ranked passage ids, ``gold[i]`` the relevant ones): the
+    ceiling a reranker of the top ``d`` can reach.
+
+    Example:
+        >>> recall_at_depths([["a", "b", "c"]], [{"c", "z"}], [1, 3])
+        {'recall@1': 0.0, 'recall@3': 0.5}
+    """
+    out = {}
+    for d in depths:
+        values = [len(set(h[:d]) & g) / len(g) for h, g in zip(hits, gold, strict=True) if g]
+        out[f"recall@{d}"] = round(sum(values) / len(values), 4) if values else 0.0
+    return out

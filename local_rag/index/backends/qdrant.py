@@ -98,7 +98,8 @@ def _client(folder: Path, meta: dict[str, Any], shared: bool = False) -> Any:
 
 def read_meta(folder: Path) -> dict[str, Any]:
     try:
-        return json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        meta: dict[str, Any] = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+        return meta
     except (OSError, json.JSONDecodeError) as exc:
         raise IndexError_(f"{folder / META_FILE} is missing or corrupt ({exc}); rebuild the index with "
                           "`local-rag index rebuild` (re-embeds nothing)") from exc
@@ -115,7 +116,7 @@ class QdrantIndex:
 
     @property
     def collection(self) -> str:
-        return self.meta.get("alias") or self.meta["collection"]
+        return str(self.meta.get("alias") or self.meta["collection"])
 
     def query(self, query: Any, using: str, k: int, where: dict[str, Any] | None) -> tuple[np.ndarray, np.ndarray]:
         rows, scores = np.full(k, -1, dtype=np.int64), np.zeros(k, dtype=np.float32)
@@ -219,9 +220,9 @@ def write_qdrant(tmp: Path, settings: Settings, chunks: list[Chunk], texts: list
     models = require("qdrant_client", "the Qdrant index backend").models
     stored = base / "dense" / "vectors.f16.npy" if base is not None else None
     if vectors is None and stored is not None and stored.exists() and old_chunks is not None:
-        rows = {c.id: i for i, c in enumerate(old_chunks)}  # a remove: the kept chunks' stored vectors
-        if all(c.id in rows for c in chunks):
-            vectors = np.load(stored, mmap_mode="r")[[rows[c.id] for c in chunks]]
+        stored_row = {c.id: i for i, c in enumerate(old_chunks)}  # a remove: the kept chunks' stored vectors
+        if all(c.id in stored_row for c in chunks):
+            vectors = np.load(stored, mmap_mode="r")[[stored_row[c.id] for c in chunks]]
     if vectors is not None:
         (tmp / "dense").mkdir(exist_ok=True)
         np.save(tmp / "dense" / "vectors.f16.npy", np.asarray(vectors, dtype=np.float16), allow_pickle=False)
@@ -250,10 +251,10 @@ def write_qdrant(tmp: Path, settings: Settings, chunks: list[Chunk], texts: list
         if gone:
             client.delete(collection, points_selector=models.PointIdsList(points=sorted(gone)))
         for start in range(0, len(todo), BATCH):
-            rows = todo[start : start + BATCH]
-            tokens = _tokens([texts[i] for i in rows], settings.sparse)
+            batch = todo[start : start + BATCH]
+            tokens = _tokens([texts[i] for i in batch], settings.sparse)
             points = []
-            for row, toks in zip(rows, tokens, strict=True):
+            for row, toks in zip(batch, tokens, strict=True):
                 chunk = chunks[row]
                 vector: dict[str, Any] = {}
                 if vectors is not None:

@@ -1,0 +1,28 @@
+"""Where the scale benchmark's cells live and how they measure memory and disk (shared by its cell modules)."""
+
+from __future__ import annotations
+
+import os
+import resource
+from pathlib import Path
+
+DENSE = {"flat": "Flat", "hnsw": "HNSW32", "ivf-sq8": "IVF{lists},SQ8", "ivf-pq": "IVF{lists},PQ48"}
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm", encoding="utf-8") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def disk_mb(path: Path) -> float:
+    if path.is_file():
+        return path.stat().st_size / 2**20
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file()) / 2**20
+
+
+def cell_dir(work: Path, size: int, kind: str) -> Path:
+    return work / "indexes" / f"{size}-{kind}"
