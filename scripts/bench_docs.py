@@ -12,12 +12,7 @@ The folder measured in docs/benchmarks.md (real files nobody here wrote; DOCX an
     soffice --headless --convert-to 'docx:MS Word 2007 XML' python-policy.html zlib_how.html
     soffice --headless --infilter=impress_pdf_import --convert-to pptx shared-mime-info-spec.pdf MTRAG-UN-arxiv.pdf
 
-markitdown runs in its own virtual environment (``python -m venv V && V/bin/pip install 'markitdown[pdf,docx,pptx]'``)
-so that its dependencies stay out of local-rag's. Quality signals, per 1,000 words of extracted text:
-- ``glued``: tokens of 25+ letters, i.e. words run together when the spaces of a PDF line were lost;
-- ``broken``: words cut at a line-end hyphen and left cut (``ex- ploring``);
-- ``pipes``: table cell bars, i.e. running text laid out as a table;
-- ``nav``: words of site navigation kept from HTML pages (boilerplate).
+markitdown runs in its own virtual environment; the quality signals are described in ``local_rag/bench/docs.py``.
 """
 
 from __future__ import annotations
