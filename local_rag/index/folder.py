@@ -506,7 +506,8 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     # open every stored part whatever the query settings say: the stored vectors must be carried over (a caller that
     # asked for no retrievers, to skip loading the embedder, once got an index whose dense part was dropped)
     all_parts = settings.model_copy(deep=True)
-    all_parts.retrieval.retrievers = ["bm25", "dense"] if settings.dense.enabled else ["bm25"]
+    has_dense = settings.dense.enabled and IndexManifest.load(settings.index_dir).dense is not None
+    all_parts.retrieval.retrievers = ["bm25", "dense"] if has_dense else ["bm25"]
     folder, digests = _open_for_update(all_parts, None)
     wanted = set(ids)
 
