@@ -264,74 +264,58 @@ def _write(
     file digests. With ``base`` (the open index) and ``appended`` (the last rows of ``chunks`` and ``vectors`` are
     new), the BM25 index gets one more segment and FAISS adds the new vectors: the cost of the new rows only."""
     with writing(final, settings.index_lock_timeout_s):
-        _write_locked(settings, final, chunks, digests, vectors, manifest, progress, lexical, extra, base, appended)
-
-
-def _write_locked(
-    settings: Settings,
-    final: Path,
-    chunks: list[Chunk],
-    digests: dict[str, str],
-    vectors: np.ndarray | None,
-    manifest: IndexManifest,
-    progress: bool,
-    lexical: object | None,
-    extra: dict[str, str] | None = None,
-    base: IndexFolder | None = None,
-    appended: int = 0,
-) -> None:
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".{final.name}.building-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir()
-    try:
-        if base is not None and appended:
-            shutil.copyfile(base.path / CHUNKS_FILE, tmp / CHUNKS_FILE)
-        with (tmp / CHUNKS_FILE).open("a", encoding="utf-8") as fh:
-            for chunk in chunks[len(chunks) - appended if base is not None and appended else 0 :]:
-                fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
-        (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
-        for name, text in (extra or {}).items():
-            (tmp / name).write_text(text, encoding="utf-8")
-        texts = [index_text(c, settings.chunker.header) for c in chunks]
-        if manifest.backend == "qdrant":
-            from local_rag.index.backends.qdrant import write_qdrant
-
-            write_qdrant(tmp, settings, chunks, texts, vectors if manifest.dense is not None else None,
-                         base.path if base is not None else None, base.chunks if base is not None else None)
-        if manifest.sparse is not None and manifest.backend == "local":
-            (tmp / "sparse").mkdir()
-            started = time.perf_counter()
-            old = base.path / "sparse" if base is not None and base.sparse is not None else None
-            write_sparse(tmp / "sparse", texts, settings.sparse, old, appended, progress)
-            manifest.stats["sparse_s"] = round(time.perf_counter() - started, 3)
-        if manifest.dense is not None and vectors is not None and manifest.backend == "local":
-            (tmp / "dense").mkdir()
-            started = time.perf_counter()
-            if base is not None and appended and base.dense is not None and not base.dense.on_gpu:  # a GPU copy may be flat
-                dense = base.dense.extend(vectors[len(vectors) - appended :])
-            else:
-                dense = DenseIndex.build(vectors, settings.dense)
-            dense.save(tmp / "dense")
-            manifest.dense["faiss_factory"] = dense.factory
-            manifest.stats["faiss_s"] = round(time.perf_counter() - started, 3)
-            if lexical is not None:
-                LearnedSparseIndex(lexical).save(tmp / "dense")
-        manifest.stats["peak_rss_mb"] = round(peak_rss_mb(), 1)
-        manifest.passages = len(digests)
-        manifest.chunks = len(chunks)
-        manifest.corpus_hash = corpus_hash(digests)
-        manifest.integrity = integrity.record(tmp, texts)
-        manifest.save(tmp)
-        old = final.parent / f".{final.name}.old-{os.getpid()}"
-        with swapping(final):
-            if final.exists():
-                os.rename(final, old)
-            os.rename(tmp, final)
-        shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = final.parent / f".{final.name}.building-{os.getpid()}"
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        tmp.mkdir()
+        try:
+            if base is not None and appended:
+                shutil.copyfile(base.path / CHUNKS_FILE, tmp / CHUNKS_FILE)
+            with (tmp / CHUNKS_FILE).open("a", encoding="utf-8") as fh:
+                for chunk in chunks[len(chunks) - appended if base is not None and appended else 0 :]:
+                    fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
+            (tmp / PASSAGES_FILE).write_text(json.dumps(digests), encoding="utf-8")
+            for name, text in (extra or {}).items():
+                (tmp / name).write_text(text, encoding="utf-8")
+            texts = [index_text(c, settings.chunker.header) for c in chunks]
+            if manifest.backend == "qdrant":
+                from local_rag.index.backends.qdrant import write_qdrant
+
+                write_qdrant(tmp, settings, chunks, texts, vectors if manifest.dense is not None else None,
+                             base.path if base is not None else None, base.chunks if base is not None else None)
+            if manifest.sparse is not None and manifest.backend == "local":
+                (tmp / "sparse").mkdir()
+                started = time.perf_counter()
+                old = base.path / "sparse" if base is not None and base.sparse is not None else None
+                write_sparse(tmp / "sparse", texts, settings.sparse, old, appended, progress)
+                manifest.stats["sparse_s"] = round(time.perf_counter() - started, 3)
+            if manifest.dense is not None and vectors is not None and manifest.backend == "local":
+                (tmp / "dense").mkdir()
+                started = time.perf_counter()
+                if base is not None and appended and base.dense is not None and not base.dense.on_gpu:  # a GPU copy may be flat
+                    dense = base.dense.extend(vectors[len(vectors) - appended :])
+                else:
+                    dense = DenseIndex.build(vectors, settings.dense)
+                dense.save(tmp / "dense")
+                manifest.dense["faiss_factory"] = dense.factory
+                manifest.stats["faiss_s"] = round(time.perf_counter() - started, 3)
+                if lexical is not None:
+                    LearnedSparseIndex(lexical).save(tmp / "dense")
+            manifest.stats["peak_rss_mb"] = round(peak_rss_mb(), 1)
+            manifest.passages = len(digests)
+            manifest.chunks = len(chunks)
+            manifest.corpus_hash = corpus_hash(digests)
+            manifest.integrity = integrity.record(tmp, texts)
+            manifest.save(tmp)
+            old = final.parent / f".{final.name}.old-{os.getpid()}"
+            with swapping(final):
+                if final.exists():
+                    os.rename(final, old)
+                os.rename(tmp, final)
+            shutil.rmtree(old, ignore_errors=True)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def _now() -> str:
