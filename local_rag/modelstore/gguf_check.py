@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 
 from local_rag._optional import require
 from local_rag.errors import ModelError
+from local_rag.modelstore.json_cache import read_cache, write_cache
 
 _SMALL_ARRAY = 4096  # numeric arrays up to this length are kept (per-layer values); vocabularies are not
 
@@ -136,21 +136,12 @@ def read_gguf(path: str | Path) -> GGUFInfo:
     # keyed by name, size and mtime, not the folder: an import checks the file in a staging folder, then moves it
     key = f"{path.name}|{stat.st_size}|{stat.st_mtime_ns}"
     cache_file = _cache_file()
-    try:
-        cache = json.loads(cache_file.read_text(encoding="utf-8")) if cache_file.exists() else {}
-    except (json.JSONDecodeError, OSError):
-        cache = {}
+    cache = read_cache(cache_file)
     parsed = cache.get(key)
     if parsed is None:
         parsed = _parse(path)
         cache[key] = parsed
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(cache), encoding="utf-8")
-            os.replace(tmp, cache_file)
-        except OSError:
-            pass  # a read-only cache only costs time
+        write_cache(cache_file, cache)
     return GGUFInfo(path, parsed["version"], len(parsed["tensors"]), parsed["metadata"], parsed["expected_size"],
                     stat.st_size, [(t, n) for t, n in parsed["tensors"]])
 

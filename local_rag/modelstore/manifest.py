@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.errors import ModelError
+from local_rag.modelstore.json_cache import read_cache, write_cache
 
 MANIFEST_NAME = "manifest.json"
 _CHUNK = 1 << 20
@@ -134,15 +135,10 @@ def file_sha256(path: str | Path, use_cache: bool = True) -> str:
     path = Path(path).resolve()
     stat = path.stat()
     key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{stat.st_ctime_ns}"
-    cache: dict[str, str] = {}
     cache_file = _cache_path()
-    if use_cache and cache_file.exists():
-        try:
-            cache = json.loads(cache_file.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, OSError):
-            cache = {}
-        if key in cache:
-            return cache[key]
+    cache = read_cache(cache_file) if use_cache else {}
+    if key in cache:
+        return str(cache[key])
     digest = hashlib.sha256()
     with path.open("rb") as fh:
         while block := fh.read(_CHUNK):
@@ -150,13 +146,7 @@ def file_sha256(path: str | Path, use_cache: bool = True) -> str:
     value = digest.hexdigest()
     if use_cache:
         cache[key] = value
-        try:
-            cache_file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cache_file.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(cache), encoding="utf-8")
-            os.replace(tmp, cache_file)
-        except OSError:
-            pass  # a read-only cache only costs time
+        write_cache(cache_file, cache)
     return value
 
 
