@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from local_rag.evaluation.mtrag import DOMAINS, parse_conversation, read_jsonl, strip_speakers, task_domain
 from local_rag.evidence.compress import Scorer, select_sentences, split_sentences
 from local_rag.llm.standalone import content_words, is_standalone
+from local_rag.mtrag import DOMAINS, parse_conversation, read_jsonl, strip_speakers, task_domain
 from local_rag.records import Hit, LLMCall
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "mtrag"
@@ -217,7 +217,7 @@ def run_turns(pipeline: Any, tasks: list[dict[str, Any]], out: Path, config: str
     import time
 
     from local_rag.evaluation.generation.algorithmic import rouge_l
-    from local_rag.evaluation.mtrag import load_done
+    from local_rag.mtrag import load_done
 
     done = load_done(out) if out.exists() else {}
     todo = [t for t in tasks if t["task_id"] not in done]

@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "serve": "local_rag.cli.serve:serve",
     "bench": "local_rag.cli.bench:bench",
     "bench-scale": "local_rag.cli.bench_scale:bench_scale",
+    "bench-levers": "local_rag.cli.bench_levers:bench_levers",
     "plan": "local_rag.cli.plan:plan",
     "train": "local_rag.cli.train:train",
     "synth": "local_rag.cli.synth:synth",

@@ -4,7 +4,7 @@ A rule, not a model: a follow-up turn needs the conversation when it points back
 "the same", "what about", an ellipsis such as "and the second one?"), is a fragment rather than a question or a
 request ("Regional differences"), or is too short to name its subject. The rule and its thresholds were chosen on
 MTRAG **train** conversations only, against a label derived from the organizers' rewrites (a turn needs a rewrite
-when its rewrite adds a content word of an earlier turn that the turn itself lacks); ``scripts/bench_levers.py
+when its rewrite adds a content word of an earlier turn that the turn itself lacks); ``local-rag bench-levers
 standalone`` measures it on train and on test (docs/benchmarks.md). MTRAG conversations stay on one document, so
 even a complete question often leaves its topic implicit: the rule is right on about two thirds of the turns it
 skips, which is why ``rewrite.skip_standalone`` is off by default.
