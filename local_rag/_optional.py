@@ -15,7 +15,6 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "transformers": ("cpu", "pip install 'local-rag[cpu]'"),
     "onnxruntime": ("cpu", "pip install 'local-rag[cpu]' (onnxruntime-gpu comes with 'local-rag[gpu]')"),
     "tokenizers": ("cpu", "pip install 'local-rag[cpu]'"),
-    "FlagEmbedding": ("bge", "pip install 'local-rag[bge]'"),
     "llama_cpp": ("llm", "bash scripts/install_llama_cpp.sh (builds llama-cpp-python for this machine)"),
     "gguf": ("llm", "pip install 'local-rag[llm]'"),
     "huggingface_hub": ("download", "pip install 'local-rag[download]'"),

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 PACKAGES = (
     "local-rag", "numpy", "bm25s", "PyStemmer", "faiss-cpu", "faiss-gpu-cu12", "torch", "transformers",
-    "sentence-transformers", "FlagEmbedding", "onnxruntime", "onnxruntime-gpu", "llama_cpp_python", "nvidia-ml-py",
+    "sentence-transformers", "onnxruntime", "onnxruntime-gpu", "llama_cpp_python", "nvidia-ml-py",
     "pytrec-eval-terrier",
 )
 
