@@ -19,7 +19,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: the scikit-learn model (no stubs) and its JSON metadata
 
 import numpy as np
 
@@ -199,7 +199,7 @@ def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed 
     return TrainedDecider(model, meta, config, embed, reranker, rescore)
 
 
-def load_decider(settings: Settings, embed: Embed | None = None, retriever: Any = None) -> Decider:
+def load_decider(settings: Settings, embed: Embed | None = None, retriever: object = None) -> Decider:
     """The decider of ``settings.decide``: the trained model, or `AlwaysAnswer` with a warning when it is off or
     not trained yet. ``embed``: the turn embedder; else the dense retriever's (cached) query embeddings of
     ``retriever`` when its model is the one the decider was trained with; else the model is loaded."""
@@ -243,7 +243,7 @@ def decider_reranker(settings: Settings, ce: dict[str, Any]) -> Callable[[], Any
     return load
 
 
-def embedder_function(settings: Settings, name: str = "", retriever: Any = None) -> Embed:
+def embedder_function(settings: Settings, name: str = "", retriever: object = None) -> Embed:
     """``texts -> vectors`` with the embedder ``name`` (default: ``settings.embedder.model``): the dense retriever's
     of ``retriever`` when it is that model (its query cache is reused), else the model loaded once."""
     name = name or settings.embedder.model

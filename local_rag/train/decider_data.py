@@ -166,13 +166,13 @@ def attach_evidence(examples: Sequence[Example], settings: Any, index_of: Callab
             from local_rag.retrieve.stack import open_retriever
 
             pipeline._retriever = open_retriever(cfg, shared_embedder)
-        dense = pipeline.retriever.retrievers.get("dense")
+        dense = getattr(pipeline.retriever, "retrievers", {}).get("dense")
         shared_embedder = dense.embedder if dense is not None else shared_embedder
         for example in group:
             queries = [Query(q.text, q.mode, q.weight) for q in pipeline.queries(example.conversation)]
             hits = pipeline.retriever.search(queries, top_k=pipeline.depth)
-            if cfg.pipeline.cross_encoder and hits:
-                hits = pipeline.reranker.rerank(example.conversation.last_user_turn, hits)
+            if cfg.pipeline.cross_encoder and hits and (reranker := pipeline.reranker) is not None:
+                hits = reranker.rerank(example.conversation.last_user_turn, hits)
             example.hits = hits[: keep or max(EVIDENCE, cfg.decide.max_options)]
             if done is not None:
                 done(example)
