@@ -22,9 +22,9 @@ from local_rag.index import build_index
 from local_rag.modelstore.manifest import Manifest
 from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
+from local_rag.train.data import Example as PairExample
 from local_rag.train.decider import Thresholds, decider_meta, fit, matrices, with_cross_encoder, with_evidence
 from local_rag.train.decider_data import Example
-from local_rag.train.data import Example as PairExample
 
 from .conftest import CORPUS, MODELS, make_settings, needs_minilm, write_jsonl
 from .llm_fixtures import ScriptedLLM
