@@ -13,52 +13,33 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal  # Any: the support report's JSON (TurnResult.support)
 
-from local_rag.llm.generate import Answer, Generator
-from local_rag.records import Conversation, Decision, Hit, LLMCall, Query
+from local_rag.llm.generate import Generator
+from local_rag.records import Answer, Citation, Conversation, Decision, Hit, Query, TraceStep, TurnResult
 from local_rag.retrieve.queries import conversation_queries
 from local_rag.settings import Settings
 
+if TYPE_CHECKING:
+    from local_rag.decide.model import Decider
+    from local_rag.decide.support import SupportChecker
+    from local_rag.embed.base import Embedder
+    from local_rag.evidence.compress import Compressor
+    from local_rag.llm.base import LLM
+    from local_rag.llm.judge import RelevanceJudge
+    from local_rag.llm.rerank import ListwiseReranker
+    from local_rag.rerank.base import Reranker
+    from local_rag.retrieve.base import Searcher
+
 log = logging.getLogger("local_rag.pipeline")
-
-
-@dataclass
-class TurnResult:
-    """Everything one turn produced: the answer, the queries, the passages at each step, timings, LLM calls."""
-
-    answer: Answer
-    queries: list[Query]
-    retrieved: list[Hit]
-    passages: list[Hit]
-    timings: dict[str, float] = field(default_factory=dict)
-    llm_calls: list[LLMCall] = field(default_factory=list)
-    trace: list[dict[str, Any]] = field(default_factory=list)  # agentic: think / search / information / answer; pipeline: skip, compress
-    decision: Decision | None = None  # the decision stage's choice (local_rag.decide)
-    support: dict[str, Any] | None = None  # the support check of the answer's sentences (local_rag.decide.support)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "answer": self.answer.text,
-            "kind": self.answer.kind,
-            "citations": [c.__dict__ for c in self.answer.citations],
-            "invalid_citations": self.answer.invalid_citations,
-            "queries": [{"mode": q.mode, "text": q.text} for q in self.queries],
-            "passages": [h.to_json() for h in self.passages],
-            "retrieved": [{"passage_id": h.passage_id, "score": h.score, "scores": h.scores} for h in self.retrieved],
-            "timings_s": self.timings,
-            "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.llm_calls],
-            **({"trace": self.trace} if self.trace else {}),
-            **({"decision": self.decision.to_json()} if self.decision else {}),
-            **({"support": self.support} if self.support else {}),
-        }
 
 
 class Pipeline:
     """One object composed of the stage interfaces; stages load on first use."""
 
-    def __init__(self, settings: Settings, retriever: Any = None, llm: Any = None, reranker: Any = None,
+    def __init__(self, settings: Settings, retriever: Searcher | None = None, llm: LLM | None = None,
+                 reranker: Reranker | None = None,
                  rewrites: Callable[[Conversation], dict[str, list[str]]] | None = None) -> None:
         """``rewrites``: ``conversation -> {mode: [texts]}`` in place of calling the rewriter, e.g. a cached
         `local_rag.llm.pipeline.LLMQueries` (evaluation runs share rewrites through it)."""
@@ -66,16 +47,15 @@ class Pipeline:
         self._rewrites = rewrites
         self._retriever = retriever
         self._llm = llm
-        self._reranker = reranker
-        self._decider: Any = None
-        self._support: Any = False  # False: not loaded yet; None: no trained model
+        self._reranker: Reranker | Literal[False] | None = reranker  # False: its model is missing (fallback: skip)
+        self._decider: Decider | None = None
+        self._support: SupportChecker | Literal[False] | None = False  # False: not loaded yet; None: no trained model
         self._calls_before = 0
-        self._stages: dict[str, Any] = {}
-        self.skipped: list[dict[str, Any]] = []  # this turn's trace entries: stages skipped, evidence compressed
+        self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
     # ------------------------------------------------------------ lazily loaded stages
     @property
-    def retriever(self) -> Any:
+    def retriever(self) -> Searcher:
         if self._retriever is None:
             from local_rag.retrieve.stack import open_retriever
 
@@ -83,7 +63,7 @@ class Pipeline:
         return self._retriever
 
     @property
-    def llm(self) -> Any:
+    def llm(self) -> LLM:
         if self._llm is None:
             from local_rag.device import nvml_gpus
             from local_rag.llm import load_llm
@@ -106,7 +86,7 @@ class Pipeline:
             pass  # no index or encoder here: the stage that needs it reports that when it runs
 
     @property
-    def reranker(self) -> Any:
+    def reranker(self) -> Reranker | None:
         """The cross-encoder; ``None`` when its model is missing and ``reranker.fallback`` is ``skip`` (warned once)."""
         if self._reranker is None:
             from local_rag.errors import ModelError
@@ -121,37 +101,40 @@ class Pipeline:
                 self._reranker = False
         return self._reranker or None
 
-    def _embedder(self) -> Any:
+    def _embedder(self) -> Embedder:
         from local_rag.embed import load_embedder
 
         return load_embedder(self.settings.embedder, self.settings.models_dir)
 
     @property
-    def decider(self) -> Any:
+    def decider(self) -> Decider:
         if self._decider is None:
             from local_rag.decide import load_decider
 
             self._decider = load_decider(self.settings, retriever=self._retriever)
         return self._decider
 
-    def _stage(self, name: str) -> Any:
-        if name not in self._stages:
-            s = self.settings
-            if name == "generate":
-                self._stages[name] = Generator(self.llm, s.generate)
-            elif name == "llm-rerank":
-                from local_rag.llm.rerank import ListwiseReranker
+    @cached_property
+    def generator(self) -> Generator:
+        return Generator(self.llm, self.settings.generate)
 
-                self._stages[name] = ListwiseReranker(self.llm, s.llm_rerank, seed=s.llm.seed)
-            elif name == "judge":
-                from local_rag.llm.judge import RelevanceJudge
+    @cached_property
+    def llm_reranker(self) -> ListwiseReranker:
+        from local_rag.llm.rerank import ListwiseReranker
 
-                self._stages[name] = RelevanceJudge(self.llm, s.judge)
-            elif name == "compress":
-                from local_rag.evidence.compress import Compressor
+        return ListwiseReranker(self.llm, self.settings.llm_rerank, seed=self.settings.llm.seed)
 
-                self._stages[name] = Compressor(s.evidence, self.retriever, lambda: self.reranker, self._embedder)
-        return self._stages[name]
+    @cached_property
+    def judge(self) -> RelevanceJudge:
+        from local_rag.llm.judge import RelevanceJudge
+
+        return RelevanceJudge(self.llm, self.settings.judge)
+
+    @cached_property
+    def compressor(self) -> Compressor:
+        from local_rag.evidence.compress import Compressor
+
+        return Compressor(self.settings.evidence, self.retriever, lambda: self.reranker, self._embedder)
 
     # ------------------------------------------------------------ one turn
     @property
@@ -217,13 +200,13 @@ class Pipeline:
                 continue
             started = time.perf_counter()
             if name == "cross-encoder":
-                if self.reranker is None:
+                if (reranker := self.reranker) is None:
                     continue
-                hits = self.reranker.rerank(question, hits)
+                hits = reranker.rerank(question, hits)
             elif name == "llm-rerank":
-                hits = self._stage(name).rerank(question, hits)
+                hits = self.llm_reranker.rerank(question, hits)
             else:
-                hits = self._stage(name).filter(question, hits)
+                hits = self.judge.filter(question, hits)
             timings[name] = time.perf_counter() - started
 
         passages = hits[: cfg.generate.passages]
@@ -236,13 +219,13 @@ class Pipeline:
         evidence = passages
         if cfg.evidence.compress and passages:
             started = time.perf_counter()
-            selection = self._stage("compress").select(question, passages, self.llm.count_tokens)
+            selection = self.compressor.select(question, passages, self.llm.count_tokens)
             evidence = selection.hits
             timings["compress"] = time.perf_counter() - started
             self.skipped.append(selection.note())
         started = time.perf_counter()
         if evidence:
-            answer = self._stage("generate").answer(conversation, evidence, on_token=on_token)
+            answer = self.generator.answer(conversation, evidence, on_token=on_token)
         else:
             answer = Generator.idk(cfg.generate)
             self.skipped.append({"type": "skip", "stage": "generate", "text": "generate: no passage left, the fixed answer"})
@@ -261,7 +244,7 @@ class Pipeline:
     def checked(self, answer: Answer, passages: list[Hit]) -> tuple[Answer, dict[str, Any] | None]:
         """The answer after the support check (`local_rag.decide.support`): citations moved to the passage that
         supports a sentence, unsupported sentences flagged or dropped; the answer itself when no model is trained."""
-        from local_rag.llm.generate import Citation, check_citations
+        from local_rag.llm.generate import check_citations
 
         if self._support is False:
             from local_rag.decide.support import load_support_checker
@@ -285,7 +268,7 @@ class Pipeline:
         answer = Answer(reply_text(decision, conversation, hits, self.settings), decision.kind, passages=passages)
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         calls = self._llm.calls[self._calls_before :] if self._llm is not None else []
-        skip = {"type": "skip", "stage": "generate", "text": f"generate: decided {decision.kind} without the LLM"}
+        skip: TraceStep = {"type": "skip", "stage": "generate", "text": f"generate: decided {decision.kind} without the LLM"}
         return TurnResult(answer, queries, retrieved, passages, timings, list(calls), [*self.skipped, skip], decision=decision)
 
 

@@ -1,13 +1,14 @@
 """Typed records passed between pipeline stages.
 
 Stages never pass dicts to each other: a corpus reader yields `Passage`, the chunker `Chunk`, a retriever
-`Hit` lists, and every LLM call is recorded as an `LLMCall` so that benchmarks read real figures.
+`Hit` lists, and every LLM call is recorded as an `LLMCall` so that benchmarks read real figures. A turn ends as a
+`TurnResult`: its `Answer` (with `Citation`s), the queries, the passages, the `Decision` and the `TraceStep`s.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal  # Any: the values of to_json's JSON objects
+from typing import Any, Literal, NotRequired, TypedDict  # Any: the values of to_json's JSON objects
 
 Speaker = Literal["user", "agent", "system"]
 #: what a turn does: answer from the passages, decline (the fixed IDK sentence), ask a clarifying question, or reply
@@ -157,3 +158,106 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass
+class Citation:
+    """A passage an answer cites, by its number in the prompt (``[n]``)."""
+
+    n: int
+    passage_id: str
+    title: str = ""
+    url: str = ""
+    doc_id: str = ""
+    page: int = 0
+
+    @classmethod
+    def of(cls, n: int, hit: Hit) -> Citation:
+        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page)
+
+    @property
+    def where(self) -> str:
+        """Where the passage is, as a reader looks it up: ``report.pdf p. 12``, else the passage id."""
+        if self.page and self.doc_id:
+            return f"{self.doc_id} p. {self.page}"
+        return self.passage_id
+
+
+@dataclass
+class Answer:
+    """What a turn produced. ``kind`` is ``answer``, ``decline`` (the fixed IDK sentence), ``clarify`` or
+    ``chitchat`` (`Kind`)."""
+
+    text: str
+    kind: Kind = "answer"
+    citations: list[Citation] = field(default_factory=list)
+    invalid_citations: int = 0
+    passages: list[Hit] = field(default_factory=list)
+    raw: str = ""
+    call: LLMCall | None = None
+    attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["passages"] = [h.to_json() for h in self.passages]
+        if self.call is not None:
+            data["call"] = {k: v for k, v in self.call.to_json().items() if k not in ("prompt", "response")}
+        return data
+
+
+TraceType = Literal["skip", "compress", "think", "search", "information", "invalid", "answer", "error"]
+
+
+class TraceStep(TypedDict):
+    """One step of a turn's trace, already in its JSON shape. The pipeline writes ``skip`` (a stage not run: ``stage``,
+    ``text``) and ``compress`` (the evidence kept); the agentic mode ``think``, ``search`` (``query``,
+    ``latency_s``), ``information`` (``passage_ids``, ``numbers``), ``invalid`` (``problem``), ``answer``
+    (``forced``) and ``error``."""
+
+    type: TraceType
+    text: NotRequired[str]
+    stage: NotRequired[str]
+    query: NotRequired[str]
+    latency_s: NotRequired[float]
+    passage_ids: NotRequired[list[str]]
+    numbers: NotRequired[list[int]]
+    problem: NotRequired[str]
+    forced: NotRequired[bool]
+    sentences_kept: NotRequired[int]
+    sentences: NotRequired[int]
+    passages_kept: NotRequired[int]
+    tokens_before: NotRequired[int]
+    tokens_after: NotRequired[int]
+
+
+@dataclass
+class TurnResult:
+    """Everything one turn produced: the answer, the queries, the passages at each step, timings, LLM calls."""
+
+    answer: Answer
+    queries: list[Query]
+    retrieved: list[Hit]
+    passages: list[Hit]
+    timings: dict[str, float] = field(default_factory=dict)
+    llm_calls: list[LLMCall] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)  # agentic: think / search / information / answer; pipeline: skip, compress
+    decision: Decision | None = None  # the decision stage's choice (local_rag.decide)
+    # the support check of the answer's sentences, as its JSON (`local_rag.decide.support.SupportReport.to_json`;
+    # Any: that record lives in its stage, above this module)
+    support: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "answer": self.answer.text,
+            "kind": self.answer.kind,
+            "citations": [c.__dict__ for c in self.answer.citations],
+            "invalid_citations": self.answer.invalid_citations,
+            "queries": [{"mode": q.mode, "text": q.text} for q in self.queries],
+            "passages": [h.to_json() for h in self.passages],
+            "retrieved": [{"passage_id": h.passage_id, "score": h.score, "scores": h.scores} for h in self.retrieved],
+            "timings_s": self.timings,
+            "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.llm_calls],
+            **({"trace": self.trace} if self.trace else {}),
+            **({"decision": self.decision.to_json()} if self.decision else {}),
+            **({"support": self.support} if self.support else {}),
+        }

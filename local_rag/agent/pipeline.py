@@ -22,9 +22,9 @@ from collections.abc import Callable
 from local_rag.agent.rollout import AgentLoop, Rollout, initial_messages, load_agent_prompt
 from local_rag.agent.tags import AnswerStream
 from local_rag.llm.base import Message
-from local_rag.llm.generate import Answer, Citation, check_citations, is_decline
-from local_rag.pipeline import Pipeline, TurnResult
-from local_rag.records import Conversation, Hit, Query
+from local_rag.llm.generate import check_citations, is_decline
+from local_rag.pipeline import Pipeline
+from local_rag.records import Answer, Citation, Conversation, Hit, Query, TurnResult
 from local_rag.settings import GenerateConfig
 
 
@@ -36,9 +36,9 @@ class AgenticPipeline(Pipeline):
         cfg = self.settings.agent
         depth = max(cfg.top_k, cfg.candidates if cfg.rerank else 0)
         hits = self.retriever.search([Query(query, "agent")], top_k=depth)
-        if cfg.rerank and hits:
+        if cfg.rerank and hits and (reranker := self.reranker) is not None:
             started = time.perf_counter()
-            hits = self.reranker.rerank(query, hits)
+            hits = reranker.rerank(query, hits)
             self._rerank_s += time.perf_counter() - started
         return hits[: cfg.top_k]
 

@@ -34,7 +34,7 @@ from local_rag.llm.base import Message
 from local_rag.llm.budget import truncate
 from local_rag.llm.context import conversation_text, last_question
 from local_rag.llm.prompts import Prompt, load_prompt
-from local_rag.records import Conversation, Hit
+from local_rag.records import Conversation, Hit, TraceStep
 from local_rag.settings import AgentConfig, GenerateConfig
 
 log = logging.getLogger("local_rag.agent")
@@ -55,7 +55,7 @@ class Rollout:
     """One turn's rollout: the messages as sent, the trace, the searches and what they returned, the answer."""
 
     messages: list[Message]
-    trace: list[dict[str, Any]] = field(default_factory=list)
+    trace: list[TraceStep] = field(default_factory=list)
     queries: list[str] = field(default_factory=list)
     reads: list[list[Hit]] = field(default_factory=list)  # per search, the hits shown
     passages: list[Hit] = field(default_factory=list)  # union of the hits shown, in citation-number order

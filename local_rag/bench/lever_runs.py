@@ -178,7 +178,7 @@ def prefix(profile: str, split: str, configs: list[str], mode: str, max_turns: i
                 s.pipeline.min_dense_score = -1.0
                 s.index = f"mtrag-{domain}"
                 pipelines[domain] = Pipeline(s, retriever=gold if mode == "b" else None, llm=dry)
-                pipelines[domain]._stages["compress"] = compressor = Compressor(s.evidence)
+                pipelines[domain].compressor = compressor = Compressor(s.evidence)
                 compressor._score = shared
             current["task"] = task
             gold.hits = levers.gold_hits(task) or [Hit("none", 0.0, text="(no passage)")]

@@ -16,12 +16,16 @@ import json
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any  # Any: MTRAG task records and the JSON figures
 
 from local_rag.evidence.compress import Scorer, select_sentences, split_sentences
+from local_rag.llm.base import LLM, Completion, Message, OnToken
 from local_rag.llm.standalone import content_words, is_standalone
 from local_rag.mtrag import DOMAINS, parse_conversation, read_jsonl, strip_speakers, task_domain
-from local_rag.records import Hit, LLMCall
+from local_rag.records import Hit, LLMCall, Query
+
+if TYPE_CHECKING:
+    from local_rag.pipeline import Pipeline
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "mtrag"
 
@@ -201,7 +205,7 @@ class GoldRetriever:
         self.hits: list[Hit] = []
         self.last_timings: dict[str, float] = {}
 
-    def search(self, queries: Any, top_k: int = 10) -> list[Hit]:
+    def search(self, queries: Sequence[Query], top_k: int | None = None) -> list[Hit]:
         return [Hit(**{**h.to_json(), "rank": i}) for i, h in enumerate(self.hits[:top_k], 1)]
 
 
@@ -210,7 +214,7 @@ def conversation_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted(tasks, key=lambda t: (t["conversation_id"], int(t.get("turn", 0))))
 
 
-def run_turns(pipeline: Any, tasks: list[dict[str, Any]], out: Path, config: str, gold: GoldRetriever | None = None,
+def run_turns(pipeline: Pipeline, tasks: list[dict[str, Any]], out: Path, config: str, gold: GoldRetriever | None = None,
               progress: bool = True) -> list[dict[str, Any]]:
     """Answer ``tasks`` in order with ``pipeline``, appending one JSON line per turn to ``out`` (turns already there
     are skipped: the run resumes). Returns every row of ``out``."""
@@ -283,20 +287,21 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 # -- prompts without generation: what the KV cache would reuse, exactly, at the cost of a tokenizer --------------
 
-class DryRun:
-    """An `LLM` stand-in that renders and tokenizes each prompt with the real model but generates nothing: each call
-    returns ``reply(stage, task)`` and records the prompt tokens and the prefix the KV cache would reuse (the longest
+class DryRun(LLM):
+    """An `LLM` that renders and tokenizes each prompt with the real model but generates nothing: each call
+    returns ``reply(stage)`` and records the prompt tokens and the prefix the KV cache would reuse (the longest
     common token prefix with the live cache or a saved state per stage, as `local_rag.llm.kv_cache.PrefixStates`
     restores it). Used to measure prompt sizes and KV hit rates on every test turn without hours of decoding."""
 
     def __init__(self, llm: Any, reply: Callable[[str], str], slots: int = 4) -> None:
+        """``llm``: the llama.cpp backend (Any: its ``render`` and llama-cpp-python's ``Llama`` are not on `LLM`)."""
         from local_rag.llm.kv_cache import PrefixStates
 
+        super().__init__()
         self.real = llm
         self.n_ctx = llm.n_ctx
         self.max_tokens = llm.max_tokens
         self.reply = reply
-        self.calls: list[LLMCall] = []
         self.states = PrefixStates(slots=slots)
         self.live: list[int] = []
 
@@ -307,8 +312,8 @@ class DryRun:
         self.states.clear()
         self.live = []
 
-    def _call(self, messages: list[dict[str, str]], stage: str) -> Any:
-        from local_rag.llm.base import Completion
+    def complete(self, messages: list[Message], *, stage: str, schema: dict[str, Any] | None = None,
+                 max_tokens: int | None = None, on_token: OnToken | None = None, stop: list[str] | None = None) -> Completion:
         from local_rag.llm.kv_cache import SavedState, common_prefix
 
         prompt = self.real.render(messages)
@@ -319,15 +324,4 @@ class DryRun:
         self.live = list(tokens)
         self.states.put(stage, SavedState(list(tokens), None, 0))
         text = self.reply(stage)
-        call = LLMCall(stage, len(tokens), 0, 0.0, 0.0, 0.0, prompt, text, cached_tokens=reused)
-        self.calls.append(call)
-        return Completion(text, call)
-
-    def run(self, messages: list[dict[str, str]], *, stage: str, max_tokens: int | None = None, on_token: Any = None,
-            stop: Any = None) -> Any:
-        return self._call(messages, stage)
-
-    def run_json(self, messages: list[dict[str, str]], schema: dict[str, Any], *, stage: str,
-                 max_tokens: int | None = None) -> tuple[Any, Any]:
-        done = self._call(messages, stage)
-        return json.loads(done.text), done
+        return Completion(text, LLMCall(stage, len(tokens), 0, 0.0, 0.0, 0.0, prompt, text, cached_tokens=reused))

@@ -242,18 +242,23 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
               help="Cache of retrieved evidence (a rerun retrieves nothing twice).")
 @click.option("--variants", default="lr-features,gbm-features,lr-embedding,lr-features+embedding", show_default=True,
               help="Model variants measured (the best is kept).")
+@click.option("--cross-encoder", "cross_encoder", is_flag=True,
+              help="Rerank the evidence with the cross-encoder and learn from its scores (settings: reranker).")
+@click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
+@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx"]), help="Cross-encoder backend (default reranker.backend).")
 @handle_errors
 def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work,
-            variants):
+            variants, cross_encoder, reranker_model, reranker_backend):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.train.decider import train_decider
 
-    settings = load(profile, config_file, index_name)
+    settings = load(profile, config_file, index_name, **{"reranker.model": reranker_model, "reranker.backend": reranker_backend,
+                                                         "pipeline.cross_encoder": True if cross_encoder else None})
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
                            synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [])
-    click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "targets_met")}, indent=2))
+    click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "cross_encoder", "targets_met")}, indent=2))
 
 
 @train.command()

@@ -3,8 +3,12 @@ MiniLM embedding of the last turn.
 
 Evidence features read only what the retrieval and reranking stages already put on the hits (``Hit.scores``:
 ``dense:<mode>`` cosines, ``bm25:<mode>`` scores, ``fused``, ``cross-encoder`` when a cross-encoder ran), so they cost
-nothing; a signal that is absent (no dense list, no cross-encoder) gives 0 and its ``has_*`` flag 0. The embedding
-costs one query embedding (the dense retriever's cached one when the pipeline passes it in).
+nothing; a signal that is absent (no dense list, no cross-encoder) gives 0 and its ``has_*`` flag 0. The
+cross-encoder features (`CE_FEATURES`, over the first `CE_TOP` scored hits) read its probabilities as logits: the
+best, the mean of the best three, the gap between the best two, the share above 0.5 and the normalized entropy of
+the softmax over them (low: one passage stands out). A model records the features it was trained with
+(``decider.json``), so one trained without a cross-encoder never reads these columns. The embedding costs one query
+embedding (the dense retriever's cached one when the pipeline passes it in).
 
 Example:
     >>> from local_rag.records import Turn
@@ -35,6 +39,7 @@ from local_rag.records import Conversation, Hit
 
 Embed = Callable[[list[str]], np.ndarray]
 TOP = 5  # hits the evidence features look at
+CE_TOP = 10  # cross-encoder-scored hits the CE features look at
 
 TURN_FEATURES = (
     "log_words", "first_turn", "question_mark", "wh_start", "chitchat", "dangling", "pronouns",
@@ -45,7 +50,9 @@ EVIDENCE_FEATURES = (
     "dense_margin", "has_bm25", "bm25_top1", "has_ce", "ce_top1", "ce_margin", "ce_top5_mean", "agreement_top1",
     "agreement_top5", "titles_top5", "overlap_top1", "overlap_any", "overlap_best",
 )
-FEATURES = TURN_FEATURES + EVIDENCE_FEATURES
+CE_FEATURES = ("ce_max", "ce_top3_mean", "ce_gap", "ce_above", "ce_entropy")
+FEATURES = TURN_FEATURES + EVIDENCE_FEATURES + CE_FEATURES
+NO_CE_FEATURES = tuple(f for f in FEATURES if not f.startswith(("ce_", "has_ce")))  # a model trained without one
 
 
 def _scores(hit: Hit, prefix: str) -> list[float]:
@@ -79,7 +86,7 @@ def turn_row(conversation: Conversation) -> dict[str, float]:
 def evidence_row(question: str, hits: Sequence[Hit]) -> dict[str, float]:
     """The features of the reranked evidence for ``question`` (the first `TOP` hits count)."""
     top = list(hits[:TOP])
-    row = dict.fromkeys(EVIDENCE_FEATURES, 0.0)
+    row = dict.fromkeys(EVIDENCE_FEATURES, 0.0) | ce_row(hits)
     if not top:
         return row
     # relative only: the fused score's scale depends on how many lists were fused and their weights
@@ -111,27 +118,56 @@ def evidence_row(question: str, hits: Sequence[Hit]) -> dict[str, float]:
     return row
 
 
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-5), 1 - 1e-5)
+    return math.log(p / (1 - p))
+
+
+def ce_row(hits: Sequence[Hit]) -> dict[str, float]:
+    """`CE_FEATURES` of the first `CE_TOP` hits that carry a cross-encoder score (all 0 when none does)."""
+    probs = sorted((h.scores["cross-encoder"] for h in hits[:CE_TOP] if "cross-encoder" in h.scores), reverse=True)
+    row = dict.fromkeys(CE_FEATURES, 0.0)
+    if not probs:
+        return row
+    logits = np.array([_logit(p) for p in probs])
+    soft = np.exp(logits - logits.max())
+    soft /= soft.sum()
+    entropy = float(-(soft * np.log(soft + 1e-12)).sum() / math.log(len(soft))) if len(soft) > 1 else 0.0
+    row.update(ce_max=float(logits[0]), ce_top3_mean=float(logits[:3].mean()),
+               ce_gap=float(logits[0] - logits[1]) if len(logits) > 1 else 0.0,
+               ce_above=sum(p >= 0.5 for p in probs) / CE_TOP, ce_entropy=entropy)
+    return row
+
+
 class FeatureExtractor:
-    """Feature vectors for the decision model: `FEATURES` in order, then the turn embedding when ``embed`` is given.
+    """Feature vectors for the decision model: the named features in order, then the turn embedding when ``embed``
+    is given.
 
     ``embed``: ``texts -> L2-normalized vectors`` (MiniLM); None leaves the embedding out. ``use_features``:
-    False keeps only the embedding (a variant measured against the others).
+    False keeps only the embedding (a variant measured against the others). ``names``: the named features in
+    column order (default: all but the cross-encoder's; a saved model gives the ones it was trained with).
     """
 
-    def __init__(self, embed: Embed | None = None, use_embedding: bool = True, use_features: bool = True) -> None:
+    def __init__(self, embed: Embed | None = None, use_embedding: bool = True, use_features: bool = True,
+                 names: Sequence[str] = NO_CE_FEATURES) -> None:
         self.embed = embed
         self.use_embedding = use_embedding and embed is not None
         self.use_features = use_features or not self.use_embedding
+        unknown = sorted(set(names) - set(FEATURES))
+        if unknown:
+            raise ValueError(f"unknown decider features {unknown}: retrain the decider with `local-rag train decider`")
+        self.names = tuple(names)
 
     def row(self, conversation: Conversation, hits: Sequence[Hit]) -> dict[str, float]:
         """The named features (no embedding)."""
         return turn_row(conversation) | evidence_row(conversation.last_user_turn, hits)
 
     def vectors(self, conversations: Sequence[Conversation], evidence: Sequence[Sequence[Hit]]) -> np.ndarray:
-        """One row per (conversation, hits): `FEATURES`, then the last turn's embedding if enabled."""
+        """One row per (conversation, hits): `names`, then the last turn's embedding if enabled."""
         pairs = list(zip(conversations, evidence, strict=True))
-        named = np.array([[self.row(c, h)[f] for f in FEATURES] for c, h in pairs] if self.use_features else [[]] * len(pairs),
-                         dtype=np.float32).reshape(len(pairs), len(FEATURES) if self.use_features else 0)
+        width = len(self.names) if self.use_features else 0
+        rows = [self.row(c, h) for c, h in pairs] if self.use_features else [{}] * len(pairs)  # each row once
+        named = np.array([[r[f] for f in self.names] for r in rows], dtype=np.float32).reshape(len(pairs), width)
         if not self.use_embedding or not pairs:
             return named
         assert self.embed is not None

@@ -17,14 +17,14 @@ import json
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any  # Any: the scikit-learn model (no stubs) and its JSON metadata
 
 import numpy as np
 
 from local_rag.decide.clarify import clarifying_question, options
-from local_rag.decide.features import Embed, FeatureExtractor
+from local_rag.decide.features import CE_TOP, NO_CE_FEATURES, Embed, FeatureExtractor
 from local_rag.decide.turns import (
     CHITCHAT_REPLIES,
     chitchat_kind,
@@ -91,17 +91,25 @@ class TrainedDecider(Decider):
     larger share wins when both do), answers otherwise. Never asks twice in a row: right after its own clarifying
     question the user's reply is answered or declined. Small talk is answered by rules before retrieval; a turn
     with no passages at all is declined.
+
+    A model trained with cross-encoder features (``meta['cross_encoder']``) reads the ``cross-encoder`` scores the
+    pipeline's reranker put on the hits; when they are missing (the pipeline runs no cross-encoder), or ``rescore``
+    (it runs another one), it scores the hits itself with ``reranker()`` (that model, loaded once) against the last
+    turn. Without it the turn is answered, as without a decider.
     """
 
     def __init__(self, model: Any, meta: dict[str, Any], config: DecideConfig | None = None,
-                 embed: Embed | None = None) -> None:
+                 embed: Embed | None = None, reranker: Callable[[], Any] | None = None, rescore: bool = False) -> None:
         self.model = model
         self.meta = meta
         self.config = config or DecideConfig()
         if meta.get("use_embedding") and embed is None:
             raise ModelError("this decider was trained with turn embeddings: give it the embedder "
                              f"({meta.get('embedder', 'all-MiniLM-L6-v2')})")
-        self.features = FeatureExtractor(embed, bool(meta.get("use_embedding")), bool(meta.get("use_features", True)))
+        names = meta.get("features") or (NO_CE_FEATURES if meta.get("use_features", True) else ())
+        self.features = FeatureExtractor(embed, bool(meta.get("use_embedding")), bool(meta.get("use_features", True)), names)
+        self.needs_ce = bool(meta.get("cross_encoder")) and any(n.startswith("ce_") for n in self.features.names)
+        self._reranker, self.rescore = reranker, rescore
         self.classes = [str(c) for c in model.classes_]  # predict_proba's column order
         saved = meta.get("thresholds", {})
         self.thresholds = {
@@ -135,11 +143,24 @@ class TrainedDecider(Decider):
             return early
         if not evidence:  # nothing retrieved: nothing to answer from, and no options to ask about
             return Decision("decline", 1.0, {"decline": 1.0}, reason="no passages", latency_s=time.perf_counter() - started)
-        row = self.probabilities([conversation], [list(evidence)])[0]
+        evidence = list(evidence)
+        if self.needs_ce and (self.rescore or not any("cross-encoder" in h.scores for h in evidence[:CE_TOP])):
+            reranker = self._reranker() if self._reranker is not None else None
+            if reranker is None:
+                return Decision("answer", 1.0, {"answer": 1.0}, reason="the decider's cross-encoder is missing: answer",
+                                latency_s=time.perf_counter() - started)
+            evidence = reranker.rerank(conversation.last_user_turn, [first_stage(h) for h in evidence])
+        row = self.probabilities([conversation], [evidence])[0]
         p = {c: float(v) for c, v in zip(self.classes, row, strict=True)}
         kind = self.choose(p, is_clarification(last_agent_turn(conversation)))
         found = options(evidence, self.config.max_options) if kind == "clarify" else []
         return Decision(kind, p.get(kind, 0.0), p, found, "model", time.perf_counter() - started)  # type: ignore[arg-type]
+
+
+def first_stage(hit: Hit) -> Hit:
+    """``hit`` as the first stage gave it: another cross-encoder's score and order undone."""
+    scores = {k: v for k, v in hit.scores.items() if k not in ("cross-encoder", "fused")}
+    return Hit(**{**hit.to_json(), "score": hit.scores.get("fused", hit.score), "scores": scores})
 
 
 def reply_text(decision: Decision, conversation: Conversation, evidence: Sequence[Hit], settings: Settings) -> str:
@@ -165,8 +186,9 @@ def save_decider(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
     return folder
 
 
-def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed | None = None) -> TrainedDecider:
-    """The `TrainedDecider` saved in ``folder``."""
+def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed | None = None,
+                 reranker: Callable[[], Any] | None = None, rescore: bool = False) -> TrainedDecider:
+    """The `TrainedDecider` saved in ``folder`` (``reranker``, ``rescore``: see `TrainedDecider`)."""
     import joblib
 
     try:
@@ -174,10 +196,10 @@ def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed 
         model = joblib.load(folder / MODEL)
     except (OSError, ValueError, EOFError) as exc:
         raise ModelError(f"the decider in {folder} cannot be read ({exc}); rebuild it with `local-rag train decider`") from exc
-    return TrainedDecider(model, meta, config, embed)
+    return TrainedDecider(model, meta, config, embed, reranker, rescore)
 
 
-def load_decider(settings: Settings, embed: Embed | None = None, retriever: Any = None) -> Decider:
+def load_decider(settings: Settings, embed: Embed | None = None, retriever: object = None) -> Decider:
     """The decider of ``settings.decide``: the trained model, or `AlwaysAnswer` with a warning when it is off or
     not trained yet. ``embed``: the turn embedder; else the dense retriever's (cached) query embeddings of
     ``retriever`` when its model is the one the decider was trained with; else the model is loaded."""
@@ -194,10 +216,34 @@ def load_decider(settings: Settings, embed: Embed | None = None, retriever: Any 
     meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
     if meta.get("use_embedding") and embed is None:
         embed = embedder_function(settings, meta.get("embedder", ""), retriever)
-    return read_decider(folder, cfg, embed)
+    ce = meta.get("cross_encoder") or {}
+    same = settings.pipeline.cross_encoder and Path(settings.reranker.model).name == Path(ce.get("model", "")).name
+    return read_decider(folder, cfg, embed, decider_reranker(settings, ce) if ce else None, bool(ce) and not same)
 
 
-def embedder_function(settings: Settings, name: str = "", retriever: Any = None) -> Embed:
+def decider_reranker(settings: Settings, ce: dict[str, Any]) -> Callable[[], Any]:
+    """A loader (called once, when first needed) of the cross-encoder a decider was trained with: ``ce`` as
+    ``decider.json`` records it; None with a warning when it cannot be loaded."""
+    loaded: list[Any] = []
+
+    def load() -> Any:
+        if not loaded:
+            from local_rag.errors import LocalRagError
+            from local_rag.rerank import load_reranker
+
+            config = settings.reranker.model_copy(update={**{k: ce[k] for k in ("model", "backend", "max_length", "candidates",
+                                                                                 "prior_weight") if k in ce}, "fallback": "error"})
+            try:
+                loaded.append(load_reranker(config, settings.models_dir))
+            except LocalRagError as exc:
+                log.warning("the decider's cross-encoder %s is unavailable (%s): every turn is answered", ce.get("model"), exc)
+                loaded.append(None)
+        return loaded[0]
+
+    return load
+
+
+def embedder_function(settings: Settings, name: str = "", retriever: object = None) -> Embed:
     """``texts -> vectors`` with the embedder ``name`` (default: ``settings.embedder.model``): the dense retriever's
     of ``retriever`` when it is that model (its query cache is reused), else the model loaded once."""
     name = name or settings.embedder.model

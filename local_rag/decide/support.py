@@ -31,7 +31,7 @@ import numpy as np
 from local_rag.decide.turns import content_words, words
 from local_rag.errors import ModelError
 from local_rag.records import Hit
-from local_rag.settings import SupportConfig
+from local_rag.settings import Settings, SupportConfig
 
 Embed = Callable[[list[str]], np.ndarray]
 PAIR_FEATURES = ("cosine", "best_sentence_cosine", "word_share", "pair_share", "number_share", "has_numbers",
@@ -207,7 +207,7 @@ def load_support(folder: Path, embed: Embed, config: SupportConfig | None = None
     return SupportChecker(model, meta, embed, config)
 
 
-def load_support_checker(settings: Any, retriever: Any = None) -> SupportChecker | None:
+def load_support_checker(settings: Settings, retriever: object = None) -> SupportChecker | None:
     """The support checker of ``settings.support`` (None, with a warning, when no trained model is present)."""
     import logging
 

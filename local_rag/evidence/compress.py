@@ -22,12 +22,23 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
-from local_rag.records import Hit
+from local_rag.records import Hit, TraceStep
+from local_rag.settings import EvidenceConfig
+
+if TYPE_CHECKING:
+    from local_rag.embed.base import Embedder
 
 Scorer = Callable[[str, list[str]], Sequence[float]]  # (question, texts) -> relevance, higher is better
 TokenCounter = Callable[[str], int]
+
+
+class Relevance(Protocol):
+    """A model scoring texts against a query: the cross-encoder (`local_rag.rerank.base.Reranker`, a stage beside
+    this one, hence a protocol rather than an import)."""
+
+    def score(self, query: str, texts: list[str]) -> list[float]: ...
 
 # a sentence ends at . ! ? (closing quotes or brackets may follow) before a space and an upper-case letter, digit,
 # quote or bracket; a line break always ends one
@@ -57,7 +68,7 @@ class Selection:
     tokens_after: int = 0
     sentences_total: int = 0
 
-    def note(self) -> dict[str, Any]:
+    def note(self) -> TraceStep:
         """The trace entry of this stage."""
         return {"type": "compress", "stage": "compress", "sentences_kept": len(self.sentences),
                 "sentences": self.sentences_total, "passages_kept": len(self.hits), "tokens_before": self.tokens_before,
@@ -144,7 +155,7 @@ def select_sentences(question: str, hits: list[Hit], score: Scorer, budget: int,
     return Selection(out, kept, before, after, len(sentences))
 
 
-def embedding_scorer(embedder: Any) -> Scorer:
+def embedding_scorer(embedder: Embedder) -> Scorer:
     """Cosine of each text to the question with an `local_rag.embed.base.Embedder` (vectors are normalized)."""
 
     def score(question: str, texts: list[str]) -> list[float]:
@@ -154,7 +165,7 @@ def embedding_scorer(embedder: Any) -> Scorer:
     return score
 
 
-def cross_encoder_scorer(reranker: Any) -> Scorer:
+def cross_encoder_scorer(reranker: Relevance) -> Scorer:
     """The cross-encoder's relevance of each text to the question (`local_rag.rerank.base.Reranker.score`)."""
     return lambda question, texts: reranker.score(question, texts)
 
@@ -166,12 +177,12 @@ class Compressor:
         config: the ``evidence`` settings.
         retriever: the turn's retriever; its dense embedder scores sentences (no second copy of the model). Without
             one (a BM25-only index) the embedder of ``embedder`` settings is loaded.
-        reranker: a callable returning the cross-encoder, called only when ``config.scorer`` asks for it.
+        reranker: a callable returning the cross-encoder (or None), called only when ``config.scorer`` asks for it.
         embedder: loads an embedder when the retriever has none (``() -> Embedder``).
     """
 
-    def __init__(self, config: Any, retriever: Any = None, reranker: Callable[[], Any] | None = None,
-                 embedder: Callable[[], Any] | None = None) -> None:
+    def __init__(self, config: EvidenceConfig, retriever: object = None, reranker: Callable[[], Relevance | None] | None = None,
+                 embedder: Callable[[], Embedder] | None = None) -> None:
         self.config = config
         self._retriever = retriever
         self._reranker = reranker
@@ -180,9 +191,11 @@ class Compressor:
 
     def scorer(self) -> Scorer:
         if self._score is None:
-            if self.config.scorer == "cross-encoder" and self._reranker is not None:
-                self._score = cross_encoder_scorer(self._reranker())
-            else:
+            cross = self.config.scorer == "cross-encoder"
+            reranker = self._reranker() if cross and self._reranker is not None else None
+            if reranker is not None:
+                self._score = cross_encoder_scorer(reranker)
+            else:  # the embedder's cosine, also when the cross-encoder is missing (reranker.fallback: skip)
                 dense = getattr(self._retriever, "retrievers", {}).get("dense")
                 model = getattr(dense, "embedder", None)
                 if model is None and self._embedder is not None:

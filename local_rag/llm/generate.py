@@ -12,14 +12,12 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from local_rag.llm.base import LLM, Message
 from local_rag.llm.budget import truncate
 from local_rag.llm.context import conversation_text, last_question, passages_text
 from local_rag.llm.prompts import load_prompt
-from local_rag.records import Conversation, Hit, Kind, LLMCall
+from local_rag.records import Answer, Citation, Conversation, Hit, LLMCall
 from local_rag.settings import GenerateConfig
 
 log = logging.getLogger("local_rag.llm.generate")
@@ -34,49 +32,6 @@ _DECLINE = re.compile(
 )
 
 _ROLE_ECHO = re.compile(r"^(?:user|assistant|agent)\s*:\s*", re.IGNORECASE)
-
-
-@dataclass
-class Citation:
-    n: int
-    passage_id: str
-    title: str = ""
-    url: str = ""
-    doc_id: str = ""
-    page: int = 0
-
-    @classmethod
-    def of(cls, n: int, hit: Hit) -> Citation:
-        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page)
-
-    @property
-    def where(self) -> str:
-        """Where the passage is, as a reader looks it up: ``report.pdf p. 12``, else the passage id."""
-        if self.page and self.doc_id:
-            return f"{self.doc_id} p. {self.page}"
-        return self.passage_id
-
-
-@dataclass
-class Answer:
-    """What a turn produced. ``kind`` is ``answer``, ``decline`` (the fixed IDK sentence), ``clarify`` or
-    ``chitchat`` (`local_rag.records.Kind`)."""
-
-    text: str
-    kind: Kind = "answer"
-    citations: list[Citation] = field(default_factory=list)
-    invalid_citations: int = 0
-    passages: list[Hit] = field(default_factory=list)
-    raw: str = ""
-    call: LLMCall | None = None
-    attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["passages"] = [h.to_json() for h in self.passages]
-        if self.call is not None:
-            data["call"] = {k: v for k, v in self.call.to_json().items() if k not in ("prompt", "response")}
-        return data
 
 
 def is_decline(text: str, idk_answer: str = "") -> bool:

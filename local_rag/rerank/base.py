@@ -29,27 +29,37 @@ class Reranker(ABC):
         Example:
             >>> reranker.rerank("what is rrf?", hits)[0].passage_id  # doctest: +SKIP
         """
-        head, tail = hits[: self.config.candidates], hits[self.config.candidates :]
+        head = hits[: self.config.candidates]
         if not head:
             return list(hits)
-        texts = [f"{h.title}\n{h.text}" if h.title else h.text for h in head]
-        scores = self.score(query, texts)
-        final = scores
-        if self.config.prior_weight > 0:  # RRF of the cross-encoder's order and the first stage's
-            by_ce = sorted(range(len(head)), key=lambda i: (-scores[i], i))
-            ce_rank = {i: r for r, i in enumerate(by_ce, start=1)}
-            final = [1.0 / (60 + ce_rank[i]) + self.config.prior_weight / (60 + i + 1) for i in range(len(head))]
-        order = sorted(range(len(head)), key=lambda i: (-final[i], i))
-        out = []
-        for rank, i in enumerate(order, start=1):
-            hit = head[i]
-            out.append(Hit(**{
-                **hit.to_json(), "score": float(final[i]), "rank": rank, "source": "cross-encoder",
-                "scores": {**hit.scores, "fused": hit.score, "cross-encoder": float(scores[i])},
-            }))
-        for rank, hit in enumerate(tail, start=len(out) + 1):
-            out.append(Hit(**{**hit.to_json(), "rank": rank}))
-        return out[:top_k] if top_k else out
+        texts = [passage_text(h) for h in head]
+        return with_scores(hits, self.score(query, texts), self.config, top_k)
+
+
+def passage_text(hit: Hit) -> str:
+    """What the cross-encoder reads of a passage: its title and text."""
+    return f"{hit.title}\n{hit.text}" if hit.title else hit.text
+
+
+def with_scores(hits: list[Hit], scores: list[float], config: RerankerConfig, top_k: int | None = None) -> list[Hit]:
+    """`Reranker.rerank` given the cross-encoder ``scores`` of the first ``len(scores)`` hits (e.g. cached ones)."""
+    head, tail = hits[: len(scores)], hits[len(scores) :]
+    final = scores
+    if config.prior_weight > 0:  # RRF of the cross-encoder's order and the first stage's
+        by_ce = sorted(range(len(head)), key=lambda i: (-scores[i], i))
+        ce_rank = {i: r for r, i in enumerate(by_ce, start=1)}
+        final = [1.0 / (60 + ce_rank[i]) + config.prior_weight / (60 + i + 1) for i in range(len(head))]
+    order = sorted(range(len(head)), key=lambda i: (-final[i], i))
+    out = []
+    for rank, i in enumerate(order, start=1):
+        hit = head[i]
+        out.append(Hit(**{
+            **hit.to_json(), "score": float(final[i]), "rank": rank, "source": "cross-encoder",
+            "scores": {**hit.scores, "fused": hit.score, "cross-encoder": float(scores[i])},
+        }))
+    for rank, hit in enumerate(tail, start=len(out) + 1):
+        out.append(Hit(**{**hit.to_json(), "rank": rank}))
+    return out[:top_k] if top_k else out
 
 
 def reranked(search: Callable[[list[Query]], list[Hit]], reranker: Reranker,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from local_rag.retrieve.base import Searcher
 from local_rag.retrieve.fusion import fuse, max_merge, rrf
 from local_rag.retrieve.hybrid import HybridRetriever
 from local_rag.retrieve.queries import QUERY_MODES, conversation_queries
@@ -13,6 +14,7 @@ __all__ = [
     "HybridRetriever",
     "QUERY_MODES",
     "Retriever",
+    "Searcher",
     "conversation_queries",
     "fuse",
     "max_merge",

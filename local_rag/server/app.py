@@ -15,7 +15,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -25,11 +25,15 @@ from starlette.types import Receive, Scope, Send
 
 from local_rag import __version__
 from local_rag.errors import BadInputError, LocalRagError
+from local_rag.records import TurnResult
 from local_rag.server import protocol
 from local_rag.server.embeddings import EmbeddingService
 from local_rag.server.errors import ApiError, ClientGone, error_body
 from local_rag.server.turns import Turn, TurnRunner
 from local_rag.settings import Settings
+
+if TYPE_CHECKING:
+    from local_rag.pipeline import Pipeline
 
 log = logging.getLogger("local_rag.server")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
@@ -41,7 +45,7 @@ def model_id(settings: Settings) -> str:
     return Path(name).stem if name.endswith(".gguf") else name
 
 
-def load_stages(pipeline: Any, settings: Settings) -> None:
+def load_stages(pipeline: Pipeline, settings: Settings) -> None:
     """Load the index, the embedder and the LLM now, so a missing one fails at start-up (exit 3 / 4), not at the
     first request."""
     for name in ("retriever", "llm"):
@@ -50,7 +54,7 @@ def load_stages(pipeline: Any, settings: Settings) -> None:
         getattr(pipeline, "reranker", None)
 
 
-def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> FastAPI:
+def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool = True) -> FastAPI:
     """The app answering with ``pipeline`` (default: `make_pipeline(settings)`, its stages loaded now).
 
     Example:
@@ -177,7 +181,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-def turn_result(turn: Turn) -> Any:
+def turn_result(turn: Turn) -> TurnResult:
     """The turn's `TurnResult`, or the `ApiError` its failure maps to (bad input 400, anything else 500)."""
     try:
         return turn.result()

@@ -25,9 +25,12 @@ import time
 from collections import Counter, deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any  # Any: the payload of a stream event (a text piece, a status line)
 
-from local_rag.records import Conversation
+from local_rag.records import Conversation, TurnResult
+
+if TYPE_CHECKING:
+    from local_rag.pipeline import Pipeline
 from local_rag.server.errors import ClientGone
 
 log = logging.getLogger("local_rag.server")
@@ -37,7 +40,7 @@ POLL_S = 0.2  # how often a waiting request checks that its client is still ther
 class TurnRunner:
     """Admits, queues and runs pipeline turns one at a time; keeps counters for ``/healthz``."""
 
-    def __init__(self, pipeline: Any, queue: int, retry_after_s: int = 0, stream_status: bool = False) -> None:
+    def __init__(self, pipeline: Pipeline, queue: int, retry_after_s: int = 0, stream_status: bool = False) -> None:
         self.pipeline = pipeline
         self.stream_status = stream_status
         self.queue = queue
@@ -107,7 +110,7 @@ class Turn:
         self.stream = stream
         self.cancel = threading.Event()
         self.events: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        self.future: Future[Any] | None = None
+        self.future: Future[TurnResult] | None = None
         self.started = time.perf_counter()
         self._released = False
         self._get: asyncio.Future[tuple[str, Any]] | None = None
@@ -166,7 +169,7 @@ class Turn:
             if not self.cancel.is_set() and await is_disconnected():
                 self.cancel.set()
 
-    def result(self) -> Any:
+    def result(self) -> TurnResult:
         """The `TurnResult` (re-raises the pipeline's error); call after the ``done`` event."""
         assert self.future is not None
         return self.future.result()

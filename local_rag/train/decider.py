@@ -41,13 +41,14 @@ from typing import Any
 
 import numpy as np
 
-from local_rag.decide.features import FEATURES, FeatureExtractor
+from local_rag.decide.features import FEATURES, NO_CE_FEATURES, FeatureExtractor
 from local_rag.decide.model import embedder_function, read_decider, save_decider
 from local_rag.decide.turns import is_clarification, last_agent_turn
 from local_rag.evaluation.generation.kinds import kind_metrics, targets_met
 from local_rag.modelstore.manifest import record_folder
 from local_rag.settings import Settings
 from local_rag.train.decider_data import (
+    EVIDENCE,
     Example,
     attach_evidence,
     mtrag_examples,
@@ -158,12 +159,16 @@ def fit(variant: str, x: np.ndarray, examples: Sequence[Example], seed: int = 0)
     return make_model(variant, seed).fit(x, np.array([trained_kind(e) for e in examples]))
 
 
-def decider_meta(variant: str, thresholds: Thresholds, embedder: str, extra: dict[str, Any]) -> dict[str, Any]:
-    """What ``decider.json`` records beside the model."""
+def decider_meta(variant: str, thresholds: Thresholds, embedder: str, extra: dict[str, Any],
+                 cross_encoder: dict[str, Any] | None = None) -> dict[str, Any]:
+    """What ``decider.json`` records beside the model: the features in column order (the cross-encoder's only
+    when ``cross_encoder``, the reranker the scores came from, is given)."""
+    names = FEATURES if cross_encoder else NO_CE_FEATURES
     return {
         "variant": variant,
         "classes": list(CLASSES),
-        "features": list(FEATURES) if "features" in variant else [],
+        "features": list(names) if "features" in variant else [],
+        "cross_encoder": cross_encoder if "features" in variant else None,
         "use_features": "features" in variant,
         "use_embedding": "embedding" in variant,
         "embedder": embedder if "embedding" in variant else "",
@@ -185,19 +190,15 @@ def load_examples(mtrag: Path, synthetic: int, domains: Sequence[str], seed: int
     return {k: [e for e in v if e.domain in domains] for k, v in sets.items()}
 
 
-def evidence_cache_key(settings: Settings) -> str:
+def evidence_cache_key(settings: Settings, depth: int) -> str:
+    """What the cached first-stage hits depend on (the cross-encoder's scores are cached apart, `with_cross_encoder`)."""
     s = settings
-    return json.dumps([s.retrieval.retrievers, s.retrieval.query_modes, s.fusion.model_dump(), s.pipeline.cross_encoder,
-                       s.reranker.model if s.pipeline.cross_encoder else ""], sort_keys=True)
+    return json.dumps([s.retrieval.retrievers, s.retrieval.query_modes, s.fusion.model_dump(), depth], sort_keys=True)
 
 
-def with_evidence(sets: dict[str, list[Example]], settings: Settings, index_prefix: str, dev_index_prefix: str,
-                  cache: Path) -> None:
-    """Attach evidence to every example, reusing ``cache`` (a JSONL of hits per example and retrieval setting)."""
-    from local_rag.records import Hit
-
-    key = evidence_cache_key(settings)
-    stored: dict[str, list[dict[str, Any]]] = {}
+def read_cache(cache: Path, key: str, field: str) -> dict[str, Any]:
+    """``{id: row[field]}`` of the rows of a JSONL cache written with ``key`` (a line cut short is skipped)."""
+    stored: dict[str, Any] = {}
     if cache.exists():
         for line in cache.read_text(encoding="utf-8").splitlines():
             try:
@@ -205,7 +206,20 @@ def with_evidence(sets: dict[str, list[Example]], settings: Settings, index_pref
             except json.JSONDecodeError:
                 continue  # a line cut short by an interruption
             if row.get("key") == key:
-                stored[row["id"]] = row["hits"]
+                stored[row["id"]] = row[field]
+    return stored
+
+
+def with_evidence(sets: dict[str, list[Example]], settings: Settings, index_prefix: str, dev_index_prefix: str,
+                  cache: Path) -> None:
+    """Attach the first-stage hits (as many as the cross-encoder reranks) to every example, reusing ``cache`` (a
+    JSONL of hits per example and retrieval setting, appended as each example is retrieved: an interrupted run
+    resumes)."""
+    from local_rag.records import Hit
+
+    depth = max(EVIDENCE, settings.reranker.candidates)
+    key = evidence_cache_key(settings, depth)
+    stored = read_cache(cache, key, "hits")
     todo = []
     for examples in sets.values():
         for e in examples:
@@ -215,18 +229,54 @@ def with_evidence(sets: dict[str, list[Example]], settings: Settings, index_pref
                 todo.append(e)
     if not todo:
         return
-    retrieval = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False})})
-    attach_evidence(todo, retrieval,
-                    lambda e: f"{dev_index_prefix if e.source == 'mtragun-dev' else index_prefix}{e.domain}")
+    retrieval = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"rewrite": False, "cross_encoder": False})})
     cache.parent.mkdir(parents=True, exist_ok=True)
     with cache.open("a", encoding="utf-8") as fh:
-        for e in todo:
+        def done(e: Example) -> None:
             fh.write(json.dumps({"key": key, "id": e.id, "hits": [h.to_json() for h in e.hits]}) + "\n")
+            fh.flush()
+
+        attach_evidence(todo, retrieval, lambda e: f"{dev_index_prefix if e.source == 'mtragun-dev' else index_prefix}{e.domain}",
+                        keep=depth, done=done)
 
 
-def matrices(examples: Sequence[Example], embed: Any) -> tuple[np.ndarray, np.ndarray | None]:
-    """Named features and turn embeddings of ``examples`` (None without ``embed``)."""
-    named = FeatureExtractor(None).vectors([e.conversation for e in examples], [e.hits for e in examples])
+def with_cross_encoder(sets: dict[str, list[Example]], settings: Settings, cache: Path) -> dict[str, Any] | None:
+    """Rerank every example's hits with the cross-encoder of ``settings.reranker`` against its last turn (the
+    scores cached in ``cache``, appended as they come) when ``settings.pipeline.cross_encoder`` is on, and keep
+    the first `EVIDENCE`. Returns what the decider records of the cross-encoder (None when off)."""
+    examples = [e for v in sets.values() for e in v]
+    cfg = settings.reranker
+    if not settings.pipeline.cross_encoder:
+        for e in examples:
+            e.hits = e.hits[:EVIDENCE]
+        return None
+    from tqdm import tqdm
+
+    from local_rag.rerank import load_reranker
+    from local_rag.rerank.base import passage_text, with_scores
+
+    record = {"model": str(cfg.model), "backend": cfg.backend, "max_length": cfg.max_length,
+              "candidates": cfg.candidates, "prior_weight": cfg.prior_weight}
+    key = json.dumps(record, sort_keys=True)
+    stored = read_cache(cache, key, "scores")
+    reranker = None
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    with cache.open("a", encoding="utf-8") as fh:
+        for e in tqdm(examples, desc="cross-encoder", unit="turn"):
+            head = e.hits[: cfg.candidates]
+            scores = stored.get(e.id)
+            if scores is None or len(scores) != len(head):
+                reranker = reranker or load_reranker(cfg.model_copy(update={"fallback": "error"}), settings.models_dir)
+                scores = reranker.score(e.conversation.last_user_turn, [passage_text(h) for h in head]) if head else []
+                fh.write(json.dumps({"key": key, "id": e.id, "scores": scores}) + "\n")
+                fh.flush()
+            e.hits = with_scores(e.hits, scores, cfg)[:EVIDENCE]
+    return record
+
+
+def matrices(examples: Sequence[Example], embed: Any, names: Sequence[str] = FEATURES) -> tuple[np.ndarray, np.ndarray | None]:
+    """Named features (``names``) and turn embeddings of ``examples`` (None without ``embed``)."""
+    named = FeatureExtractor(None, names=names).vectors([e.conversation for e in examples], [e.hits for e in examples])
     if embed is None:
         return named, None
     return named, np.asarray(embed([e.conversation.last_user_turn for e in examples]), dtype=np.float32)
@@ -267,13 +317,47 @@ def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Ex
         for i, k in zip(held, choose_kinds(p, inner, after_clarify([dev[i] for i in held])), strict=True):
             dev_kinds[i] = k
     score = kind_metrics([e.gold for e in pool], pool_kinds)
+    aucs = {"pool_cv": separability(oof, pool), "test": separability(p_test, test), "dev_cv": separability(dev_p, dev)}
     pick = np.mean([score["decline_unanswerable"] or 0.0, score["clarify_underspecified"] or 0.0])
     return {
         "variant": variant, "thresholds": thresholds.to_json(), "pick_score": round(float(pick), 4),
         "pool_cv": score, "test": kind_metrics([e.gold for e in test], test_kinds),
-        "dev_cv": kind_metrics([e.gold for e in dev], dev_kinds),
+        "dev_cv": kind_metrics([e.gold for e in dev], dev_kinds), "auc": aucs,
         "_kinds": {"test": test_kinds, "dev": dev_kinds}, "_p": {"test": p_test, "dev": dev_p},
     }
+
+
+def auc(positive: np.ndarray, score: np.ndarray) -> float | None:
+    """ROC AUC of ``score`` for ``positive`` (None when one class is absent)."""
+    from sklearn.metrics import roc_auc_score
+
+    if positive.all() or not positive.any():
+        return None
+    return round(float(roc_auc_score(positive, score)), 4)
+
+
+def separability(p: np.ndarray, examples: Sequence[Example]) -> dict[str, float | None]:
+    """AUC of P(decline) for UNANSWERABLE vs answerable turns and of P(clarify) for UNDERSPECIFIED vs answerable."""
+    gold = np.array([e.gold for e in examples])
+    out = {}
+    for name, cls, col in (("decline", "UNANSWERABLE", 1), ("clarify", "UNDERSPECIFIED", 2)):
+        keep = np.isin(gold, (cls, *ANSWERABLE))
+        out[name] = auc(gold[keep] == cls, p[keep, col]) if keep.any() else None
+    return out
+
+
+def feature_separability(x: np.ndarray, names: Sequence[str], examples: Sequence[Example]) -> dict[str, Any]:
+    """The single named feature that best separates UNANSWERABLE (resp. UNDERSPECIFIED) from answerable turns:
+    its name and AUC (either direction)."""
+    gold = np.array([e.gold for e in examples])
+    out: dict[str, Any] = {}
+    for name, cls in (("decline", "UNANSWERABLE"), ("clarify", "UNDERSPECIFIED")):
+        keep = np.isin(gold, (cls, *ANSWERABLE))
+        scored = [(max(a, 1 - a), f) for j, f in enumerate(names)
+                  if (a := auc(gold[keep] == cls, x[keep, j])) is not None]
+        best = max(scored, default=(None, None))
+        out[name] = {"feature": best[1], "auc": best[0], "top5": sorted(scored, reverse=True)[:5]}
+    return out
 
 
 def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str = "decider",
@@ -285,9 +369,11 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     started = time.perf_counter()
     sets = load_examples(mtrag, synthetic, domains, seed)
     with_evidence(sets, settings, index_prefix, dev_index_prefix, work / "evidence.jsonl")
+    cross_encoder = with_cross_encoder(sets, settings, work / "cross-encoder.jsonl")
+    names = FEATURES if cross_encoder else NO_CE_FEATURES
     embed = embedder_function(settings) if any("embedding" in v for v in variants) else None
     pool = sets["train"] + sets["synthetic"] + sets["dev"]
-    mats = {k: matrices(v, embed) for k, v in (("pool", pool), ("test", sets["test"]))}
+    mats = {k: matrices(v, embed, names) for k, v in (("pool", pool), ("test", sets["test"]))}
     results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed) for v in variants]
     best = max(results, key=lambda r: r["pick_score"])
     variant = best["variant"]
@@ -296,7 +382,7 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     folder = Path(settings.models_dir) / name
     counts = {k: len(v) for k, v in sets.items()}
     meta = decider_meta(variant, Thresholds(**best["thresholds"]), settings.embedder.model,
-                        {"trained_on": counts, "pick_score": best["pick_score"]})
+                        {"trained_on": counts, "pick_score": best["pick_score"]}, cross_encoder)
     save_decider(folder, model, meta)
     record_folder(folder, settings.models_dir, "decider", f"decision stage ({variant}), local-rag train decider",
                   "sklearn", source="trained: local-rag train decider")
@@ -307,15 +393,35 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
         t = time.perf_counter()
         decider.decide(e.conversation, e.hits)
         times.append(time.perf_counter() - t)
+    own_ce = {}
+    if cross_encoder and meta["cross_encoder"]:  # the decider scoring the passages itself (no cross-encoder stage)
+        from local_rag.decide.model import decider_reranker
+        from local_rag.records import Hit
+
+        alone = read_decider(folder, settings.decide, embed, decider_reranker(settings, cross_encoder), rescore=True)
+        alone.decide(sets["test"][0].conversation, sets["test"][0].hits)  # loads the cross-encoder
+        own = []
+        for e in sets["test"][:60]:
+            bare = [Hit(**{**h.to_json(), "scores": {k: v for k, v in h.scores.items() if k != "cross-encoder"}}) for h in e.hits]
+            t = time.perf_counter()
+            alone.decide(e.conversation, bare)
+            own.append(time.perf_counter() - t)
+        own_ce = {"latency_scoring_itself": latency(own)}
     baseline = {s: kind_metrics([e.gold for e in sets[s]], ["answer"] * len(sets[s])) for s in ("test", "dev")}
     report = {
         "command": f"local-rag train decider --name {name} --report {report_dir} --index-prefix {index_prefix} "
-                   f"--dev-index-prefix {dev_index_prefix} --variants {','.join(variants)}",
+                   f"--dev-index-prefix {dev_index_prefix} --variants {','.join(variants)}"
+                   + (f" --cross-encoder --reranker {cross_encoder['model']} --reranker-backend {cross_encoder['backend']}"
+                      if cross_encoder else ""),
         "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
-        "embedder": settings.embedder.model, "retrieval": evidence_cache_key(settings),
-        "examples": counts, "chosen": variant, "latency": latency(times), "wall_s": round(time.perf_counter() - started, 1),
+        "embedder": settings.embedder.model, "retrieval": evidence_cache_key(settings, max(EVIDENCE, settings.reranker.candidates)),
+        "cross_encoder": cross_encoder, "features": meta["features"],
+        "examples": counts, "chosen": variant, "latency": latency(times), **own_ce,
+        "wall_s": round(time.perf_counter() - started, 1),
         "baseline_always_answer": baseline,
         "variants": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
+        "best_single_feature": {"pool": feature_separability(mats["pool"][0], names, pool),
+                                "test": feature_separability(mats["test"][0], names, sets["test"])},
         "targets_met": {"test": targets_met(best["test"]), "dev_cv": targets_met(best["dev_cv"])},
     }
     write_report(report, best, sets, report_dir)
@@ -344,6 +450,17 @@ def write_report(report: dict[str, Any], best: dict[str, Any], sets: dict[str, l
     for split, m in report["baseline_always_answer"].items():
         lines.append(f"| always answer (baseline) | {split} | {m['decline_unanswerable']} | {m['decline_answerable']} | "
                      f"{m['clarify_underspecified']} | {m['clarify_answerable']} |")
+    lines += ["", "AUC (UNANSWERABLE vs answerable by P(decline); UNDERSPECIFIED vs answerable by P(clarify)):", "",
+              "| variant | pool CV decline | pool CV clarify | test decline | dev CV decline | dev CV clarify |",
+              "|---|---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['variant']} | {r['auc']['pool_cv']['decline']} | {r['auc']['pool_cv']['clarify']} | "
+              f"{r['auc']['test']['decline']} | {r['auc']['dev_cv']['decline']} | {r['auc']['dev_cv']['clarify']} |"
+              for r in report["variants"]]
+    single = report["best_single_feature"]
+    lines += ["", f"Best single feature (AUC either direction): pool decline {single['pool']['decline']['feature']} "
+              f"{single['pool']['decline']['auc']}, pool clarify {single['pool']['clarify']['feature']} "
+              f"{single['pool']['clarify']['auc']}, test decline {single['test']['decline']['feature']} "
+              f"{single['test']['decline']['auc']}"]
     lines += ["", "## Confusion, MTRAG test", "", confusion_markdown(best["test"]["confusion"]), "",
               "## Confusion, MTRAG-UN dev (cross-validated)", "", confusion_markdown(best["dev_cv"]["confusion"]), ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")

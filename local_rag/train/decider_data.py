@@ -36,6 +36,7 @@ THINGS = {
     "cloud": ("service", "plan", "tool", "instance", "cluster", "region", "account", "feature", "database"),
     "fiqa": ("stock", "fund", "bond", "credit card", "account", "company", "loan", "tax", "policy", "bank"),
 }
+EVIDENCE = 10  # hits an example keeps (the decider's features read at most these)
 _NAME = re.compile(r"\b(?:[Tt]he\s+)?([A-Z][\w'&.-]*(?:\s+(?:(?:of|and|de|the)\s+)?[A-Z][\w'&.-]*)*)\b")
 
 
@@ -141,10 +142,12 @@ def synthetic_examples(examples: Sequence[Example], n: int, seed: int = 0) -> li
 
 
 def attach_evidence(examples: Sequence[Example], settings: Any, index_of: Callable[[Example], str],
-                    progress: bool = True, retriever: Any = None) -> None:
+                    progress: bool = True, retriever: Any = None, keep: int | None = None,
+                    done: Callable[[Example], None] | None = None) -> None:
     """Retrieve each example's last turn (``settings.retrieval.query_modes``, no LLM rewrite) over its index and
-    keep the hits (the cross-encoder reranks them when ``settings.pipeline.cross_encoder`` is on). ``retriever``:
-    one prebuilt retriever for every example (tests)."""
+    keep the first ``keep`` hits (default: the `EVIDENCE` the decider reads; the cross-encoder reranks them when
+    ``settings.pipeline.cross_encoder`` is on). ``retriever``: one prebuilt retriever for every example (tests).
+    ``done``: called with each example once it has its hits (e.g. to cache it)."""
     from local_rag.pipeline import Pipeline
 
     by_index: dict[str, list[Example]] = {}
@@ -163,14 +166,16 @@ def attach_evidence(examples: Sequence[Example], settings: Any, index_of: Callab
             from local_rag.retrieve.stack import open_retriever
 
             pipeline._retriever = open_retriever(cfg, shared_embedder)
-        dense = pipeline.retriever.retrievers.get("dense")
+        dense = getattr(pipeline.retriever, "retrievers", {}).get("dense")
         shared_embedder = dense.embedder if dense is not None else shared_embedder
         for example in group:
             queries = [Query(q.text, q.mode, q.weight) for q in pipeline.queries(example.conversation)]
             hits = pipeline.retriever.search(queries, top_k=pipeline.depth)
-            if cfg.pipeline.cross_encoder and hits:
-                hits = pipeline.reranker.rerank(example.conversation.last_user_turn, hits)
-            example.hits = hits[: max(10, cfg.decide.max_options)]
+            if cfg.pipeline.cross_encoder and hits and (reranker := pipeline.reranker) is not None:
+                hits = reranker.rerank(example.conversation.last_user_turn, hits)
+            example.hits = hits[: keep or max(EVIDENCE, cfg.decide.max_options)]
+            if done is not None:
+                done(example)
             if bar is not None:
                 bar.update(1)
     if bar is not None:
