@@ -32,5 +32,7 @@ wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}"/*/llama_cpp
 [ -n "$wheel" ] && "$UV" pip install --python "$VENV/bin/python" --no-deps "$wheel"
 echo "test-lowest: direct dependencies at their floors:"
 "$UV" pip freeze --python "$VENV/bin/python" | grep -i -E '^(numpy|pydantic|pydantic-settings|click|bm25s|gguf|tokenizers|platformdirs|faiss-cpu|sentence-transformers|transformers|onnxruntime|fastapi|pytrec-eval-terrier|torch|llama-cpp-python)=='
-# the models the tests use are the checkout's (models/); nothing is downloaded by the suite
-"$VENV/bin/python" -m pytest "${@:--m not slow}"
+# the models the tests use are the checkout's (models/); nothing is downloaded by the suite. The mypy test is left
+# out: strict typing is checked against the stubs of the locked set (numpy 1.26's ndarray has no default type
+# parameters, so every bare `np.ndarray` is an error there), not a runtime property of the floors.
+"$VENV/bin/python" -m pytest --deselect tests/test_types.py::test_mypy_finds_no_error_in_the_package "${@:--m not slow}"

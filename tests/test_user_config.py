@@ -17,6 +17,13 @@ from local_rag.settings import DEFAULT_PROFILE, list_profiles, load_settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _no_folder_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folders' own variables (set when the suite runs against shared models) would win over what is checked."""
+    for name in ("LOCAL_RAG_MODELS_DIR", "LOCAL_RAG_INDEXES_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
 def test_checkout_keeps_models_and_indexes_in_place(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(ROOT)
     assert in_checkout()
