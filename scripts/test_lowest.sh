@@ -29,7 +29,8 @@ fi
 [ -x "$VENV/bin/python" ] || "$UV" venv -q --python "$MAIN/bin/python" "$VENV"
 "$UV" pip install --python "$VENV/bin/python" --resolution lowest-direct "${links[@]}" -r "$req"
 wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}"/*/llama_cpp_python-*.whl 2>/dev/null | head -n1 || true)
-[ -n "$wheel" ] && "$UV" pip install --python "$VENV/bin/python" --no-deps "$wheel"
+# with its own dependencies (diskcache, jinja2; numpy is already there at its floor and stays)
+[ -n "$wheel" ] && "$UV" pip install --python "$VENV/bin/python" "${links[@]}" "$wheel"
 echo "test-lowest: direct dependencies at their floors:"
 "$UV" pip freeze --python "$VENV/bin/python" | grep -i -E '^(numpy|pydantic|pydantic-settings|click|bm25s|gguf|tokenizers|platformdirs|faiss-cpu|sentence-transformers|transformers|onnxruntime|fastapi|pytrec-eval-terrier|torch|llama-cpp-python)=='
 # the models the tests use are the checkout's (models/); nothing is downloaded by the suite. The mypy test is left
