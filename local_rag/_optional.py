@@ -25,6 +25,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "pptx": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
+    "fpdf": ("bench", "pip install 'local-rag[bench]'"),
     "pynvml": ("gpu", "pip install nvidia-ml-py"),
     "rouge_score": ("eval", "pip install 'local-rag[eval]'"),
     "bert_score": ("eval", "pip install --no-deps bert-score (torch must already be installed)"),

@@ -355,6 +355,9 @@ class GenEvalConfig(_Config):
 class ServerConfig(_Config):
     """The OpenAI-compatible HTTP server (`local-rag serve`, `local_rag.server`)."""
 
+    # `model_name` is a field: pydantic before 2.10 reserves the whole `model_` prefix and warns on every command
+    model_config = ConfigDict(protected_namespaces=())
+
     host: str = Field("127.0.0.1", description="address to bind; anything beyond loopback needs api_key")
     port: int = Field(8000, ge=0, le=65535, description="TCP port (0 = any free port)")
     api_key: str = Field("", description="bearer token required on /v1/*; empty = no key (loopback only)")

@@ -68,6 +68,7 @@ def test_cross_encoder_features_by_hand():
 def ce_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A models folder with MiniLM and a tiny real cross-encoder trained from it (``i24-tiny-ce``)."""
     pytest.importorskip("sentence_transformers")
+    pytest.importorskip("datasets", reason="the train extra is not installed")
     if not (MODELS / "all-MiniLM-L6-v2" / "model.safetensors").exists():
         pytest.skip("all-MiniLM-L6-v2 not imported")
     from local_rag.train.reranker import RerankerTraining, train_reranker

@@ -125,3 +125,15 @@ def test_build_command_lists_unreadable_files(tmp_path: Path):
     assert result.returncode == 0, result.stderr
     assert "could not read 1 file(s)" in result.stdout and "scan.pdf: scanned PDF" in result.stdout
     assert "read: " in result.stdout and "pdf 2 page(s)" in result.stdout
+
+
+def test_benchmark_pdfs_read_back_with_title_pages_and_text(tmp_path: Path):
+    """The PDFs of the README's first-run figure (local_rag.bench.pdf_folder) are real multi-page PDFs."""
+    from local_rag.bench.pdf_folder import make_pdf as make_bench_pdf
+
+    body = "\n\n".join(f" Step {i} \n\nThe volume {i} is authorized for hosts on the subnet." * 3 for i in range(60))
+    pages = make_bench_pdf(tmp_path / "doc.pdf", "Authorizing hosts \u2013 Block Storage\n\n" + body)
+    document = read_document(tmp_path / "doc.pdf")
+    assert pages > 1 and document.pages == pages
+    assert document.title == "Authorizing hosts - Block Storage"
+    assert "volume 59 is authorized" in " ".join(" ".join(s.text.split()) for s in document.sections)

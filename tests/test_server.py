@@ -406,6 +406,13 @@ def test_serve_fails_fast_on_a_missing_index(tmp_path: Path):
     assert result.output.count("\n") <= 2 and "error:" in result.output
 
 
+@pytest.fixture(autouse=True)
+def _own_indexes_dir(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tests build their indexes under tmp_path and name that folder in --config, which LOCAL_RAG_INDEXES_DIR
+    outranks (for the `serve` subprocesses too): a run with it set would look for them in the shared folder."""
+    monkeypatch.delenv("LOCAL_RAG_INDEXES_DIR", raising=False)
+
+
 def bm25_only(tmp_path: Path, **more: Any) -> tuple[Settings, Path]:
     """Settings (and the same as a settings file for the command) for a BM25-only index built from the test corpus."""
     overrides = {"indexes_dir": str(tmp_path / "indexes"), "index": "srv", "dense": {"enabled": False},

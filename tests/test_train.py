@@ -87,6 +87,7 @@ EXAMPLES = [
 @needs_minilm
 def test_tiny_real_training_reloads_through_backends_and_onnx_agrees(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
+    pytest.importorskip("datasets", reason="the train extra is not installed")
     models = _models(tmp_path)
     cfg = RerankerTraining(loss="bce", max_steps=4, batch_size=8, max_length=64, negatives=2, learning_rate=1e-4)
     folder = train_reranker(EXAMPLES, "all-MiniLM-L6-v2", "i23-tiny", models, cfg, {"file": "fixture"}, progress=False)

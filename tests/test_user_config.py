@@ -17,7 +17,14 @@ from local_rag.settings import DEFAULT_PROFILE, list_profiles, load_settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _no_folder_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The defaults are under test: a run with the shared folders in the environment would read those instead."""
+    monkeypatch.delenv("LOCAL_RAG_MODELS_DIR", raising=False)
+    monkeypatch.delenv("LOCAL_RAG_INDEXES_DIR", raising=False)
+
+
 def test_checkout_keeps_models_and_indexes_in_place(monkeypatch: pytest.MonkeyPatch):
+    _no_folder_overrides(monkeypatch)
     monkeypatch.chdir(ROOT)
     assert in_checkout()
     s = load_settings("cpu-test")
@@ -25,6 +32,7 @@ def test_checkout_keeps_models_and_indexes_in_place(monkeypatch: pytest.MonkeyPa
 
 
 def test_outside_a_checkout_the_user_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    _no_folder_overrides(monkeypatch)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("LOCAL_RAG_HOME", str(tmp_path / "home"))
     assert not in_checkout()

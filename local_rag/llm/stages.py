@@ -11,16 +11,17 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from local_rag.llm.base import LLM
 from local_rag.llm.judge import RelevanceJudge
 from local_rag.llm.registry import Registry
 from local_rag.llm.rerank import ListwiseReranker
 from local_rag.llm.rewrite import REWRITE_MODES, rewrite
+from local_rag.records import Hit, Query
 from local_rag.settings import Settings
 
-StageFactory = Callable[[LLM, Settings], Any]
+Stage = Callable[..., list[Query] | list[Hit]]  # the signatures differ by stage (see make_stage)
+StageFactory = Callable[[LLM, Settings], Stage]
 STAGES: Registry[StageFactory] = Registry("LLM stage")
 
 STAGES.register("rewrite")(
@@ -30,7 +31,7 @@ STAGES.register("llm-rerank")(lambda llm, s: ListwiseReranker(llm, s.llm_rerank,
 STAGES.register("judge")(lambda llm, s: RelevanceJudge(llm, s.judge).filter)
 
 
-def make_stage(name: str, llm: LLM, settings: Settings) -> Any:
+def make_stage(name: str, llm: LLM, settings: Settings) -> Stage:
     """The callable for stage ``name``: ``rewrite(conversation, modes=None) -> list[Query]``,
     ``llm-rerank(query, hits) -> list[Hit]``, ``judge(query, hits) -> list[Hit]``.
 

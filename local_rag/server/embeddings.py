@@ -15,22 +15,26 @@ import asyncio
 import base64
 import json
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any  # Any: the JSON of requests and responses
 
 import numpy as np
 
+from local_rag.embed.base import Embedder
 from local_rag.server.errors import ApiError
 from local_rag.settings import Settings
+
+if TYPE_CHECKING:
+    from local_rag.pipeline import Pipeline
 
 MAX_INPUTS = 2048  # OpenAI's own limit per request
 
 
-def find_embedder(pipeline: Any) -> Any:
+def find_embedder(pipeline: object) -> Embedder | None:
     """The embedder the pipeline's dense retriever already loaded, or None."""
     retriever = getattr(pipeline, "_retriever", None) or getattr(pipeline, "retriever", None)
     for retr in getattr(retriever, "retrievers", {}).values():
-        if getattr(retr, "embedder", None) is not None:
-            return retr.embedder
+        if isinstance(embedder := getattr(retr, "embedder", None), Embedder):
+            return embedder
     return None
 
 
@@ -70,13 +74,13 @@ def embeddings_response(vectors: np.ndarray, model: str, fmt: str, tokens: int) 
 class EmbeddingService:
     """Embeds with the pipeline's embedder (loaded on first use if the pipeline has none), one batch at a time."""
 
-    def __init__(self, settings: Settings, pipeline: Any) -> None:
+    def __init__(self, settings: Settings, pipeline: Pipeline) -> None:
         self.settings = settings
         self.pipeline = pipeline
-        self._embedder: Any = None
+        self._embedder: Embedder | None = None
         self._lock = threading.Lock()
 
-    def embedder(self) -> Any:
+    def embedder(self) -> Embedder:
         if self._embedder is None:
             self._embedder = find_embedder(self.pipeline)
         if self._embedder is None:
