@@ -15,7 +15,7 @@ from local_rag.index import build_index, open_index
 from local_rag.modelstore.manifest import Manifest
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import RerankerConfig
-from local_rag.train.data import Example, build_examples, document_of, read_examples, write_examples
+from local_rag.train.data import Example, build_examples, document_of, read_examples, term_overlap, write_examples
 from local_rag.train.reranker import RerankerTraining, chosen_negatives, train_reranker
 
 from .conftest import CORPUS, MODELS, needs_minilm, write_jsonl
@@ -94,6 +94,13 @@ def test_negatives_skip_the_top_mined_and_add_other_positives_seeded() -> None:
         assert negs[:2] == ex.negatives[1:3] and len(negs) == 4
         assert all(n.startswith("pos") and n != ex.positive for n in negs[2:])  # never its own gold passage
     assert chosen_negatives(exs, RerankerTraining(negatives=3)) == [ex.negatives[:3] for ex in exs]
+
+
+def test_term_overlap_flags_negatives_that_share_more_of_the_query_than_the_gold() -> None:
+    ex = Example("t", "x", "lastturn", "cats eat mice", "Cats hunt at night.", "p", ["cats eat mice daily", "cats eat"], [])
+    assert term_overlap([ex], negatives=2) == {"examples": 1, "gold_overlap": 0.333, "negative_overlap": 0.833,
+                                               "gold_beats_all": 0.0}
+    assert term_overlap([ex], negatives=3) == {"examples": 0}
 
 
 @needs_minilm

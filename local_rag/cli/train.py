@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -134,6 +135,19 @@ def _report(name: str, folder: Path) -> None:
     record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
     click.echo(f"trained {name} in {record['train_seconds']} s ({record['steps']} steps, final loss "
                f"{record['final_loss']}, peak RSS {record['peak_rss_mb']} MB): {folder}")
+
+
+@train.command()
+@click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
+@click.option("--negatives", default=3, show_default=True, help="Top mined negatives compared with the gold passage.")
+@click.option("--skip-hard", default=0, show_default=True, help="Mined negatives skipped from the top first.")
+@handle_errors
+def inspect(data_file, negatives, skip_hard):
+    """Query-word overlap of gold passages against mined negatives (a shortcut check before training a reranker)."""
+    from local_rag.train.data import read_examples, term_overlap
+
+    examples = [dataclasses.replace(ex, negatives=ex.negatives[skip_hard:]) for ex in read_examples(data_file)]
+    click.echo(json.dumps(term_overlap(examples, negatives)))
 
 
 @train.command()
