@@ -61,7 +61,7 @@ def _link_tree(source: Path, target: Path) -> None:
 
 
 def folder_add(work: Path, basis: Basis, size: int, settings: Any) -> dict[str, Any]:
-    kind = "flat" if size < FLAT_MAX else next(k for k in ("hnsw", "ivf-sq8") if (cell_dir(work, size, k) / "faiss.index").exists())
+    kind = "flat" if size < FLAT_MAX else next(k for k in ("ivf-sq8", "hnsw") if (cell_dir(work, size, k) / "faiss.index").exists())
     settings = settings.model_copy(deep=True)
     settings.indexes_dir = cell_dir(work, size, "folder")
     settings.index = NAME
