@@ -55,8 +55,10 @@ def test_segment_scores_equal_a_full_build_for_the_new_rows(tmp_path: Path):
     assert not SegmentedSparse.can_append(tmp_path / "added", 100)  # past the merge share: a full build instead
 
 
-def test_small_add_writes_a_segment_and_adds_to_faiss(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):
-    settings = fake_settings.model_copy(update={"dense": fake_settings.dense.model_copy(update={"factory": "HNSW16"})})
+@pytest.mark.parametrize("factory", ["HNSW16", "IVF{lists},SQ8"])  # IVF-SQ8: the auto choice from 200k chunks on
+def test_small_add_writes_a_segment_and_adds_to_faiss(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder,
+                                                      factory: str):
+    settings = fake_settings.model_copy(update={"dense": fake_settings.dense.model_copy(update={"factory": factory})})
     big = [{"_id": f"p{i}", "title": "", "text": t, "url": ""} for i, t in enumerate(_texts(60))]
     build_index(settings, write_jsonl(tmp_path / "a.jsonl", CORPUS + big), embedder=hash_embedder, progress=False)
     hash_embedder.calls = 0
@@ -92,7 +94,7 @@ def test_ann_matches_exact_on_a_toy_set(factory: str):
 
 
 def test_auto_factory_follows_the_corpus_size(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
-    assert choose_factory(1000) == "Flat" and choose_factory(5_000_000).startswith("HNSW")
+    assert choose_factory(1000) == "Flat" and choose_factory(1_000_000) == "IVF2048,SQ8"
     assert resolve_factory("IVF{lists},PQ48", 1_000_000) == "IVF2048,PQ48"
     manifest = build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
     assert fake_settings.dense.factory == "auto" and manifest.dense["faiss_factory"] == "Flat"

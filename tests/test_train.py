@@ -15,8 +15,8 @@ from local_rag.index import build_index, open_index
 from local_rag.modelstore.manifest import Manifest
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import RerankerConfig
-from local_rag.train.data import Example, build_examples, document_of, read_examples, write_examples
-from local_rag.train.reranker import RerankerTraining, train_reranker
+from local_rag.train.data import Example, build_examples, document_of, read_examples, term_overlap, write_examples
+from local_rag.train.reranker import RerankerTraining, chosen_negatives, train_reranker
 
 from .conftest import CORPUS, MODELS, needs_minilm, write_jsonl
 
@@ -82,6 +82,25 @@ EXAMPLES = [
         ("what is bm25", "BM25 is a ranking function of term frequency.", ["Cats purr.", "Dogs guard the house."]),
     ] * 6)
 ]
+
+
+def test_negatives_skip_the_top_mined_and_add_other_positives_seeded() -> None:
+    exs = [Example(f"t{i}", "x", "lastturn", f"q{i}", f"pos{i % 3}", f"p{i % 3}", [f"n{i}{j}" for j in range(4)], [])
+           for i in range(6)]
+    cfg = RerankerTraining(negatives=2, skip_hard=1, random_negatives=2)
+    chosen = chosen_negatives(exs, cfg)
+    assert chosen == chosen_negatives(exs, cfg)  # seeded
+    for ex, negs in zip(exs, chosen, strict=True):
+        assert negs[:2] == ex.negatives[1:3] and len(negs) == 4
+        assert all(n.startswith("pos") and n != ex.positive for n in negs[2:])  # never its own gold passage
+    assert chosen_negatives(exs, RerankerTraining(negatives=3)) == [ex.negatives[:3] for ex in exs]
+
+
+def test_term_overlap_flags_negatives_that_share_more_of_the_query_than_the_gold() -> None:
+    ex = Example("t", "x", "lastturn", "cats eat mice", "Cats hunt at night.", "p", ["cats eat mice daily", "cats eat"], [])
+    assert term_overlap([ex], negatives=2) == {"examples": 1, "gold_overlap": 0.333, "negative_overlap": 0.833,
+                                               "gold_beats_all": 0.0}
+    assert term_overlap([ex], negatives=3) == {"examples": 0}
 
 
 @needs_minilm

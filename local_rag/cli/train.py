@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -75,18 +76,23 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 @click.option("--lr", "learning_rate", default=5e-5, show_default=True)
 @click.option("--max-length", default=256, show_default=True, help="Tokens per (query, passage) pair.")
 @click.option("--negatives", default=4, show_default=True, help="Hard negatives used per example.")
+@click.option("--skip-hard", default=0, show_default=True,
+              help="Mined negatives skipped from the top (the likeliest unlabelled positives).")
+@click.option("--random-negatives", default=0, show_default=True,
+              help="Other examples' positives added per example as easy negatives.")
 @click.option("--max-steps", default=-1, show_default=True, help="Stop after N optimizer steps (> 0).")
 @click.option("--mode", "modes", help="Only examples of these query modes (comma-separated).")
 @click.option("--save-steps", default=100, show_default=True, help="Checkpoint every N steps (a rerun resumes from the last).")
 @handle_errors
-def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, max_steps, modes, save_steps):
+def reranker(profile, config_file, index_name, data_file, base, name, loss, epochs, batch_size, learning_rate, max_length, negatives, skip_hard, random_negatives, max_steps, modes, save_steps):
     """Train a cross-encoder reranker (resumes an interrupted run of the same name)."""
     from local_rag.train.reranker import RerankerTraining, train_reranker
 
     settings = load(profile, config_file, index_name)
     examples, info = _examples(data_file, modes)
     cfg = RerankerTraining(loss=loss, epochs=epochs, batch_size=batch_size, learning_rate=learning_rate,
-                           max_length=max_length, negatives=negatives, max_steps=max_steps, save_steps=save_steps)
+                           max_length=max_length, negatives=negatives, skip_hard=skip_hard,
+                           random_negatives=random_negatives, max_steps=max_steps, save_steps=save_steps)
     _report(name, train_reranker(examples, base, name, settings.models_dir, cfg, info))
 
 
@@ -129,6 +135,19 @@ def _report(name: str, folder: Path) -> None:
     record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
     click.echo(f"trained {name} in {record['train_seconds']} s ({record['steps']} steps, final loss "
                f"{record['final_loss']}, peak RSS {record['peak_rss_mb']} MB): {folder}")
+
+
+@train.command()
+@click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
+@click.option("--negatives", default=3, show_default=True, help="Top mined negatives compared with the gold passage.")
+@click.option("--skip-hard", default=0, show_default=True, help="Mined negatives skipped from the top first.")
+@handle_errors
+def inspect(data_file, negatives, skip_hard):
+    """Query-word overlap of gold passages against mined negatives (a shortcut check before training a reranker)."""
+    from local_rag.train.data import read_examples, term_overlap
+
+    examples = [dataclasses.replace(ex, negatives=ex.negatives[skip_hard:]) for ex in read_examples(data_file)]
+    click.echo(json.dumps(term_overlap(examples, negatives)))
 
 
 @train.command()

@@ -196,3 +196,26 @@ def mtrag_tasks(
             texts["own"] = own[task_id]
         out.append((task_id, domain, texts))
     return out, loaded.qrels
+
+
+def term_overlap(examples: Sequence[Example], negatives: int = 3) -> dict[str, float | int]:
+    """How much of the query's words the gold passage and its top mined negatives contain (mean share of the query's
+    content words, 3+ letters), and how often the gold passage contains more than every one of them. Mined negatives
+    that share more of the query than the gold passage teach a cross-encoder that overlap means *irrelevant*."""
+    def words(text: str) -> set[str]:
+        return {w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) > 2}
+
+    gold, mined, wins, used = 0.0, 0.0, 0, 0
+    for ex in examples:
+        query = words(ex.query)
+        if not query or len(ex.negatives) < negatives:
+            continue
+        share = [len(query & words(text)) / len(query) for text in [ex.positive, *ex.negatives[:negatives]]]
+        gold += share[0]
+        mined += sum(share[1:]) / negatives
+        wins += share[0] > max(share[1:])
+        used += 1
+    if not used:
+        return {"examples": 0}
+    return {"examples": used, "gold_overlap": round(gold / used, 3), "negative_overlap": round(mined / used, 3),
+            "gold_beats_all": round(wins / used, 3)}

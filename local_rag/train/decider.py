@@ -9,7 +9,8 @@ Protocol (nothing learned from an MTRAG test conversation):
   the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from the pool's out-of-fold
   probabilities of those rows (no inner cross-validation: a CPU budget; those probabilities come from models that
   saw the held-out fold, a small leak into the thresholds only);
-- latency: `TrainedDecider.decide` timed on every test task (features, turn embedding, model).
+- latency: `TrainedDecider.decide` timed on every test task (features, turn embedding, model), and with
+  cross-encoder features, the decider scoring the passages itself on 60 of them.
 
 Example:
     >>> report = train_decider(settings, Path("../shared/mtrag"), Path("docs/benchmarks/decider"))  # doctest: +SKIP

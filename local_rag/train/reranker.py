@@ -36,32 +36,52 @@ class RerankerTraining:
     learning_rate: float = 5e-5
     max_length: int = 256
     negatives: int = 4  # hard negatives used per example
+    skip_hard: int = 0  # mined negatives skipped from the top (the best-ranked are the likeliest unlabelled positives)
+    random_negatives: int = 0  # other examples' positives added as easy negatives (seeded)
     warmup_ratio: float = 0.1
     seed: int = 12
     max_steps: int = -1  # > 0 stops after that many optimizer steps (tests, quick looks)
     save_steps: int = 100
 
 
+def chosen_negatives(examples: Sequence[Example], cfg: RerankerTraining) -> list[list[str]]:
+    """Each example's negatives: its mined ones from rank ``skip_hard`` on (``negatives`` of them), then
+    ``random_negatives`` positives of other examples with another gold passage (seeded, the same on every run)."""
+    import random
+
+    rng = random.Random(cfg.seed)
+    out = []
+    for ex in examples:
+        chosen = list(ex.negatives[cfg.skip_hard : cfg.skip_hard + cfg.negatives])
+        while len(chosen) < cfg.negatives + cfg.random_negatives and len(examples) > 1:
+            other = examples[rng.randrange(len(examples))]
+            if other.positive_id != ex.positive_id and other.positive not in chosen:
+                chosen.append(other.positive)
+        out.append(chosen)
+    return out
+
+
 def _dataset(examples: Sequence[Example], cfg: RerankerTraining) -> Any:
     datasets = require("datasets", "training")
-    usable = [ex for ex in examples if ex.negatives or cfg.loss == "mnrl"]
+    usable = [ex for ex in examples if len(ex.negatives) > cfg.skip_hard or cfg.loss == "mnrl"]
     if not usable:
         raise BadInputError("the training set is empty (no example with a hard negative)")
+    negatives = chosen_negatives(usable, cfg)
     if cfg.loss == "bce":
         rows: dict[str, list[Any]] = {"query": [], "passage": [], "label": []}
-        for ex in usable:
-            for text, label in [(ex.positive, 1.0)] + [(n, 0.0) for n in ex.negatives[: cfg.negatives]]:
+        for ex, negs in zip(usable, negatives, strict=True):
+            for text, label in [(ex.positive, 1.0)] + [(n, 0.0) for n in negs]:
                 rows["query"].append(ex.query)
                 rows["passage"].append(text)
                 rows["label"].append(label)
         return datasets.Dataset.from_dict(rows)
     if cfg.loss == "mnrl":
-        k = min([cfg.negatives] + [len(ex.negatives) for ex in usable])
+        k = min([cfg.negatives + cfg.random_negatives] + [len(negs) for negs in negatives])
         rows = {"query": [ex.query for ex in usable], "positive": [ex.positive for ex in usable]}
         for i in range(k):
-            rows[f"negative_{i + 1}"] = [ex.negatives[i] for ex in usable]
+            rows[f"negative_{i + 1}"] = [negs[i] for negs in negatives]
         return datasets.Dataset.from_dict(rows)
-    docs = [[ex.positive] + ex.negatives[: cfg.negatives] for ex in usable]
+    docs = [[ex.positive] + negs for ex, negs in zip(usable, negatives, strict=True)]
     return datasets.Dataset.from_dict({
         "query": [ex.query for ex in usable], "docs": docs, "labels": [[1] + [0] * (len(d) - 1) for d in docs],
     })
