@@ -199,3 +199,12 @@ def test_history_dropped_in_steps_keeps_the_same_start_on_the_next_turn() -> Non
             kept, _ = fit_turns(turns(n), 100, words, step=step)
             assert sum(words(t.text) + 4 for t in kept) <= 100 and kept[-1] == turns(n)[-1]
     assert len(set(starts[4])) < len(set(starts[1]))  # fewer start changes: the history prefix is reused more often
+
+
+def test_ablation_summary_percentiles_are_of_the_turns() -> None:
+    from local_rag.bench.levers import summarize
+
+    rows = [{"wall_s": w, "ttft_s": w / 2, "status_s": 1.0, "calls": [], "rouge_l": None, "answerability": "ANSWERABLE",
+             "kind": "answer"} for w in (10.0, 20.0, 30.0)]
+    s = summarize(rows)
+    assert s["turns"] == 3 and s["turn_p50_s"] == 20.0 and s["ttft_p50_s"] == 10.0 and 20.0 < s["turn_p95_s"] <= 30.0

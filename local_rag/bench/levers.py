@@ -274,8 +274,8 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     ttft = [r["ttft_s"] for r in rows]
     rouge = [r["rouge_l"] for r in rows if r["rouge_l"] is not None and r["answerability"] != "UNANSWERABLE"]
     return {
-        "turns": len(rows), "turn_p50_s": round(percentile(walls, 50), 2), "turn_p95_s": round(percentile(walls, 95), 2),
-        "ttft_p50_s": round(percentile(ttft, 50), 2), "status_p50_s": round(percentile([r["status_s"] for r in rows], 50), 2),
+        "turns": len(rows), "turn_p50_s": round(percentile(walls, 0.5), 2), "turn_p95_s": round(percentile(walls, 0.95), 2),
+        "ttft_p50_s": round(percentile(ttft, 0.5), 2), "status_p50_s": round(percentile([r["status_s"] for r in rows], 0.5), 2),
         "llm_calls_per_turn": round(len(calls) / len(rows), 2),
         "rewrite_calls": sum(c.stage == "rewrite" for c in calls),
         "generate_prompt_tokens_mean": round(statistics.mean(c.prompt_tokens for c in gen), 1) if gen else None,
