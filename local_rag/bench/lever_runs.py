@@ -36,6 +36,11 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "all-0.5b": {"evidence": {"compress": True}, "rewrite": {"skip_standalone": True},
                  "llm": {"prompt_lookup": 10, "model": "qwen2.5-coder-0.5b-instruct-q4_k_m"},
                  "generate": {"prompt": "answer_history_first", "history_step": 4}},
+    "all-nolookup": {"evidence": {"compress": True}, "rewrite": {"skip_standalone": True},
+                     "generate": {"prompt": "answer_history_first", "history_step": 4}},
+    "all-0.5b-nolookup": {"evidence": {"compress": True}, "rewrite": {"skip_standalone": True},
+                          "llm": {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"},
+                          "generate": {"prompt": "answer_history_first", "history_step": 4}},
 }
 PREFIX_CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
