@@ -15,6 +15,9 @@ def test_profiles_load_and_name_models():
     assert "qwen2.5-7b" in gpu.llm.model
     assert load_settings("gpu-24gb").llm.model.startswith("qwen2.5-14b")
     assert load_settings("cpu-test").embedder.model == "all-MiniLM-L6-v2"
+    fast = load_settings("cpu-fast")
+    assert fast.llm.model.startswith("qwen2.5-coder-0.5b") and fast.evidence.compress and fast.rewrite.skip_standalone
+    assert fast.generate.prompt == "answer_history_first" and fast.llm.prompt_lookup == 0
 
 
 def test_default_chunker_is_the_design_card():
