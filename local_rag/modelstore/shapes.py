@@ -88,6 +88,8 @@ KNOWN_LLMS: dict[str, dict[str, int]] = {
                                     "embedding": 5120, "vocab": 152064, "file_bytes": 8_988_000_000},
     "qwen2.5-coder-1.5b-instruct-q4_k_m": {"n_layers": 28, "n_head_kv": 2, "head_dim": 128, "context_length": 32768,
                                            "embedding": 1536, "vocab": 151936, "file_bytes": 1_111_000_000},
+    "qwen2.5-coder-0.5b-instruct-q4_k_m": {"n_layers": 24, "n_head_kv": 2, "head_dim": 64, "context_length": 32768,
+                                           "embedding": 896, "vocab": 151936, "file_bytes": 491_400_064, "tied": 1},
     "smollm2-135m-instruct": {"n_layers": 30, "n_head_kv": 3, "head_dim": 64, "context_length": 8192,
                               "embedding": 576, "vocab": 49152, "file_bytes": 105_000_000, "tied": 1},
 }
