@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from local_rag.errors import IndexError_
-from local_rag.index import add_documents, build_index, open_index, remove_documents
+from local_rag.index import add_documents, build_index, integrity, open_index, remove_documents
 from local_rag.index.dense import DenseIndex
 from local_rag.index.factory import choose_factory, resolve_factory
 from local_rag.index.folder import rebuild_index
@@ -73,6 +73,44 @@ def test_small_add_writes_a_segment_and_adds_to_faiss(tmp_path: Path, fake_setti
     remove_documents(settings, ["n2"])  # a remove merges the segments back into one
     meta = json.loads((settings.index_dir / "sparse" / "segments.json").read_text())["segments"]
     assert len(meta) == 1 and verify_index(settings.index_dir) == []
+
+
+def test_an_append_never_parses_the_stored_chunks(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder,
+                                                 monkeypatch: pytest.MonkeyPatch):
+    """The add of issue 29's 1M cell: chunk list copied as bytes, BM25 segment and FAISS checksums carried over by hard
+    link, one more part of the chunk-text digest; the result equals the replacing (parsing) path's and verifies deep."""
+    from local_rag.index import folder as folder_module
+
+    big = [{"_id": f"p{i}", "title": "", "text": t, "url": ""} for i, t in enumerate(_texts(60))]
+    build_index(fake_settings, write_jsonl(tmp_path / "a.jsonl", CORPUS + big), embedder=hash_embedder, progress=False)
+    before = json.loads((fake_settings.index_dir / "manifest.json").read_text())["integrity"]
+
+    def no_parsing(path: Path) -> None:
+        raise AssertionError("an append parsed the stored chunk list")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(folder_module, "read_chunks", no_parsing)
+        add_documents(fake_settings, write_jsonl(tmp_path / "b.jsonl", MORE[:2]), embedder=hash_embedder, progress=False)
+        add_documents(fake_settings, write_jsonl(tmp_path / "c.jsonl", MORE[2:]), embedder=hash_embedder, progress=False)
+    manifest = json.loads((fake_settings.index_dir / "manifest.json").read_text())
+    parts = manifest["integrity"]["chunk_texts"]
+    assert [p["sha256"] for p in parts][0] == before["chunk_texts"] and len(parts) == 3
+    assert sum(p["rows"] for p in parts) == manifest["chunks"] == len(open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks)
+    old_segment = next(k for k in before["files"] if k.startswith("sparse/") and k != "sparse/segments.json")
+    assert manifest["integrity"]["files"][old_segment] == before["files"][old_segment]  # hard-linked: not re-hashed
+    assert verify_index(fake_settings.index_dir, deep=True) == []
+    chunks = open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks
+    texts = [folder_module.index_text(c, fake_settings.chunker.header) for c in chunks]
+    assert integrity.chunk_problems(manifest["integrity"], texts) == []
+    for row in (0, len(texts) - 1):  # an edited text in the first part and in the last
+        edited = texts[:row] + [texts[row] + " edited"] + texts[row + 1 :]
+        assert integrity.chunk_problems(manifest["integrity"], edited) == [
+            "chunk texts do not match the digest recorded when the index was written (edited)"]
+    assert "do not cover" in integrity.chunk_problems(manifest["integrity"], texts[:-1])[0]
+    appended = results(fake_settings, hash_embedder)
+    add_documents(fake_settings, write_jsonl(tmp_path / "c.jsonl", MORE[2:]), embedder=hash_embedder, replace=True,
+                  progress=False)  # the same passage again: the parsing path, same index
+    assert results(fake_settings, hash_embedder) == appended and verify_index(fake_settings.index_dir, deep=True) == []
 
 
 @pytest.mark.parametrize("factory", ["HNSW32", "IVF{lists},SQ8", "IVF{lists},Flat"])

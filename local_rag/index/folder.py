@@ -9,13 +9,15 @@ Layout of ``indexes/<name>/``::
     dense/             faiss.index + vectors.f16.npy
 
 Every write goes to a temporary folder beside the index and replaces it with two renames, so an interrupted or
-failed build, add or remove leaves the previous index intact. bm25s has no incremental add: ``add`` and
-``remove`` rebuild the BM25 matrix from the stored chunk texts (seconds for 100k chunks) and the FAISS index from the
-stored vectors, embedding only the new chunks.
+failed build, add or remove leaves the previous index intact. An ``add`` that replaces nothing appends: the chunk
+list is copied as bytes and extended, BM25 gets one more segment (`local_rag.index.segments`), FAISS takes the new
+vectors, and the checksums of hard-linked files are carried over; only the new chunks are embedded. ``remove`` and a
+replacing ``add`` rebuild the BM25 matrix from the stored chunk texts and the FAISS index from the stored vectors.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import os
@@ -80,7 +82,8 @@ def manifest_header(manifest: IndexManifest) -> str:
 
 @dataclass
 class IndexFolder:
-    """An opened index: its manifest, chunks and the loaded sparse/dense indexes."""
+    """An opened index: its manifest, chunks and the loaded sparse/dense indexes (``chunks`` is empty when it was
+    opened for an append, which needs only the row count: ``manifest.chunks``)."""
 
     path: Path
     manifest: IndexManifest
@@ -197,26 +200,38 @@ def read_chunks(path: Path) -> list[Chunk]:
     return out
 
 
+def count_rows(path: Path) -> int:
+    """Lines of ``chunks.jsonl`` without parsing them (an append's check that the files agree)."""
+    try:
+        with (path / CHUNKS_FILE).open("rb") as fh:
+            return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
+    except OSError as exc:
+        raise IndexError_(f"{path / CHUNKS_FILE} is missing or unreadable ({exc}); rebuild the index") from exc
+
+
 def open_index(
-    settings: Settings, path: Path | None = None, model_checksum: str | None = None, derived: bool = True
+    settings: Settings, path: Path | None = None, model_checksum: str | None = None, derived: bool = True,
+    with_chunks: bool = True,
 ) -> IndexFolder:
     """Open the index that settings name (or ``path``), checking its manifest against the settings.
+    ``with_chunks=False`` leaves the chunk list unparsed (``IndexFolder.chunks`` empty), for an append.
 
     Raises:
         IndexError_: missing, corrupt or built with other settings (the message says how to rebuild).
     """
     path = Path(path) if path is not None else settings.index_dir
     with reading(path):  # a writer swapping the folder waits; we see the old index or the new one, whole
-        return _open_index(settings, path, model_checksum, derived)
+        return _open_index(settings, path, model_checksum, derived, with_chunks)
 
 
-def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool) -> IndexFolder:
+def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool, with_chunks: bool = True) -> IndexFolder:
     manifest = IndexManifest.load(path)
     check = integrity.start_load_check(path, manifest.integrity)  # finished below, before anything is returned
     check_compatible(manifest, settings, path, model_checksum, derived)
-    chunks = read_chunks(path)
-    if len(chunks) != manifest.chunks:
-        raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {len(chunks)}; rebuild it")
+    chunks = read_chunks(path) if with_chunks or manifest.backend == "qdrant" else []
+    rows = len(chunks) if chunks or with_chunks else count_rows(path)
+    if rows != manifest.chunks:
+        raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {rows}; rebuild it")
     if manifest.backend == "qdrant":
         from local_rag.index.backends.qdrant import open_qdrant
 
@@ -232,8 +247,8 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
             raise IndexError_(f"sparse index in {path} is unreadable ({exc}); rebuild it") from exc
     if manifest.dense is not None and wants_dense(settings):
         dense = DenseIndex.load(path / "dense", settings.dense)
-        if dense.size != len(chunks):
-            raise IndexError_(f"{path}: dense index has {dense.size} rows for {len(chunks)} chunks; rebuild it")
+        if dense.size != rows:
+            raise IndexError_(f"{path}: dense index has {dense.size} rows for {rows} chunks; rebuild it")
     learned = None
     if manifest.dense is not None and manifest.dense.get("learned_sparse") and "bge-sparse" in settings.retrieval.retrievers:
         learned = LearnedSparseIndex.load(path / "dense")
@@ -258,11 +273,17 @@ def _write(
     extra: dict[str, str] | None = None,
     base: IndexFolder | None = None,
     appended: int = 0,
+    tail_only: bool = False,
 ) -> None:
     """Write a complete index into a temporary folder, then swap it in with two renames (writer lock held).
     ``extra``: more files (name -> text) that belong to this version of the index, e.g. `local_rag.index.sync`'s
     file digests. With ``base`` (the open index) and ``appended`` (the last rows of ``chunks`` and ``vectors`` are
-    new), the BM25 index gets one more segment and FAISS adds the new vectors: the cost of the new rows only."""
+    new), the BM25 index gets one more segment and FAISS adds the new vectors: the cost of the new rows only.
+    ``tail_only``: ``chunks`` and ``vectors`` hold only the appended rows (the base's come from its files, never
+    parsed), for an append the base can take whole (`add_documents` checks: local backend, a BM25 segment allowed,
+    the dense index on the CPU, no learned sparse weights)."""
+    base_rows = base.manifest.chunks if tail_only and base is not None else 0
+    base_integrity = base.manifest.integrity if tail_only and base is not None else None
     with writing(final, settings.index_lock_timeout_s):
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.parent / f".{final.name}.building-{os.getpid()}"
@@ -303,9 +324,10 @@ def _write(
                     LearnedSparseIndex(lexical).save(tmp / "dense")
             manifest.stats["peak_rss_mb"] = round(peak_rss_mb(), 1)
             manifest.passages = len(digests)
-            manifest.chunks = len(chunks)
+            manifest.chunks = base_rows + len(chunks)
             manifest.corpus_hash = corpus_hash(digests)
-            manifest.integrity = integrity.record(tmp, texts)
+            manifest.integrity = integrity.record(
+                tmp, texts, (base.path, base_integrity, base_rows) if tail_only and base is not None else None)
             manifest.save(tmp)
             old = final.parent / f".{final.name}.old-{os.getpid()}"
             with swapping(final):
@@ -425,9 +447,10 @@ def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
 
 
 def _open_for_update(
-    settings: Settings, embedder: Embedder | None, derived: bool = True
+    settings: Settings, embedder: Embedder | None, derived: bool = True, with_chunks: bool = True
 ) -> tuple[IndexFolder, dict[str, str]]:
-    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None, derived=derived)
+    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None, derived=derived,
+                        with_chunks=with_chunks)
     try:
         digests = json.loads((folder.path / PASSAGES_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -444,8 +467,11 @@ def add_documents(
     replace: bool = False,
     progress: bool = True,
 ) -> IndexManifest:
-    """Add passages to an index, embedding only them. Existing ids are refused unless ``replace``."""
-    folder, digests = _open_for_update(settings, embedder)
+    """Add passages to an index, embedding only them. Existing ids are refused unless ``replace``.
+
+    An add that replaces nothing appends: the stored chunk list is copied as bytes, never parsed, BM25 gets one more
+    segment and FAISS the new vectors (`_write` with ``tail_only``); otherwise the kept rows are carried over."""
+    folder, digests = _open_for_update(settings, embedder, with_chunks=False)
     passages, report = _read_all(corpus, skip_bad)
     clash = [p.id for p in passages if p.id in digests]
     if clash and not replace:
@@ -453,23 +479,29 @@ def add_documents(
             f"{len(clash)} passage id(s) already in the index (first: {clash[0]!r}); use --replace to update them"
         )
     new_ids = {p.id for p in passages}
-    keep = [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
     new_chunks, _ = _chunk_passages(settings, passages, progress)
-    chunks = [folder.chunks[i] for i in keep] + new_chunks
-    appended = len(new_chunks) if len(keep) == len(folder.chunks) else 0  # nothing replaced: append, no rebuild
+    if folder.manifest.dense is not None and embedder is None:
+        raise ValueError("this index has a dense part: adding needs the embedder")
+    tail_only = not clash and _can_take_tail(folder, len(new_chunks))
+    if not tail_only:
+        folder = dataclasses.replace(folder, chunks=read_chunks(folder.path))
+    keep = None if tail_only else [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
+    chunks = new_chunks if keep is None else [folder.chunks[i] for i in keep] + new_chunks
+    appended = len(new_chunks) if keep is None or len(keep) == len(folder.chunks) else 0  # nothing replaced: append
     vectors = None
     if folder.manifest.dense is not None:
-        if embedder is None:
-            raise ValueError("this index has a dense part: adding needs the embedder")
-        old = folder.dense.vectors if appended and folder.dense is not None else _stored_vectors(folder)
-        assert old is not None
         new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
         assert new_vectors is not None
-        if appended:
-            vectors = np.concatenate([old, new_vectors.astype(old.dtype)])
+        if tail_only:
+            vectors = new_vectors
         else:
-            vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
-    lexical = _stored_lexical(folder)
+            old = folder.dense.vectors if appended and folder.dense is not None else _stored_vectors(folder)
+            assert old is not None
+            if appended:
+                vectors = np.concatenate([old, new_vectors.astype(old.dtype)])
+            else:
+                vectors = np.concatenate([old[keep], new_vectors]) if keep else new_vectors
+    lexical = None if tail_only else _stored_lexical(folder)
     if lexical is not None:
         from scipy import sparse
 
@@ -480,8 +512,20 @@ def add_documents(
     manifest = folder.manifest
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder, appended=appended)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder, appended=appended,
+           tail_only=tail_only)
     return manifest
+
+
+def _can_take_tail(folder: IndexFolder, added: int) -> bool:
+    """Whether ``added`` rows can be appended without reading the stored rows: what `_write` would otherwise rebuild
+    from them (a merged BM25 index, a FAISS index off the CPU, learned sparse weights, a Qdrant collection)."""
+    m = folder.manifest
+    if m.backend != "local" or added == 0 or (m.dense is not None and m.dense.get("learned_sparse")):
+        return False
+    if m.sparse is not None and (folder.sparse is None or not SegmentedSparse.can_append(folder.path / "sparse", added)):
+        return False
+    return m.dense is None or (folder.dense is not None and not folder.dense.on_gpu)
 
 
 @one_writer

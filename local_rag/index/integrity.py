@@ -94,15 +94,44 @@ def index_files(folder: Path) -> list[Path]:
                   and p.relative_to(folder).parts[0] != "qdrant")
 
 
-def record(folder: Path, chunk_texts: list[str]) -> dict[str, Any]:
-    """The manifest's ``integrity`` section for a freshly written folder."""
+def record(folder: Path, chunk_texts: list[str], base: tuple[Path, Any, int] | None = None) -> dict[str, Any]:
+    """The manifest's ``integrity`` section for a freshly written folder.
+
+    With ``base`` (the folder this one extends, its integrity section and its row count), ``chunk_texts`` are the
+    appended rows only: a file hard-linked from the base (an old BM25 segment) keeps its recorded checksums, and the
+    chunk-text digest gets one more part (``[{"rows", "sha256"}, ...]`` in row order) instead of re-reading every text.
+    """
+    old_files = (_recorded(base[1]) or {}) if base is not None else {}
     files = {}
     for path in index_files(folder):
+        rel = path.relative_to(folder).as_posix()
         size = path.stat().st_size
-        files[path.relative_to(folder).as_posix()] = {
-            "size": size, "sha256": sha256_file(path), "sample": sampled_digest(path, size), "xxh3": fast_digest(path),
-        }
-    return {"files": files, "chunk_texts": chunk_texts_digest(chunk_texts)}
+        kept = old_files.get(rel)
+        if base is not None and kept is not None and {"sample", "xxh3"} <= kept.keys() and _same_file(base[0] / rel, path, size):
+            files[rel] = kept
+            continue
+        files[rel] = {"size": size, "sha256": sha256_file(path), "sample": sampled_digest(path, size), "xxh3": fast_digest(path)}
+    if base is None:
+        return {"files": files, "chunk_texts": chunk_texts_digest(chunk_texts)}
+    return {"files": files, "chunk_texts": _text_parts(base[1], base[2]) + [
+        {"rows": len(chunk_texts), "sha256": chunk_texts_digest(chunk_texts)}]}
+
+
+def _same_file(old: Path, new: Path, size: int) -> bool:
+    """The same inode (a hard link), so the same bytes as when the old checksums were taken."""
+    try:
+        return old.stat().st_size == size and old.samefile(new)
+    except OSError:
+        return False
+
+
+def _text_parts(integrity: Any, rows: int) -> list[dict[str, Any]]:
+    want = integrity.get("chunk_texts") if isinstance(integrity, dict) else None
+    if isinstance(want, str):
+        return [{"rows": rows, "sha256": want}]
+    if isinstance(want, list):
+        return list(want)
+    return [{"rows": rows, "sha256": None}]  # an index from before digests: its old rows are not covered
 
 
 def _full_at_load(rel: str, size: int) -> bool:
@@ -281,6 +310,15 @@ def bm25_problems(folder: Path, n_docs: int) -> list[str]:
 
 def chunk_problems(integrity: Any, texts: list[str]) -> list[str]:
     want = integrity.get("chunk_texts") if isinstance(integrity, dict) else None
-    if want and chunk_texts_digest(texts) != want:
-        return ["chunk texts do not match the digest recorded when the index was written (edited)"]
+    edited = ["chunk texts do not match the digest recorded when the index was written (edited)"]
+    if isinstance(want, str):
+        return edited if chunk_texts_digest(texts) != want else []
+    if isinstance(want, list):  # one part per write that appended rows (`record` with a base)
+        if not all(isinstance(p, dict) and isinstance(p.get("rows"), int) for p in want) or sum(p["rows"] for p in want) != len(texts):
+            return ["the chunk-text digest parts do not cover the chunks (manifest edited)"]
+        start = 0
+        for part in want:
+            if part.get("sha256") is not None and chunk_texts_digest(texts[start : start + part["rows"]]) != part["sha256"]:
+                return edited
+            start += part["rows"]
     return []
