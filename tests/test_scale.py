@@ -113,6 +113,20 @@ def test_an_append_never_parses_the_stored_chunks(tmp_path: Path, fake_settings:
     assert results(fake_settings, hash_embedder) == appended and verify_index(fake_settings.index_dir, deep=True) == []
 
 
+def test_stored_vectors_grow_by_appending_rows(tmp_path: Path):
+    from local_rag.index.dense import append_rows
+
+    rng = np.random.default_rng(3)
+    old = rng.random((999, 8)).astype(np.float16)  # 999 -> 1,104 rows: the shape gains a digit in the same header
+    np.save(tmp_path / "old.npy", old)
+    rows = [rng.random((5, 8)).astype(np.float16), rng.random((100, 8)).astype(np.float16)]
+    assert append_rows(tmp_path / "old.npy", tmp_path / "new.npy", rows)
+    assert np.array_equal(np.load(tmp_path / "new.npy"), np.concatenate([old, *rows]))
+    assert np.array_equal(np.load(tmp_path / "old.npy"), old)  # the old index's file is untouched
+    assert not append_rows(tmp_path / "old.npy", tmp_path / "bad.npy", [rows[0].astype(np.float32)])
+    assert not (tmp_path / "bad.npy").exists()
+
+
 @pytest.mark.parametrize("factory", ["HNSW32", "IVF{lists},SQ8", "IVF{lists},Flat"])
 def test_ann_matches_exact_on_a_toy_set(factory: str):
     rng = np.random.default_rng(1)

@@ -12,8 +12,11 @@ counts it).
 
 from __future__ import annotations
 
+import io
 import logging
+import os
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -57,23 +60,61 @@ def gpu_placement(index_type: str, use_gpu: str, gpus: int) -> tuple[str, str]:
     return "cpu", f"{index_type} cannot move to the GPU: searching on the CPU (a Flat or IVF factory can)"
 
 
+def append_rows(source: Path, target: Path, rows: list[np.ndarray]) -> bool:
+    """Write into ``target`` the 2-d array stored in ``source`` (a .npy file) with ``rows`` appended, without reading
+    it: a kernel copy of the file, the new rows written at its end, and the header's shape rewritten in place (NumPy
+    pads a header so that its first dimension can grow). False, with nothing written, where the header cannot be
+    rewritten in place or the rows do not match; the caller then saves the whole array."""
+    fmt = np.lib.format
+    with source.open("rb") as fh:
+        version = fmt.read_magic(fh)
+        read_header = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+        shape, fortran, dtype = read_header(fh)
+        offset = fh.tell()
+    if fortran or len(shape) != 2 or any(r.ndim != 2 or r.shape[1] != shape[1] or r.dtype != dtype for r in rows):
+        return False
+    header = io.BytesIO()
+    new_shape = (shape[0] + sum(r.shape[0] for r in rows), shape[1])
+    write_header = fmt.write_array_header_1_0 if version == (1, 0) else fmt.write_array_header_2_0
+    write_header(header, {"descr": fmt.dtype_to_descr(dtype), "fortran_order": False, "shape": new_shape})
+    if header.tell() != offset:
+        return False
+    shutil.copyfile(source, target)
+    with target.open("r+b") as fh:
+        fh.write(header.getvalue())
+        fh.seek(0, os.SEEK_END)
+        for r in rows:
+            fh.write(np.ascontiguousarray(r).tobytes())
+    return True
+
+
 class DenseIndex:
     """Row ``i`` of the FAISS index is chunk ``i`` of the index folder."""
 
-    def __init__(self, index: object, vectors: np.ndarray, config: DenseConfig, factory: str = "") -> None:
+    def __init__(self, index: object, vectors: np.ndarray, config: DenseConfig, factory: str = "",
+                 source: Path | None = None) -> None:
         self.index = index
-        self.vectors = vectors
+        self._vectors = vectors
+        self._tail: list[np.ndarray] = []  # rows added by `extend`, kept apart until asked for (see `save`)
+        self._source = source  # the stored file ``_vectors`` is memory-mapped from (`load`)
         self.config = config
         self.factory = factory or config.factory  # the factory string built (``auto`` resolved)
         self.on_gpu = False
 
     @property
+    def vectors(self) -> np.ndarray:
+        """The stored (float16) vectors, row ``i`` for chunk ``i``."""
+        if self._tail:
+            self._vectors, self._tail, self._source = np.concatenate([self._vectors, *self._tail]), [], None
+        return self._vectors
+
+    @property
     def size(self) -> int:
-        return int(self.vectors.shape[0])
+        return int(self._vectors.shape[0]) + sum(int(t.shape[0]) for t in self._tail)
 
     @property
     def dimension(self) -> int:
-        return int(self.vectors.shape[1])
+        return int(self._vectors.shape[1])
 
     @classmethod
     def build(cls, vectors: np.ndarray, config: DenseConfig) -> DenseIndex:
@@ -99,12 +140,16 @@ class DenseIndex:
         """Add rows to the built index (no retraining, no rebuild: IVF lists and HNSW graphs take new vectors)."""
         stored = np.asarray(vectors, dtype=np.float16)
         self.index.add(np.ascontiguousarray(stored, dtype=np.float32))  # type: ignore[attr-defined]
-        self.vectors = np.concatenate([self.vectors, stored])
+        self._tail.append(stored)
         return self
 
     def save(self, folder: Path) -> None:
+        """Write the FAISS index and the stored vectors. After `extend` on a loaded index, the stored file is copied
+        by the kernel and the new rows written after it (`append_rows`): the old rows never pass through Python."""
         faiss = require("faiss", "dense retrieval")
         faiss.write_index(self.index, str(folder / INDEX_FILE))
+        if self._tail and self._source is not None and append_rows(self._source, folder / VECTORS_FILE, self._tail):
+            return
         np.save(folder / VECTORS_FILE, self.vectors, allow_pickle=False)
 
     @classmethod
@@ -117,7 +162,7 @@ class DenseIndex:
             raise IndexError_(f"dense index in {folder} is unreadable ({exc}); rebuild it with `local-rag index build`") from exc
         if index.ntotal != vectors.shape[0]:
             raise IndexError_(f"dense index in {folder} holds {index.ntotal} vectors but {vectors.shape[0]} are stored; rebuild it")
-        dense = cls(index, vectors, config)
+        dense = cls(index, vectors, config, source=folder / VECTORS_FILE)
         dense._tune()
         return dense
 
