@@ -135,6 +135,25 @@ def test_tiny_real_training_reloads_through_backends_and_onnx_agrees(tmp_path: P
 
 
 @needs_minilm
+def test_tiny_real_embedder_fine_tune_reloads_as_a_bi_encoder_reranker(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("datasets", reason="the train extra is not installed")
+    from local_rag.rerank import load_reranker
+    from local_rag.train.embedder import EmbedderTraining, train_embedder
+
+    models = _models(tmp_path)
+    cfg = EmbedderTraining(loss="mnrl", max_steps=3, batch_size=4, max_length=48, negatives=1)
+    folder = train_embedder(EXAMPLES, "all-MiniLM-L6-v2", "i23-emb-tiny", models, cfg, {"file": "fixture"}, progress=False)
+    record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    assert record["steps"] == 3 and all(math.isfinite(x) for x in record["loss_log"])
+    manifest = Manifest.load(models)
+    assert manifest.get("i23-emb-tiny").role == "embedder" and not manifest.verify(manifest.get("i23-emb-tiny"))
+    bi = load_reranker(RerankerConfig(backend="bi-encoder", model="i23-emb-tiny", device="cpu", max_length=48), models)
+    scores = bi.score("what do cats eat", ["Cats hunt mice and eat fish.", "FAISS is a library for dense vector search."])
+    assert all(-1.0 <= s <= 1.0 for s in scores) and scores[0] > scores[1]
+
+
+@needs_minilm
 @pytest.mark.slow
 def test_training_resumes_and_other_losses_run(tmp_path: Path) -> None:
     models = _models(tmp_path)

@@ -18,7 +18,7 @@ from typing import Any
 
 from local_rag._optional import require
 from local_rag.device import enforce_offline, quiet_transformers
-from local_rag.errors import BadInputError
+from local_rag.errors import BadInputError, MissingDependencyError
 from local_rag.train.data import Example
 from local_rag.train.store import TrainedModel, base_folder, run_and_install
 
@@ -75,7 +75,7 @@ def train_embedder(
     model = st.SentenceTransformer(str(source), device="cpu" if not torch.cuda.is_available() else None,
                                    local_files_only=True)
     model.max_seq_length = cfg.max_length
-    losses = st.losses
+    losses, training_args = _st_modules()
     loss = (losses.MultipleNegativesRankingLoss(model) if cfg.loss == "mnrl"
             else losses.CachedMultipleNegativesRankingLoss(model, mini_batch_size=cfg.mini_batch_size))
     args = st.SentenceTransformerTrainingArguments(
@@ -84,9 +84,19 @@ def train_embedder(
         seed=cfg.seed, logging_steps=max(1, min(10, cfg.max_steps if cfg.max_steps > 0 else 10)),
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=1, report_to=[],
         disable_tqdm=not progress, dataloader_num_workers=0,
-        batch_sampler=st.training_args.BatchSamplers.NO_DUPLICATES,
+        batch_sampler=training_args.BatchSamplers.NO_DUPLICATES,
     )
     trainer = st.SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
     return run_and_install(trainer, model, TrainedModel("sentence-transformers", base, source, name, models_dir, "embedder",
                            f"bi-encoder fine-tuned from {base} ({cfg.loss}, {len(usable)} examples)"),
                            asdict(cfg), {**(data_info or {}), "examples": len(usable)})
+
+
+def _st_modules() -> tuple[Any, Any]:
+    """sentence-transformers' losses and training arguments: under ``sentence_transformer`` from v6 (the old top-level
+    names are deprecated there and no longer attributes of the package), at the top level in v5."""
+    try:
+        return (require("sentence_transformers.sentence_transformer.losses", "training"),
+                require("sentence_transformers.sentence_transformer.training_args", "training"))
+    except MissingDependencyError:
+        return require("sentence_transformers.losses", "training"), require("sentence_transformers.training_args", "training")
