@@ -228,8 +228,9 @@ def _open_index(settings: Settings, path: Path, model_checksum: str | None, deri
     manifest = IndexManifest.load(path)
     check = integrity.start_load_check(path, manifest.integrity)  # finished below, before anything is returned
     check_compatible(manifest, settings, path, model_checksum, derived)
-    chunks = read_chunks(path) if with_chunks or manifest.backend == "qdrant" else []
-    rows = len(chunks) if chunks or with_chunks else count_rows(path)
+    parse = with_chunks or manifest.backend == "qdrant"  # a Qdrant collection is opened with its chunks
+    chunks = read_chunks(path) if parse else []
+    rows = len(chunks) if parse else count_rows(path)
     if rows != manifest.chunks:
         raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {rows}; rebuild it")
     if manifest.backend == "qdrant":
@@ -282,8 +283,9 @@ def _write(
     ``tail_only``: ``chunks`` and ``vectors`` hold only the appended rows (the base's come from its files, never
     parsed), for an append the base can take whole (`add_documents` checks: local backend, a BM25 segment allowed,
     the dense index on the CPU, no learned sparse weights)."""
-    base_rows = base.manifest.chunks if tail_only and base is not None else 0
-    base_integrity = base.manifest.integrity if tail_only and base is not None else None
+    # taken now: ``manifest`` is the base's own record, updated below before the checksums are recorded
+    record_base = (base.path, base.manifest.integrity, base.manifest.chunks) if tail_only and base is not None else None
+    base_rows = record_base[2] if record_base is not None else 0
     with writing(final, settings.index_lock_timeout_s):
         final.parent.mkdir(parents=True, exist_ok=True)
         tmp = final.parent / f".{final.name}.building-{os.getpid()}"
@@ -326,8 +328,7 @@ def _write(
             manifest.passages = len(digests)
             manifest.chunks = base_rows + len(chunks)
             manifest.corpus_hash = corpus_hash(digests)
-            manifest.integrity = integrity.record(
-                tmp, texts, (base.path, base_integrity, base_rows) if tail_only and base is not None else None)
+            manifest.integrity = integrity.record(tmp, texts, record_base)
             manifest.save(tmp)
             old = final.parent / f".{final.name}.old-{os.getpid()}"
             with swapping(final):
@@ -483,11 +484,14 @@ def add_documents(
     if folder.manifest.dense is not None and embedder is None:
         raise ValueError("this index has a dense part: adding needs the embedder")
     tail_only = not clash and _can_take_tail(folder, len(new_chunks))
-    if not tail_only:
+    keep: list[int] = []  # rows of the stored chunks carried over (not for a tail-only append, which reads none)
+    if tail_only:
+        chunks, appended = new_chunks, len(new_chunks)
+    else:
         folder = dataclasses.replace(folder, chunks=read_chunks(folder.path))
-    keep = None if tail_only else [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
-    chunks = new_chunks if keep is None else [folder.chunks[i] for i in keep] + new_chunks
-    appended = len(new_chunks) if keep is None or len(keep) == len(folder.chunks) else 0  # nothing replaced: append
+        keep = [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
+        chunks = [folder.chunks[i] for i in keep] + new_chunks
+        appended = len(new_chunks) if len(keep) == len(folder.chunks) else 0  # nothing replaced: append
     vectors = None
     if folder.manifest.dense is not None:
         new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
