@@ -37,3 +37,9 @@ def test_writer_caches_and_sampling_is_stable(tmp_path: Path) -> None:
     assert "Cats eat mice." in llm.seen[0][-1]["content"]
     picked = sample_passages(CORPUS, 3, min_chars=60)
     assert len(picked) == 3 and picked == sample_passages(list(reversed(CORPUS)), 3, min_chars=60)
+
+
+def test_writer_keeps_a_repeated_question_once(tmp_path: Path) -> None:
+    llm = ScriptedLLM(json.dumps({"question": "What was the Council of Sirmium?", "follow_up": "what was the council of sirmium?"}))
+    queries = QueryWriter(llm, "m", None)("d1-0", "The third Council of Sirmium met in 357.")
+    assert [(q.kind, q.text) for q in queries] == [("question", "What was the Council of Sirmium?")]

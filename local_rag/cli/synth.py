@@ -23,11 +23,13 @@ def synth() -> None:
 @click.option("--passages", "n_passages", default=200, show_default=True, help="Passages sampled (sha1 order).")
 @click.option("--k", default=5, show_default=True, help="Keep a query when its passage is in the retriever's top k.")
 @click.option("--kinds", default="question", show_default=True, help="Query kinds kept: question, follow_up.")
+@click.option("--filter/--no-filter", "filter_", default=True, show_default=True,
+              help="Consistency filtering; --no-filter keeps every written query (the ablation).")
 @click.option("--negatives", default=8, show_default=True, help="Hard negatives per kept query.")
 @click.option("--cache", type=click.Path(dir_okay=False), help="LLM output cache (default runs/synth-cache.jsonl).")
 @click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL to write.")
 @handle_errors
-def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, negatives, cache, out_file):
+def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filter_, negatives, cache, out_file):
     """Write queries for sampled CORPUS passages (resumable), keep the consistent ones, mine hard negatives in the
     index (--index, built from CORPUS) and write training examples (`local-rag train reranker|embedder --data`)."""
     from tqdm import tqdm
@@ -48,13 +50,16 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, nega
     written = [q for pid in tqdm(texts, desc="synth queries", unit="passage") for q in writer(pid, texts[pid])]
     search = functools.partial(retriever.search, top_k=max(k, 30))
     kept, dropped = consistency_filter(written, search, k, split_csv((kinds,)) or ["question"])
+    if not filter_:
+        kept, dropped = kept + dropped, []
     write_queries(kept + dropped, str(out_file) + ".queries.jsonl")
     tasks = [(f"synth:{q.passage_id}:{q.kind}", "synth", {"synth": q.text}) for q in kept]
     qrels = {f"synth:{q.passage_id}:{q.kind}": {q.passage_id: 1} for q in kept}
     examples = build_examples(tasks, qrels, texts, search, negatives)
     digest = write_examples(examples, out_file)
     info = {"corpus": str(corpus), "passages": len(texts), "written": len(written), "kept": len(kept),
-            "dropped": len(dropped), "k": k, "kinds": kinds, "model": settings.llm.model, "sha256": digest}
+            "dropped": len(dropped), "filter": filter_, "k": k, "kinds": kinds, "model": settings.llm.model, "sha256": digest}
     Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
-    click.echo(f"{len(kept)} of {len(kept) + len(dropped)} queries kept (passage in the top {k}); "
+    rule = f"passage in the top {k}" if filter_ else "no filter"
+    click.echo(f"{len(kept)} of {len(kept) + len(dropped)} queries kept ({rule}); "
                f"{len(examples)} examples written to {out_file}")

@@ -66,7 +66,13 @@ class QueryWriter:
                 self.cache_path.parent.mkdir(parents=True, exist_ok=True)
                 with self.cache_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"key": key, "queries": queries}, ensure_ascii=False) + "\n")
-        return [SynthQuery(passage_id, k, v) for k, v in self.cache[key].items() if v]
+        seen: set[str] = set()  # a small model sometimes writes the same question twice: keep it once
+        out = []
+        for kind, text in self.cache[key].items():
+            if text and text.casefold() not in seen:
+                seen.add(text.casefold())
+                out.append(SynthQuery(passage_id, kind, text))
+        return out
 
 
 def consistency_filter(queries: Iterable[SynthQuery], search: Callable[[list[Query]], list[Hit]], k: int = 5,
