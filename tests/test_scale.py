@@ -80,16 +80,18 @@ def test_an_append_never_parses_the_stored_chunks(tmp_path: Path, fake_settings:
     """The add of issue 29's 1M cell: chunk list copied as bytes, BM25 segment and FAISS checksums carried over by hard
     link, one more part of the chunk-text digest; the result equals the replacing (parsing) path's and verifies deep."""
     from local_rag.index import folder as folder_module
+    from local_rag.index.chunkfile import ChunkFile
 
     big = [{"_id": f"p{i}", "title": "", "text": t, "url": ""} for i, t in enumerate(_texts(60))]
     build_index(fake_settings, write_jsonl(tmp_path / "a.jsonl", CORPUS + big), embedder=hash_embedder, progress=False)
     before = json.loads((fake_settings.index_dir / "manifest.json").read_text())["integrity"]
 
-    def no_parsing(path: Path) -> None:
+    def no_parsing(*args: object) -> None:
         raise AssertionError("an append parsed the stored chunk list")
 
     with monkeypatch.context() as patch:
         patch.setattr(folder_module, "read_chunks", no_parsing)
+        patch.setattr(ChunkFile, "_parse", no_parsing)
         add_documents(fake_settings, write_jsonl(tmp_path / "b.jsonl", MORE[:2]), embedder=hash_embedder, progress=False)
         add_documents(fake_settings, write_jsonl(tmp_path / "c.jsonl", MORE[2:]), embedder=hash_embedder, progress=False)
     manifest = json.loads((fake_settings.index_dir / "manifest.json").read_text())
@@ -243,3 +245,19 @@ def test_synthetic_rows_are_a_function_of_their_index():
     assert np.allclose(np.linalg.norm(whole, axis=1), 1, atol=1e-5)
     texts = synthetic_texts(basis, 99_998, 100_002)
     assert len(texts) == 4 and texts == synthetic_texts(basis, 0, 100_002)[99_998:]
+
+
+def test_chunks_cell_reads_the_same_rows_both_ways_and_reports_them(tmp_path: Path):
+    from local_rag.bench.scale_folder import chunk_list
+    from local_rag.bench.scale_report import markdown, rows
+    from local_rag.bench.synthetic import Basis
+
+    rng = np.random.default_rng(4)
+    vectors = rng.standard_normal((20, 8)).astype(np.float32)
+    basis = Basis([[f"Sentence {i}.{j} of passage {i}." for j in range(3)] for i in range(20)], vectors, ["q"], vectors[:1])
+    result = chunk_list(tmp_path, basis, 3000, reads=200)  # asserts the rows read are the ones written
+    assert result["rows"] == 3000 and set(result) >= {"offsets", "parsed"}
+    assert result["offsets"]["rss_added_mb"] < result["parsed"]["rss_added_mb"] + 1
+    cell = {**result, "size": 3000, "kind": "chunks", "step": "query"}
+    table = markdown(rows({(3000, "chunks", "query"): cell}))
+    assert "| 3,000 |" in table and "offsets / parsed" in table

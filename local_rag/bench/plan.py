@@ -189,8 +189,8 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
         from local_rag.index.sizing import chunk_list_bytes
 
         chunks = int(passages * CHUNKS_PER_PASSAGE)
-        others.append(Component("chunk list", chunk_list_bytes(chunks, settings.chunker.size), "CPU",
-                                f"{chunks:,} chunks as Python objects (texts, ids)"))
+        others.append(Component("chunk list", chunk_list_bytes(chunks), "CPU",
+                                f"offsets of {chunks:,} chunks (rows read from chunks.jsonl when a search returns them)"))
     if torch_on_gpu:
         others.append(Component("torch CUDA context", TORCH_GPU_CONTEXT, "GPU", "estimate"))
     others.append(Component("process (Python, torch, faiss imported)", PROCESS_BASE_RAM, "CPU", "estimate"))

@@ -53,6 +53,8 @@ def rows(cells: dict[tuple[int, str, str], dict[str, Any]]) -> list[dict[str, An
         elif kind == "folder" and query:
             row.update({k: query.get(k) for k in ("dense_kind", "factory", "added", "add_s", "sparse_s", "faiss_s",
                                                   "segments", "peak_rss_mb")})
+        elif kind == "chunks" and query:
+            row.update({k: query.get(k) for k in ("file_mb", "offsets", "parsed")})
         else:
             continue
         out.append(row)
@@ -70,7 +72,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| passages | index | build s (CPU s) | peak RSS MiB | disk MiB | load s | index RAM MiB | one query p50/p95 ms "
              "(CPU) | batch of 32 p50/p95 ms (CPU) | recall@10 | add 1% s (CPU s) |", "|" + "---|" * 11]
     for r in table:
-        if r["kind"] in ("hybrid", "folder"):
+        if r["kind"] in ("hybrid", "folder", "chunks"):
             continue
         cpu = f" ({r['build_cpu_s']:.1f})" if r.get("build_cpu_s") is not None else ""
         add_cpu = f" ({r['add_1pct_cpu_s']:.2f})" if r.get("add_1pct_cpu_s") is not None else ""
@@ -78,6 +80,14 @@ def markdown(table: list[dict[str, Any]]) -> str:
                      f"{r['disk_mb']:.1f} | {r.get('load_s') or 0:.2f} | {r.get('index_rss_mb') or 0:.0f} | "
                      f"{_ms(r.get('single'))} | {_ms(r.get('batch'))} | {r.get('recall_at_10', '') or ''} | "
                      f"{r['add_1pct_s']:.2f}{add_cpu} |")
+    chunk_rows = [r for r in table if r["kind"] == "chunks"]
+    if chunk_rows:
+        lines += ["", "| passages | chunks.jsonl MiB | open s: offsets / parsed | RSS added MiB: offsets / parsed | "
+                  "one row read us: offsets / parsed |", "|" + "---|" * 5]
+        for r in chunk_rows:
+            o, p = r["offsets"], r["parsed"]
+            lines.append(f"| {r['size']:,} | {r['file_mb']:.0f} | {o['open_s']:.2f} / {p['open_s']:.2f} | "
+                         f"{o['rss_added_mb']:.0f} / {p['rss_added_mb']:.0f} | {o['read_us']:.1f} / {p['read_us']:.2f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -91,7 +101,7 @@ def charts(table: list[dict[str, Any]], out: Path) -> list[Path]:
     figures = {"build_cpu_s": "build CPU s", "disk_mb": "disk MiB", "index_rss_mb": "index RAM MiB",
                "query_cpu_ms": "one query p50 CPU ms"}
     fig, axes = plt.subplots(1, len(figures), figsize=(4.2 * len(figures), 3.6))
-    kinds = sorted({r["kind"] for r in table if r["kind"] not in ("hybrid", "folder")})
+    kinds = sorted({r["kind"] for r in table if r["kind"] not in ("hybrid", "folder", "chunks")})
     for ax, (key, label) in zip(axes, figures.items(), strict=True):
         for kind in kinds:
             points = []

@@ -17,13 +17,12 @@ replacing ``add`` rebuild the BM25 matrix from the stored chunk texts and the FA
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
 import json
 import os
 import shutil
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index import integrity
+from local_rag.index.chunkfile import ChunkFile
 from local_rag.index.dense import DenseIndex
 from local_rag.index.learned_sparse import LearnedSparseIndex
 from local_rag.index.lock import one_writer, reading, swapping, writing
@@ -82,12 +82,12 @@ def manifest_header(manifest: IndexManifest) -> str:
 
 @dataclass
 class IndexFolder:
-    """An opened index: its manifest, chunks and the loaded sparse/dense indexes (``chunks`` is empty when it was
-    opened for an append, which needs only the row count: ``manifest.chunks``)."""
+    """An opened index: its manifest, chunks and the loaded sparse/dense indexes. ``chunks`` of a local index is a
+    `ChunkFile`: rows are parsed from ``chunks.jsonl`` when read, so opening and appending parse none."""
 
     path: Path
     manifest: IndexManifest
-    chunks: list[Chunk]
+    chunks: Sequence[Chunk]
     sparse: SegmentedSparse | None
     dense: DenseIndex | None
     learned: LearnedSparseIndex | None = None
@@ -200,45 +200,34 @@ def read_chunks(path: Path) -> list[Chunk]:
     return out
 
 
-def count_rows(path: Path) -> int:
-    """Lines of ``chunks.jsonl`` without parsing them (an append's check that the files agree)."""
-    try:
-        with (path / CHUNKS_FILE).open("rb") as fh:
-            return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
-    except OSError as exc:
-        raise IndexError_(f"{path / CHUNKS_FILE} is missing or unreadable ({exc}); rebuild the index") from exc
-
-
 def open_index(
     settings: Settings, path: Path | None = None, model_checksum: str | None = None, derived: bool = True,
-    with_chunks: bool = True,
 ) -> IndexFolder:
     """Open the index that settings name (or ``path``), checking its manifest against the settings.
-    ``with_chunks=False`` leaves the chunk list unparsed (``IndexFolder.chunks`` empty), for an append.
 
     Raises:
         IndexError_: missing, corrupt or built with other settings (the message says how to rebuild).
     """
     path = Path(path) if path is not None else settings.index_dir
     with reading(path):  # a writer swapping the folder waits; we see the old index or the new one, whole
-        return _open_index(settings, path, model_checksum, derived, with_chunks)
+        return _open_index(settings, path, model_checksum, derived)
 
 
-def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool, with_chunks: bool = True) -> IndexFolder:
+def _open_index(settings: Settings, path: Path, model_checksum: str | None, derived: bool) -> IndexFolder:
     manifest = IndexManifest.load(path)
     check = integrity.start_load_check(path, manifest.integrity)  # finished below, before anything is returned
     check_compatible(manifest, settings, path, model_checksum, derived)
-    parse = with_chunks or manifest.backend == "qdrant"  # a Qdrant collection is opened with its chunks
-    chunks = read_chunks(path) if parse else []
-    rows = len(chunks) if parse else count_rows(path)
+    parsed = read_chunks(path) if manifest.backend == "qdrant" else None  # a Qdrant collection takes them parsed
+    chunks: Sequence[Chunk] = parsed if parsed is not None else ChunkFile(path / CHUNKS_FILE)  # rows read on demand
+    rows = len(chunks)
     if rows != manifest.chunks:
         raise IndexError_(f"{path}: manifest says {manifest.chunks} chunks, {CHUNKS_FILE} has {rows}; rebuild it")
-    if manifest.backend == "qdrant":
+    if parsed is not None:
         from local_rag.index.backends.qdrant import open_qdrant
 
         dimension = manifest.dense["dimension"] if manifest.dense is not None and wants_dense(settings) else None
         factory = manifest.dense["factory"] if manifest.dense is not None else ""
-        sparse_q, dense_q = open_qdrant(path, settings, chunks, dimension, factory)
+        sparse_q, dense_q = open_qdrant(path, settings, parsed, dimension, factory)
         return IndexFolder(path, manifest, chunks, sparse_q, dense_q)  # type: ignore[arg-type]  # same search interface
     sparse = dense = None
     if derived and manifest.sparse is not None and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
@@ -448,10 +437,9 @@ def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
 
 
 def _open_for_update(
-    settings: Settings, embedder: Embedder | None, derived: bool = True, with_chunks: bool = True
+    settings: Settings, embedder: Embedder | None, derived: bool = True
 ) -> tuple[IndexFolder, dict[str, str]]:
-    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None, derived=derived,
-                        with_chunks=with_chunks)
+    folder = open_index(settings, model_checksum=embedder.checksum if embedder else None, derived=derived)
     try:
         digests = json.loads((folder.path / PASSAGES_FILE).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
@@ -472,7 +460,7 @@ def add_documents(
 
     An add that replaces nothing appends: the stored chunk list is copied as bytes, never parsed, BM25 gets one more
     segment and FAISS the new vectors (`_write` with ``tail_only``); otherwise the kept rows are carried over."""
-    folder, digests = _open_for_update(settings, embedder, with_chunks=False)
+    folder, digests = _open_for_update(settings, embedder)
     passages, report = _read_all(corpus, skip_bad)
     clash = [p.id for p in passages if p.id in digests]
     if clash and not replace:
@@ -488,10 +476,10 @@ def add_documents(
     if tail_only:
         chunks, appended = new_chunks, len(new_chunks)
     else:
-        folder = dataclasses.replace(folder, chunks=read_chunks(folder.path))
-        keep = [i for i, c in enumerate(folder.chunks) if c.passage_id not in new_ids]
-        chunks = [folder.chunks[i] for i in keep] + new_chunks
-        appended = len(new_chunks) if len(keep) == len(folder.chunks) else 0  # nothing replaced: append
+        stored = list(folder.chunks)  # parsed once
+        keep = [i for i, c in enumerate(stored) if c.passage_id not in new_ids]
+        chunks = [stored[i] for i in keep] + new_chunks
+        appended = len(new_chunks) if len(keep) == len(stored) else 0  # nothing replaced: append
     vectors = None
     if folder.manifest.dense is not None:
         new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
@@ -546,15 +534,16 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     def key(c: Chunk) -> str:
         return c.passage_id if by == "passage" else c.doc_id
 
-    present = {key(c) for c in folder.chunks}
+    stored = list(folder.chunks)  # parsed once
+    present = {key(c) for c in stored}
     missing = sorted(wanted - present)
     if missing:
         raise BadInputError(f"{len(missing)} {by} id(s) not in the index (first: {missing[0]!r})")
-    keep = [i for i, c in enumerate(folder.chunks) if key(c) not in wanted]
+    keep = [i for i, c in enumerate(stored) if key(c) not in wanted]
     if not keep:
         raise BadInputError("removing these would leave the index empty; delete the folder instead")
-    removed_passages = {c.passage_id for c in folder.chunks if key(c) in wanted}
-    chunks = [folder.chunks[i] for i in keep]
+    removed_passages = {c.passage_id for c in stored if key(c) in wanted}
+    chunks = [stored[i] for i in keep]
     old = _stored_vectors(folder)
     vectors = old[keep] if old is not None else None
     lexical = _stored_lexical(folder)
@@ -581,5 +570,6 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
         manifest.dense["factory"] = settings.dense.factory
     manifest.history.append({"action": "rebuild", "at": _now()})
     manifest.backend = settings.backend.name
-    _write(settings, folder.path, folder.chunks, digests, _stored_vectors(folder), manifest, progress, _stored_lexical(folder))
+    _write(settings, folder.path, list(folder.chunks), digests, _stored_vectors(folder), manifest, progress,
+           _stored_lexical(folder))
     return manifest

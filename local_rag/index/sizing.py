@@ -5,7 +5,8 @@ docs/benchmarks/scale.md): ``Flat`` 4d bytes a row; ``HNSWM`` 4d + 2M links of 4
 ``IVFn,SQ8`` d + 8 (the id) a row plus the n centroids; ``IVFn,PQm`` m + 8 plus centroids and codebooks. A FAISS
 index is read whole into RAM, so its RAM is its disk size. bm25s stores 8 bytes per posting (score and row) and
 is memory-mapped: its RAM is at most its disk size, and a query touches only the columns of its terms. The chunk
-list (`IndexFolder.chunks`) is held in RAM as Python objects.
+list (`IndexFolder.chunks`, a `local_rag.index.chunkfile.ChunkFile`) holds 8 bytes a row in RAM, the offset of its
+line in the memory-mapped ``chunks.jsonl``.
 
 Example:
     >>> faiss_bytes("Flat", 1_000_000, 384) / 2**20
@@ -22,8 +23,7 @@ ID_BYTES = 8
 HNSW_LEVELS = 1.03  # links above level 0, and the level tables: measured 1,807 bytes a row for HNSW32 at d=384
 POSTING_BYTES = 8.0  # bm25s: float32 score + int32 row per (term, chunk)
 POSTINGS_PER_TOKEN = 0.234  # distinct stemmed non-stopword terms per chunk token: 5.4 MB for 11.6k 256-token clapnq chunks
-CHUNK_OBJECT_BYTES = 470  # a Chunk dataclass and its id strings, besides the text: measured 969 bytes with 500 characters
-CHARS_PER_TOKEN = 4.3  # English text, MiniLM word pieces
+OFFSET_BYTES = 8  # a row of the chunk list's offset table (int64)
 
 
 def faiss_bytes(factory: str, rows: int, dim: int) -> int:
@@ -53,6 +53,7 @@ def postings_per_chunk(chunk_tokens: int) -> float:
     return POSTINGS_PER_TOKEN * chunk_tokens
 
 
-def chunk_list_bytes(rows: int, chunk_tokens: int) -> int:
-    """RAM of the chunk list an open index holds (ids, title and text of every chunk as Python objects)."""
-    return int(rows * (CHUNK_OBJECT_BYTES + CHARS_PER_TOKEN * chunk_tokens))
+def chunk_list_bytes(rows: int) -> int:
+    """RAM of the chunk list an open index holds: its line-offset table (a row is parsed from the memory-mapped file
+    when a search returns it; before session 16 every chunk was a Python object, ~1 KB a 256-token chunk)."""
+    return (rows + 1) * OFFSET_BYTES

@@ -121,18 +121,19 @@ def sync_index(
     if Path(index.manifest.corpus_source).suffix.lower() in (".jsonl", ".gz", ".zip", ".json"):
         raise BadInputError(f"index {settings.index} was built from {index.manifest.corpus_source}, a record corpus, "
                             "not a folder of documents: sync keeps folder indexes only")
-    plan = plan_sync(folder, known_files(index.path, {c.doc_id for c in index.chunks}), progress)
+    stored = list(index.chunks)  # parsed once
+    plan = plan_sync(folder, known_files(index.path, {c.doc_id for c in stored}), progress)
     if plan.empty:
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
     touched = set(plan.changed) | set(plan.removed)
-    keep = [i for i, c in enumerate(index.chunks) if c.doc_id not in touched]
+    keep = [i for i, c in enumerate(stored) if c.doc_id not in touched]
     report = CorpusReport(progress=False)
     passages = []
     for rel in _bar(plan.added + plan.changed, progress, "reading"):
         passages.extend(read_file_passages(folder, folder / rel, report))
     new_chunks, _ = _chunk_passages(settings, passages, progress)
-    chunks = [index.chunks[i] for i in keep] + new_chunks
+    chunks = [stored[i] for i in keep] + new_chunks
     if not chunks:
         raise BadInputError(f"{folder}: no readable documents left; the index {settings.index} would be empty")
     vectors = None
@@ -151,7 +152,7 @@ def sync_index(
         if new_chunks:
             parts.append(_lexical(embedder, new_chunks, settings))
         lexical = sparse.vstack(parts).tocsr()
-    for pid in {c.passage_id for c in index.chunks if c.doc_id in touched}:
+    for pid in {c.passage_id for c in stored if c.doc_id in touched}:
         digests.pop(pid, None)
     digests.update({p.id: passage_digest(p) for p in passages})
     manifest = index.manifest

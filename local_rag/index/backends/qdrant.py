@@ -211,7 +211,7 @@ def open_qdrant(path: Path, settings: Settings, chunks: list[Chunk], dimension: 
 
 
 def write_qdrant(tmp: Path, settings: Settings, chunks: list[Chunk], texts: list[str], vectors: np.ndarray | None,
-                 base: Path | None = None, old_chunks: list[Chunk] | None = None) -> dict[str, Any]:
+                 base: Path | None = None, old_chunks: Sequence[Chunk] | None = None) -> dict[str, Any]:
     """Write the collection of ``chunks`` for the index being written in ``tmp``.
 
     With ``base`` (the current index folder) and its ``old_chunks``, only the difference is applied: points of

@@ -1,0 +1,86 @@
+"""The chunk list of an index, read by offset: ``chunks.jsonl`` memory-mapped, a table of line offsets (8 bytes a
+row) built at open, and a row parsed only when a search returns it.
+
+Holding the list as Python objects cost ~1 KB a chunk (1.7 GiB at a million 256-token chunks, docs/benchmarks/scale.md)
+and a full JSON parse at every open; a search touches a few dozen rows. The file's checksum is still verified whole at
+open (`local_rag.index.integrity`), so a corrupt row is caught before any search.
+
+Example:
+    >>> chunks = ChunkFile(Path("indexes/demo/chunks.jsonl"))  # doctest: +SKIP
+    >>> len(chunks), chunks[0].passage_id  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import overload
+
+import numpy as np
+
+from local_rag.errors import IndexError_
+from local_rag.records import Chunk
+
+BLOCK = 1 << 24  # bytes scanned for line ends at a time
+
+
+def line_starts(data: bytes | mmap.mmap) -> np.ndarray:
+    """Offsets of every line's start and, last, of the end (``len(result) - 1`` lines; a last line without its
+    newline counts)."""
+    view = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, dtype=np.uint8)
+    ends = [np.flatnonzero(view[a : a + BLOCK] == 10) + (a + 1) for a in range(0, len(view), BLOCK)]
+    starts = np.concatenate([np.zeros(1, dtype=np.int64), *[e.astype(np.int64) for e in ends]])
+    if len(view) and view[-1] != 10:
+        starts = np.append(starts, np.int64(len(view)))
+    return starts
+
+
+class ChunkFile(Sequence[Chunk]):
+    """The rows of a ``chunks.jsonl`` file as a read-only sequence of `Chunk` (row i = line i).
+
+    Raises:
+        IndexError_: the file is missing or unreadable (at open), or a row is not a chunk (when read).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            with self.path.open("rb") as fh:
+                size = fh.seek(0, 2)
+                self._data: bytes | mmap.mmap = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        except (OSError, ValueError) as exc:
+            raise IndexError_(f"{self.path} is missing or unreadable ({exc}); rebuild the index") from exc
+        self._starts = line_starts(self._data)
+
+    def __len__(self) -> int:
+        return len(self._starts) - 1
+
+    @overload
+    def __getitem__(self, row: int) -> Chunk: ...
+
+    @overload
+    def __getitem__(self, row: slice) -> list[Chunk]: ...
+
+    def __getitem__(self, row: int | slice) -> Chunk | list[Chunk]:
+        if isinstance(row, slice):
+            return [self._parse(i) for i in range(*row.indices(len(self)))]
+        n = len(self)
+        if not -n <= row < n:
+            raise IndexError(f"chunk row {row} out of range ({n} rows)")
+        return self._parse(row % n)
+
+    def __iter__(self) -> Iterator[Chunk]:
+        return (self._parse(i) for i in range(len(self)))
+
+    def _parse(self, row: int) -> Chunk:
+        line = self._data[int(self._starts[row]) : int(self._starts[row + 1])]
+        try:
+            return Chunk(**json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
+            raise IndexError_(f"{self.path}: row {row} is not a chunk ({exc}); rebuild the index") from exc
+
+    def nbytes(self) -> int:
+        """RAM this object holds besides the mapped file: the offset table."""
+        return int(self._starts.nbytes)

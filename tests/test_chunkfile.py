@@ -1,0 +1,50 @@
+"""The chunk list read by offset (`local_rag.index.chunkfile`): the same rows as parsing the whole file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from local_rag.errors import IndexError_
+from local_rag.index.chunkfile import BLOCK, ChunkFile, line_starts
+from local_rag.records import Chunk
+
+
+def _chunks(n: int) -> list[Chunk]:
+    return [Chunk(id=f"c{i}", passage_id=f"p{i // 2}", doc_id="d", text=f"text {i} é\u2028 \"quoted\"") for i in range(n)]
+
+
+def _write(path: Path, chunks: list[Chunk], last_newline: bool = True) -> Path:
+    text = "".join(json.dumps(c.to_json(), ensure_ascii=False) + "\n" for c in chunks)
+    path.write_text(text if last_newline else text[:-1], encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("last_newline", [True, False])
+def test_rows_equal_a_full_parse(tmp_path: Path, last_newline: bool) -> None:
+    chunks = _chunks(7)
+    file = ChunkFile(_write(tmp_path / "chunks.jsonl", chunks, last_newline))
+    assert len(file) == 7 and list(file) == chunks
+    assert file[0] == chunks[0] and file[-1] == chunks[-1] and file[2:5] == chunks[2:5] and file[::3] == chunks[::3]
+    assert file.nbytes() == 8 * 8
+    with pytest.raises(IndexError):
+        file[7]
+
+
+def test_empty_file_and_line_ends_across_blocks(tmp_path: Path) -> None:
+    assert len(ChunkFile(_write(tmp_path / "empty.jsonl", []))) == 0
+    data = (b"x" * (BLOCK - 1) + b"\n") + b"yy\n" + b"z"
+    assert line_starts(data).tolist() == [0, BLOCK, BLOCK + 3, BLOCK + 4]
+
+
+def test_missing_file_and_corrupt_row_give_one_line_errors(tmp_path: Path) -> None:
+    with pytest.raises(IndexError_, match="missing or unreadable"):
+        ChunkFile(tmp_path / "nope.jsonl")
+    path = _write(tmp_path / "chunks.jsonl", _chunks(3))
+    path.write_bytes(path.read_bytes().replace(b'"id": "c1"', b'"id": c1!'))
+    file = ChunkFile(path)
+    assert file[0].id == "c0"
+    with pytest.raises(IndexError_, match="row 1 is not a chunk"):
+        file[1]
