@@ -35,8 +35,13 @@ def test_rows_equal_a_full_parse(tmp_path: Path, last_newline: bool) -> None:
 
 def test_empty_file_and_line_ends_across_blocks(tmp_path: Path) -> None:
     assert len(ChunkFile(_write(tmp_path / "empty.jsonl", []))) == 0
-    data = (b"x" * (BLOCK - 1) + b"\n") + b"yy\n" + b"z"
-    assert line_starts(data).tolist() == [0, BLOCK, BLOCK + 3, BLOCK + 4]
+    blocks = [b"x" * 5 + b"\n" + b"ab", b"c\n", b"", b"\nz"]  # a line across blocks, an empty line, no last newline
+    assert line_starts(blocks).tolist() == [0, 6, 10, 11, 12]
+    assert line_starts([b"a\n"]).tolist() == [0, 2] and line_starts([]).tolist() == [0]
+    path = tmp_path / "big.jsonl"
+    _write(path, _chunks(3))
+    path.write_bytes(path.read_bytes()[:-1] + b" " * BLOCK + b"\n")  # a row longer than one read block
+    assert len(ChunkFile(path)) == 3 and ChunkFile(path)[2] == _chunks(3)[2]
 
 
 def test_missing_file_and_corrupt_row_give_one_line_errors(tmp_path: Path) -> None:

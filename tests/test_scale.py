@@ -257,7 +257,7 @@ def test_chunks_cell_reads_the_same_rows_both_ways_and_reports_them(tmp_path: Pa
     basis = Basis([[f"Sentence {i}.{j} of passage {i}." for j in range(3)] for i in range(20)], vectors, ["q"], vectors[:1])
     result = chunk_list(tmp_path, basis, 3000, reads=200)  # asserts the rows read are the ones written
     assert result["rows"] == 3000 and set(result) >= {"offsets", "parsed"}
-    assert result["offsets"]["rss_added_mb"] < result["parsed"]["rss_added_mb"] + 1
+    assert result["offsets"]["anon_rss_added_mb"] < result["parsed"]["anon_rss_added_mb"] + 1
     cell = {**result, "size": 3000, "kind": "chunks", "step": "query"}
     table = markdown(rows({(3000, "chunks", "query"): cell}))
     assert "| 3,000 |" in table and "offsets / parsed" in table

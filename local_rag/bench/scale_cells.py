@@ -14,6 +14,17 @@ def rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def rss_parts() -> tuple[float, float]:
+    """(anonymous, file-backed) resident MiB of this process (``RssAnon``, ``RssFile`` of /proc/self/status)."""
+    parts = {"RssAnon": 0.0, "RssFile": 0.0}
+    with open("/proc/self/status", encoding="utf-8") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key in parts:
+                parts[key] = int(value.split()[0]) / 1024
+    return parts["RssAnon"], parts["RssFile"]
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from local_rag import __version__
-from local_rag.bench.scale_cells import DENSE, cell_dir, disk_mb, peak_mb, rss_mb
+from local_rag.bench.scale_cells import DENSE, cell_dir, disk_mb, peak_mb, rss_parts
 from local_rag.bench.synthetic import Basis, synthetic_ids, synthetic_texts, synthetic_vectors
 from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.embed.base import Embedder, Kind
@@ -114,35 +114,51 @@ def folder_add(work: Path, basis: Basis, size: int, settings: Any) -> dict[str, 
 
 def chunk_list(work: Path, basis: Basis, size: int, reads: int = 2000) -> dict[str, Any]:
     """The ``chunks`` cell: an index's chunk list at ``size`` chunks, opened as a `ChunkFile` (offsets, rows parsed
-    when read) and, after it, parsed whole as every index was before session 16 (`read_chunks`): open time, the RSS
-    each adds, and the time of ``reads`` random row reads (a search reads a few dozen)."""
-    import random
+    when read) and parsed whole as every index was before session 16 (`read_chunks`), each in a fresh process
+    (`open_cost`): open time, the memory each holds, and the time of ``reads`` random row reads."""
+    import subprocess
+    import sys
 
-    from local_rag.index.chunkfile import ChunkFile
-    from local_rag.index.folder import CHUNKS_FILE, read_chunks
+    from local_rag.index.folder import CHUNKS_FILE
     from local_rag.records import Chunk
 
     folder = cell_dir(work, size, "chunks")
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     with (folder / CHUNKS_FILE).open("w", encoding="utf-8") as fh:
-        for i, (pid, text) in enumerate(zip(synthetic_ids(0, size), synthetic_texts(basis, 0, size), strict=True)):
+        for pid, text in zip(synthetic_ids(0, size), synthetic_texts(basis, 0, size), strict=True):
             chunk = Chunk(id=f"{pid}#0", passage_id=pid, doc_id=pid, text=text, end=len(text))
             fh.write(json.dumps(chunk.to_json(), ensure_ascii=False) + "\n")
-            if i % 100_000 == 0:
-                fh.flush()
-    rows = random.Random(0).sample(range(size), min(reads, size))
     result: dict[str, Any] = {"rows": size, "file_mb": round(disk_mb(folder / CHUNKS_FILE), 1)}
-    for name, open_list in (("offsets", lambda: ChunkFile(folder / CHUNKS_FILE)), ("parsed", lambda: read_chunks(folder))):
-        before, cpu0, started = rss_mb(), time.process_time(), time.perf_counter()
-        chunks = open_list()
-        opened, cpu = time.perf_counter() - started, time.process_time() - cpu0
-        added = rss_mb() - before
-        started = time.perf_counter()
-        found = [chunks[r].passage_id for r in rows]
-        result[name] = {"open_s": round(opened, 3), "open_cpu_s": round(cpu, 3), "rss_added_mb": round(added, 1),
-                        "read_us": round((time.perf_counter() - started) / len(rows) * 1e6, 2)}
-        assert found == [synthetic_ids(r, r + 1)[0] for r in rows]
-        del chunks
+    code = ("import json, sys; from local_rag.bench.scale_folder import open_cost; "
+            "print(json.dumps(open_cost(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))")
+    for method in ("offsets", "parsed"):
+        proc = subprocess.run([sys.executable, "-c", code, str(folder), method, str(size), str(reads)],
+                              capture_output=True, text=True, check=True)
+        result[method] = json.loads(proc.stdout.strip().splitlines()[-1])
     shutil.rmtree(folder, ignore_errors=True)
     return result
+
+
+def open_cost(folder: str, method: str, size: int, reads: int) -> dict[str, float]:
+    """Open the chunk list of ``folder`` one way (``offsets`` or ``parsed``) in this (fresh) process and read
+    ``reads`` random rows: open wall and CPU time, the anonymous and file-backed RSS it added (MiB; file-backed pages
+    are the kernel's page cache, dropped under memory pressure), and the time of one row read."""
+    import random
+
+    from local_rag.index.chunkfile import ChunkFile
+    from local_rag.index.folder import CHUNKS_FILE, read_chunks
+
+    rows = random.Random(0).sample(range(size), min(reads, size))
+    anon0, file0 = rss_parts()
+    cpu0, started = time.process_time(), time.perf_counter()
+    chunks = ChunkFile(Path(folder) / CHUNKS_FILE) if method == "offsets" else read_chunks(Path(folder))
+    opened, cpu = time.perf_counter() - started, time.process_time() - cpu0
+    started = time.perf_counter()
+    found = [chunks[r].passage_id for r in rows]
+    read_s = time.perf_counter() - started
+    anon1, file1 = rss_parts()
+    if found != [synthetic_ids(r, r + 1)[0] for r in rows]:
+        raise AssertionError("a row read is not the row written")
+    return {"open_s": round(opened, 3), "open_cpu_s": round(cpu, 3), "anon_rss_added_mb": round(anon1 - anon0, 1),
+            "file_rss_added_mb": round(file1 - file0, 1), "read_us": round(read_s / len(rows) * 1e6, 2)}

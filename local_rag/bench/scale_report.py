@@ -82,12 +82,15 @@ def markdown(table: list[dict[str, Any]]) -> str:
                      f"{r['add_1pct_s']:.2f}{add_cpu} |")
     chunk_rows = [r for r in table if r["kind"] == "chunks"]
     if chunk_rows:
-        lines += ["", "| passages | chunks.jsonl MiB | open s: offsets / parsed | RSS added MiB: offsets / parsed | "
-                  "one row read us: offsets / parsed |", "|" + "---|" * 5]
+        lines += ["", "| passages | chunks.jsonl MiB | open s: offsets / parsed | RAM held MiB (anonymous RSS): "
+                  "offsets / parsed | page cache mapped MiB (file RSS): offsets / parsed | one row read us: offsets / "
+                  "parsed |", "|" + "---|" * 6]
         for r in chunk_rows:
             o, p = r["offsets"], r["parsed"]
             lines.append(f"| {r['size']:,} | {r['file_mb']:.0f} | {o['open_s']:.2f} / {p['open_s']:.2f} | "
-                         f"{o['rss_added_mb']:.0f} / {p['rss_added_mb']:.0f} | {o['read_us']:.1f} / {p['read_us']:.2f} |")
+                         f"{o['anon_rss_added_mb']:.0f} / {p['anon_rss_added_mb']:.0f} | "
+                         f"{o['file_rss_added_mb']:.0f} / {p['file_rss_added_mb']:.0f} | "
+                         f"{o['read_us']:.1f} / {p['read_us']:.2f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import overload
 
@@ -26,15 +26,17 @@ from local_rag.records import Chunk
 BLOCK = 1 << 24  # bytes scanned for line ends at a time
 
 
-def line_starts(data: bytes | mmap.mmap) -> np.ndarray:
+def line_starts(blocks: Iterable[bytes]) -> np.ndarray:
     """Offsets of every line's start and, last, of the end (``len(result) - 1`` lines; a last line without its
-    newline counts)."""
-    view = np.frombuffer(data, dtype=np.uint8) if len(data) else np.zeros(0, dtype=np.uint8)
-    ends = [np.flatnonzero(view[a : a + BLOCK] == 10) + (a + 1) for a in range(0, len(view), BLOCK)]
-    starts = np.concatenate([np.zeros(1, dtype=np.int64), *[e.astype(np.int64) for e in ends]])
-    if len(view) and view[-1] != 10:
-        starts = np.append(starts, np.int64(len(view)))
-    return starts
+    newline counts), from the file's bytes given in consecutive blocks."""
+    parts = [np.zeros(1, dtype=np.int64)]
+    size, last = 0, 10
+    for block in blocks:
+        if block:
+            parts.append(np.flatnonzero(np.frombuffer(block, dtype=np.uint8) == 10).astype(np.int64) + (size + 1))
+            size, last = size + len(block), block[-1]
+    starts = np.concatenate(parts)
+    return np.append(starts, np.int64(size)) if last != 10 else starts
 
 
 class ChunkFile(Sequence[Chunk]):
@@ -48,11 +50,14 @@ class ChunkFile(Sequence[Chunk]):
         self.path = Path(path)
         try:
             with self.path.open("rb") as fh:
-                size = fh.seek(0, 2)
-                self._data: bytes | mmap.mmap = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+                # the scan reads blocks (page cache) rather than the map, so no page of the map is resident until a
+                # row is read
+                self._starts = line_starts(iter(lambda: fh.read(BLOCK), b""))
+                self._data: bytes | mmap.mmap = b""
+                if self._starts[-1]:
+                    self._data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
         except (OSError, ValueError) as exc:
             raise IndexError_(f"{self.path} is missing or unreadable ({exc}); rebuild the index") from exc
-        self._starts = line_starts(self._data)
 
     def __len__(self) -> int:
         return len(self._starts) - 1
