@@ -53,3 +53,45 @@ def test_missing_file_and_corrupt_row_give_one_line_errors(tmp_path: Path) -> No
     assert file[0].id == "c0"
     with pytest.raises(IndexError_, match="row 1 is not a chunk"):
         file[1]
+
+
+class _Counting(list):  # type: ignore[type-arg]
+    reads = 0
+
+    def __getitem__(self, i):  # type: ignore[no-untyped-def]
+        _Counting.reads += 1
+        return super().__getitem__(i)
+
+
+def test_passages_from_rows_stop_reading_once_the_top_k_is_settled() -> None:
+    """Rows best first: the early stop gives exactly the full scan's passages (ties at the k-th score included) and
+    reads fewer rows; rows out of order are scanned whole."""
+    import types
+
+    import numpy as np
+
+    from local_rag.retrieve.retrievers import BM25Retriever
+
+    rng = np.random.default_rng(5)
+    chunks = _Counting(Chunk(id=f"c{i}", passage_id=f"p{rng.integers(0, 40)}", doc_id="d", text="t") for i in range(300))
+    retriever = object.__new__(BM25Retriever)
+    retriever.folder = types.SimpleNamespace(chunks=chunks)  # type: ignore[assignment]
+    for _ in range(20):
+        scores = np.sort(rng.integers(0, 30, 300).astype(np.float32))[::-1]  # many ties
+        rows = rng.permutation(300)
+        rows[-5:] = -1
+        best: dict[str, tuple[float, str]] = {}
+        for r, s in zip(rows.tolist(), scores.tolist(), strict=True):
+            c = chunks[r] if r >= 0 else None
+            if c is not None and (c.passage_id not in best or s > best[c.passage_id][0]):
+                best[c.passage_id] = (s, c.id)
+        want = sorted(((-s, pid, cid) for pid, (s, cid) in best.items()))[:10]
+        _Counting.reads = 0
+        got = retriever._to_passages(rows, scores, 10)
+        assert [(-h.score, h.passage_id, h.chunk_id) for h in got] == want
+        assert _Counting.reads < 295
+        _Counting.reads = 0
+        shuffled = rng.permutation(300)
+        got = retriever._to_passages(rows[shuffled], scores[shuffled], 10)
+        # (which chunk of a passage stands for it on a tied score follows the row order, as it always did)
+        assert [(-h.score, h.passage_id) for h in got] == [w[:2] for w in want] and _Counting.reads == 295

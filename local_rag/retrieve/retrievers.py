@@ -44,9 +44,16 @@ class Retriever(ABC):
 
     def _to_passages(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
         best: dict[str, Hit] = {}
+        valid = scores[rows >= 0]
+        # rows best first (FAISS and BM25 return them so): once a score falls below the k-th distinct passage's,
+        # no later row can change the top k, and its chunk is never read (a row read parses a line of chunks.jsonl)
+        ordered = bool(np.all(valid[1:] <= valid[:-1]))
+        kth: float | None = None
         for row, score in zip(rows.tolist(), scores.tolist(), strict=True):
             if row < 0:
                 continue
+            if ordered and kth is not None and score < kth:
+                break
             chunk = self.folder.chunks[row]
             kept = best.get(chunk.passage_id)
             if kept is None or score > kept.score:
@@ -61,6 +68,8 @@ class Retriever(ABC):
                     doc_id=chunk.doc_id,
                     page=chunk.page,
                 )
+                if kth is None and len(best) == k:
+                    kth = score
         ranked = sorted(best.values(), key=lambda h: (-h.score, h.passage_id))[:k]
         for rank, hit in enumerate(ranked, start=1):
             hit.rank = rank
