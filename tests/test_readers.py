@@ -95,3 +95,13 @@ def test_official_pool_file_reads_cleanly():
     report = CorpusReport()
     passages = list(read_corpus(MTRAG / "corpora" / "pool" / "govt.jsonl", report=report))
     assert len(passages) == 447 and not report.skipped
+
+
+def test_mtrag_document_ids_group_passages_of_one_page():
+    # ClapNQ ids put the Wikipedia page id before an underscore: two passages of one page are one document
+    from local_rag.corpus.readers import mtrag_doc_id
+
+    assert mtrag_doc_id("502521937_10538-10692-0-150") == mtrag_doc_id("502521937_11181-12353-0-1168") == "502521937"
+    assert mtrag_doc_id("ibmcld_00474-7885-8455") == "ibmcld_00474"
+    assert mtrag_doc_id("100045-0-277") == "100045"
+    assert mtrag_doc_id("0027bff8d2a891ff-41576-43247") == "0027bff8d2a891ff"

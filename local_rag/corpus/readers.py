@@ -17,6 +17,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import re
 import time
 import zipfile
 from collections.abc import Iterator
@@ -61,10 +62,20 @@ class CorpusReport:
         return corpus_hash(self._hashes)
 
 
+_CLAPNQ_ID = re.compile(r"^(\d+)_\d+-\d+")  # Wikipedia page id, then the passage's character offsets
+
+
 def mtrag_doc_id(passage_id: str) -> str:
     """Document id of an MTRAG passage id: the part before the first offset (``ibmcld_00474-7885-8455`` ->
-    ``ibmcld_00474``; ``100045-0-277`` -> ``100045``)."""
-    return passage_id.split("-", 1)[0]
+    ``ibmcld_00474``; ``100045-0-277`` -> ``100045``); ClapNQ's ids put the page id before an underscore
+    (``502521937_10538-10692-0-150`` -> ``502521937``).
+
+    Example:
+        >>> [mtrag_doc_id(p) for p in ("ibmcld_00474-7885-8455", "502521937_10538-10692-0-150")]
+        ['ibmcld_00474', '502521937']
+    """
+    match = _CLAPNQ_ID.match(passage_id)
+    return match.group(1) if match else passage_id.split("-", 1)[0]
 
 
 def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None) -> Iterator[Passage]:
