@@ -108,11 +108,17 @@ class BackendConfig(_Config):
 class FusionConfig(_Config):
     """How ranked lists from several retrievers and query variants are merged."""
 
-    method: Literal["rrf", "max"] = "rrf"
+    method: Literal["rrf", "max", "learned"] = Field(
+        "rrf", description="learned: a trained fusion model (`local-rag train fusion`) scores the candidates"
+    )
     k: int = Field(60, ge=1, description="RRF constant")
     weights: dict[str, float] = Field(
         default_factory=dict,
         description="per-list weights keyed 'retriever:mode' (e.g. 'bm25:lastturn'), 'retriever' or 'mode'; default 1",
+    )
+    model: str = Field("", description="the trained fusion model of method learned: a models/ name or a folder")
+    fallback: Literal["rrf", "error"] = Field(
+        "rrf", description="when method learned finds no trained model: warn and use RRF, or stop with an error"
     )
 
 

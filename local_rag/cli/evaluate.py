@@ -31,7 +31,8 @@ def evaluate() -> None:
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--mode", "modes", multiple=True, help="Query modes fused together: lastturn, questions, rewrite (repeat or comma-separate).")
 @click.option("--retriever", "retrievers", multiple=True, help="bm25, dense (default: both = hybrid).")
-@click.option("--fusion", type=click.Choice(["rrf", "max"]))
+@click.option("--fusion", type=click.Choice(["rrf", "max", "learned"]), help="How the lists are merged (learned: --fusion-model).")
+@click.option("--fusion-model", help="The trained fusion model of --fusion learned (`local-rag train fusion`).")
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
 @click.option("--out", "out_dir", type=click.Path(), help="Folder for runs and scores (default: runs/<label>).")
 @click.option("--label", help="Name of this run in reports.")
@@ -49,9 +50,10 @@ def evaluate() -> None:
 @click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
 @click.option("--resume", is_flag=True, help="Keep the queries already in the output folder's runs (an interrupted or partial run, same settings) and run only the rest.")
 @handle_errors
-def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, cross_encoder, reranker_model, reranker_backend, candidates, prior_weight, split, limit, llm_cache, resume):
+def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, domains, modes, retrievers, fusion, fusion_model, index_prefix, out_dir, label, as_json, llm_modes, llm_rerank, judge, cross_encoder, reranker_model, reranker_backend, candidates, prior_weight, split, limit, llm_cache, resume):
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
+        CONVERSATION_MODES,
         items_from_generation_tasks,
         items_from_task_files,
         markdown_table,
@@ -67,6 +69,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         split_ids = load_split(default_mtrag_dir(), split)
     settings = load(profile, config_file, None, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes), "fusion.method": fusion,
+        "fusion.model": fusion_model, "fusion.fallback": "error" if fusion == "learned" else None,
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight,
     })
@@ -93,7 +96,8 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         reranker = load_reranker(settings.reranker, settings.models_dir)
         settings.retrieval.top_k = max(settings.retrieval.top_k, settings.reranker.candidates)
     suffix = "".join([f"_llm-{'+'.join(llm_modes)}" if llm_modes else "", "_llmrerank" if llm_rerank else "", "_judge" if judge else "",
-                      f"_ce-{Path(settings.reranker.model).name}" if reranker is not None else ""])
+                      f"_ce-{Path(settings.reranker.model).name}" if reranker is not None else "",
+                      f"_learned-{Path(settings.fusion.model).name}" if settings.fusion.method == "learned" else ""])
     label = label or f"{'+'.join(settings.retrieval.retrievers)}_{'+'.join(modes)}{suffix}"
     out = Path(out_dir or Path("runs") / label)
     from local_rag.evaluation.lock import run_lock
@@ -110,6 +114,13 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
                 items, qrels = items_from_generation_tasks(generation_tasks, domain)
             else:
                 items, qrels = items_from_task_files(root, domain, modes)
+            if any(m in CONVERSATION_MODES for m in modes):  # the task files hold no agent turns: take the conversations
+                if conversations is None:
+                    from local_rag.llm.pipeline import conversations_by_id
+
+                    conversations = conversations_by_id(generation_tasks or default_mtrag_dir() / "generation_tasks" / "mtrag_tasks.jsonl")
+                for item in items:
+                    item.conversation = item.conversation or conversations.get(item.id)
             if split_ids is not None:
                 from local_rag.evaluation.splits import keep_split
 

@@ -296,3 +296,38 @@ def support(profile, config_file, index_name, name, report_dir, answers):
     settings = load(profile, config_file, index_name)
     report = train_support(settings, default_mtrag_dir(), Path(report_dir), name, [Path(a) for a in answers])
     click.echo(json.dumps({k: report[k] for k in report if k in ("threshold", "pairs", "test", "answers")}, indent=2))
+
+
+@train.command()
+@settings_options
+@click.option("--name", required=True, help="Model name in models/manifest.json (then fusion.method: learned, fusion.model: NAME).")
+@click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True,
+              help="The MTRAG split learned from (train: figures are then reported on test).")
+@click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
+@click.option("--mode", "modes", default="lastturn,lasttwo,lastanswer", show_default=True,
+              help="Query modes whose lists the model reads: lastturn, lasttwo, lastanswer, questions; rewrite (own rewrites from --llm-cache).")
+@click.option("--depth", default=50, show_default=True, help="Candidates taken from each list.")
+@click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
+@click.option("--llm-cache", type=click.Path(dir_okay=False), help="Cache of the system's own rewrites, for mode rewrite.")
+@click.option("--work", type=click.Path(file_okay=False), default="runs/fusion", show_default=True,
+              help="Cache of the retrieved lists (a rerun retrieves nothing twice).")
+@handle_errors
+def fusion(profile, config_file, index_name, name, split, domains, modes, depth, index_prefix, llm_cache, work):
+    """Learn how much each ranked list is worth (a logistic regression over ranks and scores per list, the
+    regularisation picked by cross-validation by conversation) and save it under models/NAME."""
+    from tqdm import tqdm
+
+    from local_rag.mtrag import default_mtrag_dir
+    from local_rag.train.data import own_rewrites
+    from local_rag.train.fusion import train_fusion
+
+    settings = load(profile, config_file, index_name)
+    mode_list = split_csv((modes,)) or []
+    own = own_rewrites(llm_cache, settings.llm.model) if "rewrite" in mode_list else {}
+    if "rewrite" in mode_list and not own:
+        from local_rag.errors import BadInputError
+
+        raise BadInputError(f"mode rewrite needs the own rewrites of the {split} split: `local-rag train rewrites --split {split} --llm-cache FILE`")
+    report = train_fusion(settings, default_mtrag_dir(), name, split_csv((domains,)) or [], mode_list, index_prefix, depth,
+                          own, Path(work), split, progress=lambda it: tqdm(list(it), desc="retrieving lists", unit="batch"))
+    click.echo(json.dumps(report, indent=2))

@@ -27,10 +27,12 @@ from local_rag.mtrag import (
     task_domain,
 )
 from local_rag.records import Conversation, Hit, Query
+from local_rag.retrieve.queries import conversation_texts
 from local_rag.stats import percentile as percentile  # re-exported for older imports; use local_rag.stats
 from local_rag.sysinfo import peak_rss_mb
 
 MAX_CONTEXTS = 10
+CONVERSATION_MODES = ("lasttwo", "lastanswer")  # query modes that need the conversation (agent turns included)
 
 
 @dataclass
@@ -82,6 +84,8 @@ def queries_for(item: EvalItem, modes: Sequence[str], provider: QueryProvider | 
             out.extend(Query(text, mode) for text in extra[mode] if text.strip())
         elif mode in item.given:
             out.append(Query(item.given[mode], mode))
+        elif mode in CONVERSATION_MODES and item.conversation is not None:
+            out.extend(Query(text, mode) for text in conversation_texts(item.conversation, mode) if text.strip())
         else:
             raise BadInputError(f"query mode {mode!r} is not available for {item.id}")
     return out or [Query(item.given.get("lastturn", ""), "lastturn")]

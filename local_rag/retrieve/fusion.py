@@ -26,7 +26,9 @@ def list_weight(key: str, weights: Mapping[str, float]) -> float:
     return 1.0
 
 
-def _merge_hits(lists: Mapping[str, list[Hit]], scores: dict[str, float], source: str, top_k: int) -> list[Hit]:
+def merge_hits(lists: Mapping[str, list[Hit]], scores: dict[str, float], source: str, top_k: int) -> list[Hit]:
+    """The ``top_k`` passages by ``scores`` as hits: display fields from the first list (in key order) that has
+    the passage, and each list's own score of it in ``scores``."""
     best: dict[str, Hit] = {}
     per_list: dict[str, dict[str, float]] = {}
     for key in sorted(lists):
@@ -71,7 +73,7 @@ def rrf(lists: Mapping[str, list[Hit]], k: int = 60, weights: Mapping[str, float
         ranked = sorted(lists[key], key=lambda h: (-h.score, h.passage_id))
         for rank, hit in enumerate(ranked, start=1):
             fused[hit.passage_id] = fused.get(hit.passage_id, 0.0) + w / (k + rank)
-    return _merge_hits(lists, fused, "rrf", top_k)
+    return merge_hits(lists, fused, "rrf", top_k)
 
 
 def max_merge(lists: Mapping[str, list[Hit]], weights: Mapping[str, float] | None = None, top_k: int = 10) -> list[Hit]:
@@ -90,7 +92,7 @@ def max_merge(lists: Mapping[str, list[Hit]], weights: Mapping[str, float] | Non
             value = w * ((hit.score - lo) / span if span > 0 else 1.0)
             if value > fused.get(hit.passage_id, float("-inf")):
                 fused[hit.passage_id] = value
-    return _merge_hits(lists, fused, "max", top_k)
+    return merge_hits(lists, fused, "max", top_k)
 
 
 def fuse(

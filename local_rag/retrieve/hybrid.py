@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 
@@ -9,8 +10,34 @@ from local_rag.embed.base import Embedder
 from local_rag.index.folder import IndexFolder
 from local_rag.records import Hit, Query
 from local_rag.retrieve.fusion import fuse
+from local_rag.retrieve.learned import LearnedFusion
 from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, LearnedSparseRetriever, Retriever
 from local_rag.settings import Settings
+
+log = logging.getLogger("local_rag.retrieve")
+
+
+def learned_fusion(settings: Settings) -> LearnedFusion | None:
+    """The trained fusion model when ``fusion.method`` is ``learned``; without one, None (RRF) with a warning, or an
+    error under ``fusion.fallback: error``."""
+    cfg = settings.fusion
+    if cfg.method != "learned":
+        return None
+    from local_rag.errors import ModelError
+    from local_rag.retrieve.learned import load_fusion
+
+    try:
+        fusion = load_fusion(cfg.model, settings.models_dir)
+    except ModelError as exc:
+        if cfg.fallback == "error":
+            raise
+        log.warning("no trained fusion model (%s): reciprocal rank fusion instead; build one with `local-rag train fusion`", exc)
+        return None
+    missing = [m for m in fusion.modes if m not in settings.retrieval.query_modes and m not in ("rewrite", "keywords", "multi", "hyde")]
+    if missing:
+        log.warning("fusion model %s reads lists of query modes %s that retrieval.query_modes lacks: they count as absent",
+                    cfg.model, ", ".join(missing))
+    return fusion
 
 
 class HybridRetriever:
@@ -41,6 +68,7 @@ class HybridRetriever:
                 f"{'sparse ' if folder.sparse else ''}{'dense' if folder.dense else ''}"
             )
         self.last_timings: dict[str, float] = {}
+        self.learned = learned_fusion(settings)
 
     def lists(self, batch: Sequence[Sequence[Query]], depth: int) -> list[dict[str, list[Hit]]]:
         """Per turn, the ranked list of every ``retriever:mode`` (several texts of one mode get ``mode#i`` keys)."""
@@ -71,11 +99,14 @@ class HybridRetriever:
             for q in queries:
                 # a query's own weight applies to its mode unless settings weight that mode explicitly
                 weights.setdefault(q.mode, q.weight)
-            if len(lists) == 1:
+            if self.learned is not None:
+                fused.append(self.learned.fuse(lists, top_k))
+            elif len(lists) == 1:
                 only = next(iter(lists.values()))[:top_k]
                 fused.append([Hit(**{**h.to_json(), "scores": {next(iter(lists)): h.score}}) for h in only])
             else:
-                fused.append(fuse(lists, cfg.fusion.method, cfg.fusion.k, weights, top_k))
+                method = "rrf" if cfg.fusion.method == "learned" else cfg.fusion.method  # learned without its model
+                fused.append(fuse(lists, method, cfg.fusion.k, weights, top_k))
         self.last_timings["fusion"] = time.perf_counter() - started
         return fused
 

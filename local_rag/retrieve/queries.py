@@ -1,8 +1,10 @@
 """Query variants of a conversation turn.
 
-Modes computed here need no model: ``lastturn`` (the last user turn) and ``questions`` (all user turns, oldest
-first, as the official ``questions`` query files). Other modes (``rewrite`` from the organizers' files or the
-LLM, ``keywords``, ``multi``, ``hyde``) are passed in by the caller as ready texts.
+Modes computed here need no model: ``lastturn`` (the last user turn), ``questions`` (all user turns, oldest
+first, as the official ``questions`` query files), ``lasttwo`` (the previous user turn and the last one: what a
+follow-up leaves implicit is often in the turn before) and ``lastanswer`` (the last agent turn: it was written
+from the passages the conversation is about). The last two are absent on a first turn. Other modes (``rewrite``
+from the organizers' files or the LLM, ``keywords``, ``multi``, ``hyde``) are passed in by the caller as ready texts.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from local_rag.errors import BadInputError
 from local_rag.records import Conversation, Query
 
-QUERY_MODES = ("lastturn", "questions")
+QUERY_MODES = ("lastturn", "questions", "lasttwo", "lastanswer")
+ANSWER_CHARS = 2000  # of the last answer used as a query: its opening says what it is about
 
 
 def conversation_queries(
@@ -33,6 +36,7 @@ def conversation_queries(
         BadInputError: a mode that is neither computed here nor given, or a conversation without a user turn.
 
     Example:
+        >>> from local_rag.records import Turn
         >>> conv = Conversation([Turn("user", "who wrote bm25s?")])
         >>> [q.text for q in conversation_queries(conv, ["lastturn"])]
         ['who wrote bm25s?']
@@ -46,10 +50,8 @@ def conversation_queries(
         if mode in given:
             texts = given[mode]
             texts = [texts] if isinstance(texts, str) else list(texts)
-        elif mode == "lastturn":
-            texts = [conversation.last_user_turn]
-        elif mode == "questions":
-            texts = ["\n".join(t.strip() for t in conversation.user_turns if t.strip())]
+        elif mode in QUERY_MODES:
+            texts = conversation_texts(conversation, mode)
         else:
             valid = sorted(set(QUERY_MODES) | set(given))
             raise BadInputError(f"query mode {mode!r} is not available here; valid: {', '.join(valid)}")
@@ -60,3 +62,26 @@ def conversation_queries(
     if not out:
         out.append(Query(text=conversation.last_user_turn.strip(), mode="lastturn"))
     return out
+
+
+def conversation_texts(conversation: Conversation, mode: str) -> list[str]:
+    """The query texts of a mode computed from the conversation alone (`QUERY_MODES`); none when the conversation
+    has nothing for it (``lasttwo`` and ``lastanswer`` on a first turn).
+
+    Example:
+        >>> from local_rag.records import Turn
+        >>> conv = Conversation([Turn("user", "who wrote bm25s?"), Turn("agent", "Xing Han Lu."), Turn("user", "when?")])
+        >>> conversation_texts(conv, "lasttwo"), conversation_texts(conv, "lastanswer")
+        (['who wrote bm25s?\\nwhen?'], ['Xing Han Lu.'])
+    """
+    users = [t.strip() for t in conversation.user_turns if t.strip()]
+    if mode == "lastturn":
+        return [conversation.last_user_turn]
+    if mode == "questions":
+        return ["\n".join(users)]
+    if mode == "lasttwo":
+        return ["\n".join(users[-2:])] if len(users) > 1 else []
+    if mode == "lastanswer":
+        answers = [t.text.strip() for t in conversation.turns[:-1] if t.speaker == "agent" and t.text.strip()]
+        return [answers[-1][:ANSWER_CHARS]] if answers else []
+    raise BadInputError(f"query mode {mode!r} is not computed from the conversation; these are: {', '.join(QUERY_MODES)}")
