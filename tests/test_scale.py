@@ -261,3 +261,24 @@ def test_chunks_cell_reads_the_same_rows_both_ways_and_reports_them(tmp_path: Pa
     cell = {**result, "size": 3000, "kind": "chunks", "step": "query"}
     table = markdown(rows({(3000, "chunks", "query"): cell}))
     assert "| 3,000 |" in table and "offsets / parsed" in table
+
+
+def test_qdrant_cell_ranks_as_the_local_backend_and_reports_it(tmp_path: Path, fake_settings: Settings):
+    from local_rag.bench.scale_qdrant import qdrant_build, qdrant_query
+    from local_rag.bench.scale_report import markdown, rows
+    from local_rag.bench.synthetic import Basis
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((200, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sentences = [[f"Passage {i} says alpha{i} beta{(i * 7 + j) % 60} gamma{j}." for j in range(4)] for i in range(200)]
+    queries = ["alpha3 beta20", "gamma1 alpha150", "beta7", "alpha99 gamma3 beta1"]
+    basis = Basis(sentences, vectors, queries, vectors[[3, 150, 7, 99]])
+    build = qdrant_build(tmp_path, basis, 400, fake_settings)  # the conversion runs `rebuild_index` in a child process
+    assert build["local_factory"] == "Flat" and build["qdrant_storage_mb"] > 0
+    query = qdrant_query(tmp_path, basis, 400, fake_settings, queries=4)
+    assert query["queries"] == 4 and query["dense_overlap_at_10"] == 1.0  # both exact over the same float16 vectors
+    assert query["bm25_same_scores"] == query["dense_same_scores"] == 4  # the same BM25; tied rows may swap places
+    table = markdown(rows({(400, "qdrant", "build"): build | {"size": 400, "kind": "qdrant", "step": "build"},
+                           (400, "qdrant", "query"): query | {"size": 400, "kind": "qdrant", "step": "query"}}))
+    assert "Qdrant local mode" in table and f"{query['hybrid_overlap_at_10']:.4f}" in table

@@ -7,7 +7,8 @@ in batches of 32, recall@10 against exact search, a small sweep of nprobe / efSe
 per cell and step, under ``work/results``: a run that stops resumes at the first missing cell. Sizes run
 ascending. The ``hybrid`` cell times BM25 + HNSW + RRF per query, the ``folder`` cell `index add` of 1% new
 passages through the real index folder (no embedding: vectors are given), the ``chunks`` cell the open index's
-chunk list (offset table against the whole list parsed).
+chunk list (offset table against the whole list parsed), the ``qdrant`` cell the embedded Qdrant backend beside the
+local one (`local_rag.bench.scale_qdrant`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from local_rag.bench.scale_cells import DENSE, cell_dir, disk_mb, peak_mb, rss_m
 from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
 from local_rag.index.factory import resolve_factory
 
-KINDS = [*DENSE, "bm25", "hybrid", "folder", "chunks"]
+KINDS = [*DENSE, "bm25", "hybrid", "folder", "chunks", "qdrant"]
 SWEEP = {"hnsw": ("efSearch", [32, 64, 128, 256]), "ivf-sq8": ("nprobe", [8, 16, 32, 64]),
          "ivf-pq": ("nprobe", [8, 16, 32, 64])}
 TRAIN_PER_LIST = 50  # k-means training points per IVF list (FAISS warns below 39)
@@ -290,6 +291,10 @@ def run_cell(work: Path, basis: Basis, size: int, kind: str, step: str, settings
         from local_rag.bench.scale_folder import chunk_list
 
         return chunk_list(work, basis, size) if step == "query" else {}
+    if kind == "qdrant":
+        from local_rag.bench.scale_qdrant import qdrant_build, qdrant_query
+
+        return qdrant_build(work, basis, size, settings) if step == "build" else qdrant_query(work, basis, size, settings)
     raise ValueError(kind)
 
 
