@@ -232,6 +232,20 @@ def test_qdrant_corrupt_or_mismatched_index_is_refused_and_kept(tmp_path: Path, 
         open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
 
 
+def test_qdrant_embedded_writes_skip_the_sync_per_point_and_sync_once(tmp_path: Path):
+    """Local mode commits every point on its own; the backend turns the per-commit sync off for the write (the storage
+    is in the temporary folder of the index being written) and syncs the file once. If a qdrant-client release moves
+    the storage, this fails: the writes would still work, only ~10x slower (docs/benchmarks/scale.md)."""
+    from local_rag.index.backends.qdrant import _bulk_writes, _client
+
+    client = _client(tmp_path, {"collection": "c"})
+    client.create_collection("c", sparse_vectors_config={"bm25": qdrant_client.models.SparseVectorParams()})
+    storage = _bulk_writes(client, "c")
+    assert storage is not None and storage.name == "storage.sqlite" and storage.exists()
+    assert client._client.collections["c"].storage.storage.execute("PRAGMA synchronous").fetchone()[0] == 0
+    client.close()
+
+
 def test_synthetic_rows_are_a_function_of_their_index():
     from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
 
