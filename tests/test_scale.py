@@ -296,3 +296,28 @@ def test_qdrant_cell_ranks_as_the_local_backend_and_reports_it(tmp_path: Path, f
     table = markdown(rows({(400, "qdrant", "build"): build | {"size": 400, "kind": "qdrant", "step": "build"},
                            (400, "qdrant", "query"): query | {"size": 400, "kind": "qdrant", "step": "query"}}))
     assert "Qdrant local mode" in table and f"{query['hybrid_overlap_at_10']:.4f}" in table
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf-sq8"])
+def test_a_streamed_dense_cell_holds_every_row_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str):
+    import faiss
+
+    from local_rag.bench import scale
+    from local_rag.bench.synthetic import Basis, synthetic_vectors
+
+    rng = np.random.default_rng(6)
+    vectors = rng.standard_normal((30, 16)).astype(np.float32)
+    basis = Basis([["s."]] * 30, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), ["q"], vectors[:1])
+    monkeypatch.setattr(scale, "STREAM_ABOVE", 1_000)  # 4,500 rows made and added 1,000 at a time
+    out = scale.build_dense(tmp_path, basis, 4_500, kind)
+    assert out["streamed_rows"] == 1_000 and out["threads"] == 1
+    index = faiss.read_index(str(tmp_path / "indexes" / f"4500-{kind}" / "faiss.index"))
+    assert index.ntotal == 4_500
+    whole = synthetic_vectors(basis, 0, 4_500)
+    if kind == "flat":  # row i of the index is synthetic row i
+        assert np.array_equal(faiss.rev_swig_ptr(index.get_xb(), 4_500 * 16).reshape(4_500, 16), whole)
+    rows = scale.exact_truth(tmp_path, basis, 4_500)
+    if kind != "flat":
+        faiss.extract_index_ivf(index).nprobe = 64
+    _, found = index.search(basis.query_vectors, 10)
+    assert len(set(found[0].tolist()) & set(rows[0].tolist())) >= 8  # the streamed index finds the exact neighbours
