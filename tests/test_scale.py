@@ -232,6 +232,39 @@ def test_qdrant_corrupt_or_mismatched_index_is_refused_and_kept(tmp_path: Path, 
         open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
 
 
+def test_qdrant_interrupted_embedded_write_keeps_the_old_index_and_damage_is_refused(
+        tmp_path: Path, qdrant_settings: Settings, hash_embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch):
+    from local_rag.index.backends import qdrant
+
+    build_index(qdrant_settings, write_jsonl(tmp_path / "first.jsonl", CORPUS[:4]), embedder=hash_embedder, progress=False)
+    folder = qdrant_settings.index_dir
+    before = results(qdrant_settings, hash_embedder)
+    calls = []
+
+    def interrupted(*args: object) -> object:  # Ctrl-C after some points are already upserted, unsynced
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return terms(*args)
+
+    terms = qdrant._terms
+    monkeypatch.setattr(qdrant, "BATCH", 1)
+    monkeypatch.setattr(qdrant, "_terms", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        add_documents(qdrant_settings, write_jsonl(tmp_path / "rest.jsonl", CORPUS[4:]), embedder=hash_embedder, progress=False)
+    monkeypatch.undo()
+    assert len(calls) == 2 and results(qdrant_settings, hash_embedder) == before and verify_index(folder) == []
+    assert sorted(p.name for p in qdrant_settings.indexes_dir.iterdir() if not p.name.startswith(".test.")) == ["test"]
+    # settings the index was not built with: refused with the rebuild hint, as the local backend refuses them
+    with pytest.raises(IndexError_, match="rebuild it with `local-rag index build"):
+        open_index(qdrant_settings.model_copy(update={"sparse": qdrant_settings.sparse.model_copy(update={"k1": 1.5})}))
+    qdrant._close_all()  # the engine's storage rewritten with garbage: a clear error, not a traceback
+    for storage in (folder / "qdrant").rglob("storage.sqlite"):
+        storage.write_bytes(b"not a database" * 100)
+    with pytest.raises(IndexError_, match="unreadable"):
+        open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+
+
 def test_qdrant_embedded_writes_skip_the_sync_per_point_and_sync_once(tmp_path: Path):
     """Local mode commits every point on its own; the backend turns the per-commit sync off for the write (the storage
     is in the temporary folder of the index being written) and syncs the file once. If a qdrant-client release moves
