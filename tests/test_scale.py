@@ -232,6 +232,53 @@ def test_qdrant_corrupt_or_mismatched_index_is_refused_and_kept(tmp_path: Path, 
         open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
 
 
+def test_qdrant_interrupted_embedded_write_keeps_the_old_index_and_damage_is_refused(
+        tmp_path: Path, qdrant_settings: Settings, hash_embedder: HashEmbedder, monkeypatch: pytest.MonkeyPatch):
+    from local_rag.index.backends import qdrant
+
+    build_index(qdrant_settings, write_jsonl(tmp_path / "first.jsonl", CORPUS[:4]), embedder=hash_embedder, progress=False)
+    folder = qdrant_settings.index_dir
+    before = results(qdrant_settings, hash_embedder)
+    calls = []
+
+    def interrupted(*args: object) -> object:  # Ctrl-C after some points are already upserted, unsynced
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return terms(*args)
+
+    terms = qdrant._terms
+    monkeypatch.setattr(qdrant, "BATCH", 1)
+    monkeypatch.setattr(qdrant, "_terms", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        add_documents(qdrant_settings, write_jsonl(tmp_path / "rest.jsonl", CORPUS[4:]), embedder=hash_embedder, progress=False)
+    monkeypatch.undo()
+    assert len(calls) == 2 and results(qdrant_settings, hash_embedder) == before and verify_index(folder) == []
+    assert sorted(p.name for p in qdrant_settings.indexes_dir.iterdir() if not p.name.startswith(".test.")) == ["test"]
+    # settings the index was not built with: refused with the rebuild hint, as the local backend refuses them
+    with pytest.raises(IndexError_, match="rebuild it with `local-rag index build"):
+        open_index(qdrant_settings.model_copy(update={"sparse": qdrant_settings.sparse.model_copy(update={"k1": 1.5})}))
+    qdrant._close_all()  # the engine's storage rewritten with garbage: a clear error, not a traceback
+    for storage in (folder / "qdrant").rglob("storage.sqlite"):
+        storage.write_bytes(b"not a database" * 100)
+    with pytest.raises(IndexError_, match="unreadable"):
+        open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+
+
+def test_qdrant_embedded_writes_skip_the_sync_per_point_and_sync_once(tmp_path: Path):
+    """Local mode commits every point on its own; the backend turns the per-commit sync off for the write (the storage
+    is in the temporary folder of the index being written) and syncs the file once. If a qdrant-client release moves
+    the storage, this fails: the writes would still work, only ~10x slower (docs/benchmarks/scale.md)."""
+    from local_rag.index.backends.qdrant import _bulk_writes, _client
+
+    client = _client(tmp_path, {"collection": "c"})
+    client.create_collection("c", sparse_vectors_config={"bm25": qdrant_client.models.SparseVectorParams()})
+    storage = _bulk_writes(client, "c")
+    assert storage is not None and storage.name == "storage.sqlite" and storage.exists()
+    assert client._client.collections["c"].storage.storage.execute("PRAGMA synchronous").fetchone()[0] == 0
+    client.close()
+
+
 def test_synthetic_rows_are_a_function_of_their_index():
     from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
 
@@ -261,3 +308,49 @@ def test_chunks_cell_reads_the_same_rows_both_ways_and_reports_them(tmp_path: Pa
     cell = {**result, "size": 3000, "kind": "chunks", "step": "query"}
     table = markdown(rows({(3000, "chunks", "query"): cell}))
     assert "| 3,000 |" in table and "offsets / parsed" in table
+
+
+def test_qdrant_cell_ranks_as_the_local_backend_and_reports_it(tmp_path: Path, fake_settings: Settings):
+    from local_rag.bench.scale_qdrant import qdrant_build, qdrant_query
+    from local_rag.bench.scale_report import markdown, rows
+    from local_rag.bench.synthetic import Basis
+
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((200, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    sentences = [[f"Passage {i} says alpha{i} beta{(i * 7 + j) % 60} gamma{j}." for j in range(4)] for i in range(200)]
+    queries = ["alpha3 beta20", "gamma1 alpha150", "beta7", "alpha99 gamma3 beta1"]
+    basis = Basis(sentences, vectors, queries, vectors[[3, 150, 7, 99]])
+    build = qdrant_build(tmp_path, basis, 400, fake_settings)  # the conversion runs `rebuild_index` in a child process
+    assert build["local_factory"] == "Flat" and build["qdrant_storage_mb"] > 0
+    query = qdrant_query(tmp_path, basis, 400, fake_settings, queries=4)
+    assert query["queries"] == 4 and query["dense_overlap_at_10"] == 1.0  # both exact over the same float16 vectors
+    assert query["bm25_same_scores"] == query["dense_same_scores"] == 4  # the same BM25; tied rows may swap places
+    table = markdown(rows({(400, "qdrant", "build"): build | {"size": 400, "kind": "qdrant", "step": "build"},
+                           (400, "qdrant", "query"): query | {"size": 400, "kind": "qdrant", "step": "query"}}))
+    assert "Qdrant local mode" in table and f"{query['hybrid_overlap_at_10']:.4f}" in table
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf-sq8"])
+def test_a_streamed_dense_cell_holds_every_row_in_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str):
+    import faiss
+
+    from local_rag.bench import scale
+    from local_rag.bench.synthetic import Basis, synthetic_vectors
+
+    rng = np.random.default_rng(6)
+    vectors = rng.standard_normal((30, 16)).astype(np.float32)
+    basis = Basis([["s."]] * 30, vectors / np.linalg.norm(vectors, axis=1, keepdims=True), ["q"], vectors[:1])
+    monkeypatch.setattr(scale, "STREAM_ABOVE", 1_000)  # 4,500 rows made and added 1,000 at a time
+    out = scale.build_dense(tmp_path, basis, 4_500, kind)
+    assert out["streamed_rows"] == 1_000 and out["threads"] == 1
+    index = faiss.read_index(str(tmp_path / "indexes" / f"4500-{kind}" / "faiss.index"))
+    assert index.ntotal == 4_500
+    whole = synthetic_vectors(basis, 0, 4_500)
+    if kind == "flat":  # row i of the index is synthetic row i
+        assert np.array_equal(faiss.rev_swig_ptr(index.get_xb(), 4_500 * 16).reshape(4_500, 16), whole)
+    rows = scale.exact_truth(tmp_path, basis, 4_500)
+    if kind != "flat":
+        faiss.extract_index_ivf(index).nprobe = 64
+    _, found = index.search(basis.query_vectors, 10)
+    assert len(set(found[0].tolist()) & set(rows[0].tolist())) >= 8  # the streamed index finds the exact neighbours

@@ -7,7 +7,8 @@ in batches of 32, recall@10 against exact search, a small sweep of nprobe / efSe
 per cell and step, under ``work/results``: a run that stops resumes at the first missing cell. Sizes run
 ascending. The ``hybrid`` cell times BM25 + HNSW + RRF per query, the ``folder`` cell `index add` of 1% new
 passages through the real index folder (no embedding: vectors are given), the ``chunks`` cell the open index's
-chunk list (offset table against the whole list parsed).
+chunk list (offset table against the whole list parsed), the ``qdrant`` cell the embedded Qdrant backend beside the
+local one (`local_rag.bench.scale_qdrant`).
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from local_rag.bench.scale_cells import DENSE, cell_dir, disk_mb, peak_mb, rss_m
 from local_rag.bench.synthetic import Basis, synthetic_texts, synthetic_vectors
 from local_rag.index.factory import resolve_factory
 
-KINDS = [*DENSE, "bm25", "hybrid", "folder", "chunks"]
+KINDS = [*DENSE, "bm25", "hybrid", "folder", "chunks", "qdrant"]
 SWEEP = {"hnsw": ("efSearch", [32, 64, 128, 256]), "ivf-sq8": ("nprobe", [8, 16, 32, 64]),
          "ivf-pq": ("nprobe", [8, 16, 32, 64])}
 TRAIN_PER_LIST = 50  # k-means training points per IVF list (FAISS warns below 39)
+STREAM_ABOVE = 1_000_000  # above this many rows a dense cell makes and adds its vectors in batches of this many
 BATCH = 32
 K = 10
 
@@ -84,31 +86,55 @@ def exact_truth(work: Path, basis: Basis, size: int) -> np.ndarray:
 
 
 def build_dense(work: Path, basis: Basis, size: int, kind: str) -> dict[str, Any]:
+    """Build, save, add 1% and save again. Above `STREAM_ABOVE` rows the vectors are never all in memory (10M float32
+    rows are 15 GB): they are made and added `STREAM_ABOVE` rows at a time, IVF is trained on the first rows (the rows
+    are independent draws, so the first ones are a random sample), and everything runs on one thread (the CPU time
+    of OpenMP threads spinning beside other jobs would count against the build)."""
     import faiss
 
     factory = resolve_factory(DENSE[kind], size)
-    vectors = synthetic_vectors(basis, 0, size)
+    streamed = size > STREAM_ABOVE
+    vectors = None if streamed else synthetic_vectors(basis, 0, size)
+    threads = 1 if streamed else os.cpu_count() or 1
     rss_data = rss_mb()
     cpu0 = time.process_time()
     started = time.perf_counter()
     index = faiss.index_factory(basis.dimension, factory, faiss.METRIC_INNER_PRODUCT)
+    made_cpu = 0.0  # CPU seconds spent making synthetic rows inside the timed build (streamed only)
     if not index.is_trained:
         # k-means on one thread: its many small parallel sections stall when other jobs share the two cores
         faiss.omp_set_num_threads(1)
         ivf = faiss.extract_index_ivf(index)
         if hasattr(index, "do_polysemous_training"):
             index.do_polysemous_training = False  # minutes of annealing for a Hamming filter never used here
-        sample = np.random.default_rng(1).choice(size, size=min(size, TRAIN_PER_LIST * ivf.nlist), replace=False)
-        index.train(vectors[np.sort(sample)])
-        faiss.omp_set_num_threads(os.cpu_count() or 1)
-    index.add(vectors)
+        train = min(size, TRAIN_PER_LIST * ivf.nlist)
+        if vectors is not None:
+            index.train(vectors[np.sort(np.random.default_rng(1).choice(size, size=train, replace=False))])
+        else:
+            made = time.process_time()
+            sample = synthetic_vectors(basis, 0, train)
+            made_cpu += time.process_time() - made
+            index.train(sample)
+            del sample
+    faiss.omp_set_num_threads(threads)
+    if vectors is not None:
+        index.add(vectors)
+    else:
+        for start in range(0, size, STREAM_ABOVE):
+            made = time.process_time()
+            batch = synthetic_vectors(basis, start, min(size, start + STREAM_ABOVE))
+            made_cpu += time.process_time() - made
+            index.add(batch)
+            del batch
     build_s = time.perf_counter() - started
     folder = cell_dir(work, size, kind)
     folder.mkdir(parents=True, exist_ok=True)
     faiss.write_index(index, str(folder / "faiss.index"))
     out = {"factory": factory, "build_s": round(build_s, 3), "build_cpu_s": round(time.process_time() - cpu0, 3), "peak_rss_mb": round(peak_mb(), 1),
            "rss_data_mb": round(rss_data, 1), "disk_mb": round(disk_mb(folder / "faiss.index"), 2),
-           "raw_vectors_mb": round(size * basis.dimension * 4 / 2**20, 2)}
+           "raw_vectors_mb": round(size * basis.dimension * 4 / 2**20, 2), "threads": threads}
+    if streamed:
+        out.update(streamed_rows=STREAM_ABOVE, make_rows_cpu_s=round(made_cpu, 3))
     del vectors
     added = synthetic_vectors(basis, size, size + max(1, size // 100))
     cpu0 = time.process_time()
@@ -290,6 +316,10 @@ def run_cell(work: Path, basis: Basis, size: int, kind: str, step: str, settings
         from local_rag.bench.scale_folder import chunk_list
 
         return chunk_list(work, basis, size) if step == "query" else {}
+    if kind == "qdrant":
+        from local_rag.bench.scale_qdrant import qdrant_build, qdrant_query
+
+        return qdrant_build(work, basis, size, settings) if step == "build" else qdrant_query(work, basis, size, settings)
     raise ValueError(kind)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 # the query setting reported per ANN index (the one that reaches recall@10 >= 0.95 at every size measured)
+SIDE_TABLES = ("hybrid", "folder", "chunks", "qdrant")  # cells with their own table, not a row of the main one
 REPORTED = {"flat": ("exact", 0), "hnsw": ("efSearch", 128), "ivf-sq8": ("nprobe", 64), "ivf-pq": ("nprobe", 64)}
 
 
@@ -55,6 +56,12 @@ def rows(cells: dict[tuple[int, str, str], dict[str, Any]]) -> list[dict[str, An
                                                   "segments", "peak_rss_mb")})
         elif kind == "chunks" and query:
             row.update({k: query.get(k) for k in ("file_mb", "offsets", "parsed")})
+        elif kind == "qdrant" and build and query:
+            row.update({k: build.get(k) for k in ("local_build_s", "local_build_cpu_s", "local_factory", "local_disk_mb",
+                                                  "convert_s", "convert_cpu_s", "convert_peak_rss_mb", "qdrant_storage_mb")})
+            row.update({k: query.get(k) for k in ("queries", "local", "qdrant", "hybrid_overlap_at_10", "hybrid_identical",
+                                                  "bm25_overlap_at_10", "dense_overlap_at_10",
+                                                  "bm25_same_scores", "dense_same_scores")})
         else:
             continue
         out.append(row)
@@ -72,7 +79,7 @@ def markdown(table: list[dict[str, Any]]) -> str:
     lines = ["| passages | index | build s (CPU s) | peak RSS MiB | disk MiB | load s | index RAM MiB | one query p50/p95 ms "
              "(CPU) | batch of 32 p50/p95 ms (CPU) | recall@10 | add 1% s (CPU s) |", "|" + "---|" * 11]
     for r in table:
-        if r["kind"] in ("hybrid", "folder", "chunks"):
+        if r["kind"] in SIDE_TABLES:
             continue
         cpu = f" ({r['build_cpu_s']:.1f})" if r.get("build_cpu_s") is not None else ""
         add_cpu = f" ({r['add_1pct_cpu_s']:.2f})" if r.get("add_1pct_cpu_s") is not None else ""
@@ -91,7 +98,31 @@ def markdown(table: list[dict[str, Any]]) -> str:
                          f"{o['anon_rss_added_mb']:.0f} / {p['anon_rss_added_mb']:.0f} | "
                          f"{o['file_rss_added_mb']:.0f} / {p['file_rss_added_mb']:.0f} | "
                          f"{o['read_us']:.1f} / {p['read_us']:.2f} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _qdrant_lines([r for r in table if r["kind"] == "qdrant"])) + "\n"
+
+
+def _qdrant_lines(table: list[dict[str, Any]]) -> list[str]:
+    """The ``qdrant`` cells: each backend's build (local) or conversion (``index rebuild --backend qdrant``), load and
+    hybrid query, and how many of Qdrant's top 10 are the local backend's."""
+    if not table:
+        return []
+    lines = ["", "| passages | backend | build s (CPU s) | peak RSS MiB | disk MiB | load s (CPU s) | hybrid query p50/p95 ms "
+             "(CPU) | BM25 / dense CPU p50 ms | hybrid top 10 shared with local (lists identical; BM25 / dense scores equal "
+             "rank by rank) |", "|" + "---|" * 9]
+    for r in table:
+        for backend in ("local", "qdrant"):
+            q = r[backend]
+            if backend == "local":
+                build, peak = f"{r['local_build_s']:.1f} ({r['local_build_cpu_s']:.1f})", ""
+                disk, name, shared = r["local_disk_mb"], f"local ({r['local_factory']} + bm25s)", ""
+            else:
+                build, peak = f"{r['convert_s']:.1f} ({r['convert_cpu_s']:.1f})", f"{r['convert_peak_rss_mb']:.0f}"
+                disk, name = r["qdrant_storage_mb"], "Qdrant local mode (embedded)"
+                shared = (f"{r['hybrid_overlap_at_10']:.4f} ({r['hybrid_identical']} of {r['queries']}; "
+                          f"{r.get('bm25_same_scores')} / {r.get('dense_same_scores')} of {r['queries']})")
+            lines.append(f"| {r['size']:,} | {name} | {build} | {peak} | {disk:.0f} | {q['load_s']:.2f} ({q['load_cpu_s']:.2f}) "
+                         f"| {_ms(q['hybrid'])} | {q['bm25']['cpu_p50_ms']:.2f} / {q['dense']['cpu_p50_ms']:.2f} | {shared} |")
+    return lines
 
 
 def charts(table: list[dict[str, Any]], out: Path) -> list[Path]:
@@ -104,7 +135,7 @@ def charts(table: list[dict[str, Any]], out: Path) -> list[Path]:
     figures = {"build_cpu_s": "build CPU s", "disk_mb": "disk MiB", "index_rss_mb": "index RAM MiB",
                "query_cpu_ms": "one query p50 CPU ms"}
     fig, axes = plt.subplots(1, len(figures), figsize=(4.2 * len(figures), 3.6))
-    kinds = sorted({r["kind"] for r in table if r["kind"] not in ("hybrid", "folder", "chunks")})
+    kinds = sorted({r["kind"] for r in table if r["kind"] not in SIDE_TABLES})
     for ax, (key, label) in zip(axes, figures.items(), strict=True):
         for kind in kinds:
             points = []

@@ -19,7 +19,8 @@ def _size(text: str) -> int:
 @click.option("--sizes", default="10k,100k,1M", show_default=True, help="Corpus sizes in passages, ascending.")
 @click.option("--kinds", default="flat,hnsw,ivf-sq8,ivf-pq,bm25,hybrid,folder,chunks", show_default=True,
               help="Cells per size: flat, hnsw, ivf-sq8, ivf-pq, bm25, hybrid (BM25 + ANN + RRF), folder (index add), "
-                   "chunks (the chunk list: offsets against parsed).")
+                   "chunks (the chunk list: offsets against parsed), qdrant (the embedded Qdrant backend beside the local "
+                   "one; not in the default).")
 @click.option("--work", default="~/.cache/local-rag/scale", show_default=True,
               help="Cache of the embedded basis, the built indexes and one JSON result per cell (resumable).")
 @click.option("--profile", default="cpu-test", show_default=True, help="Profile whose embedder makes the basis.")
