@@ -5,16 +5,20 @@ Run it with the benchmark-only environment (LlamaIndex is not a dependency of lo
 
     bash scripts/peer_env.sh
     flock /tmp/cpu-heavy.lock .venv-peer/bin/python scripts/bench_peer.py --profile cpu-qwen --tasks 10
+    # the speed levers of cpu-fast on the 1.5B model, both sides on the same GGUF:
+    .venv-peer/bin/python scripts/bench_peer.py --profile cpu-fast --set llm.model=qwen2.5-coder-1.5b-instruct-q4_k_m \
+        --out docs/benchmarks/peer-levers
 
-Writes docs/benchmarks/peer.{json,md}.
+Writes <out>/peer.{json,md} (default docs/benchmarks/).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
-from local_rag.bench.peer import ROWS, bench_peer
+from local_rag.bench.peer import ROWS, bench_peer, parse_sets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,14 +32,24 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rows", default="peer,ours,ours-rewrite", help=f"comma-separated, from {', '.join(ROWS)}")
     parser.add_argument("--lean-passages", type=int, default=3, help="passages in the prompt of the ours-lean row")
+    parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                        help="a dotted settings override for both sides, e.g. llm.model=qwen2.5-coder-1.5b-instruct-q4_k_m "
+                             "(repeatable; the value is read as YAML)")
+    parser.add_argument("--models-dir", type=Path,
+                        default=Path(os.environ.get("LOCAL_RAG_MODELS_DIR") or ROOT / "models"),
+                        help="default: $LOCAL_RAG_MODELS_DIR, else models/ of this checkout")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks")
     args = parser.parse_args()
+    try:
+        args.overrides = parse_sets(args.sets)
+    except ValueError as exc:
+        parser.error(str(exc))
     rows_wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
     unknown = [r for r in rows_wanted if r not in ROWS]
     if unknown or not any(r.startswith("peer") for r in rows_wanted):
         parser.error(f"--rows: unknown {unknown or 'none'}, peer rows {[r for r in rows_wanted if r.startswith('peer')]} "
                      f"(valid: {', '.join(ROWS)}; at least one peer row)")
-    print(bench_peer(args, rows_wanted, ROOT / "models"))
+    print(bench_peer(args, rows_wanted, args.models_dir))
 
 
 if __name__ == "__main__":

@@ -42,6 +42,13 @@ CONFIGS: dict[str, dict[str, Any]] = {
                           "llm": {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"},
                           "generate": {"prompt": "answer_history_first", "history_step": 4}},
 }
+# Time to first token of the cpu-fast set (all-0.5b-nolookup, 5.1 s against the 5 s target): fewer prompt tokens.
+CONFIGS |= {
+    "fast-evidence300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300}}),
+    "fast-history300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"generate": {"history_tokens": 300}}),
+    "fast-evidence300-history300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300},
+                                                                             "generate": {"history_tokens": 300}}),
+}
 PREFIX_CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
     "compress": {"evidence": {"compress": True}},

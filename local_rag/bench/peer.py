@@ -65,6 +65,31 @@ def require_peer_env() -> None:
         sys.exit(EXIT_MISSING)
 
 
+def parse_sets(items: list[str]) -> dict[str, Any]:
+    """``["llm.model=x", "generate.passages=3"]`` as nested settings overrides (each value read as YAML).
+
+    Example:
+        >>> parse_sets(["llm.model=qwen", "generate.passages=3", "evidence.compress=true"])
+        {'llm': {'model': 'qwen'}, 'generate': {'passages': 3}, 'evidence': {'compress': True}}
+
+    Raises:
+        ValueError: an item without ``=`` or with an empty key.
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
+            raise ValueError(f"--set {item!r}: expected KEY=VALUE with a dotted settings key")
+        target = out
+        *parents, last = key.strip().split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = yaml.safe_load(value)
+    return out
+
+
 # ------------------------------------------------------------------------------------------------ tasks
 def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int, seed: int) -> list[dict[str, Any]]:
     """``n + 1`` answerable tasks of ``domain`` with qrels and a reference answer, ordered by a seeded hash; the
@@ -392,7 +417,10 @@ def markdown(report: dict[str, Any]) -> str:
              f"{report['corpus']['passages']} passages, {s[next(iter(s))]['turns']} MTRAG {report['domain']} turns)", "",
              *([] if report.get("complete", True) else
                [f"**Incomplete run: {report.get('tasks_done')} of {report.get('tasks_asked')} tasks done.**", ""]),
-             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores, GPUs: {report['machine']['gpus'] or 'none'}.", "",
+             f"Machine: {report['machine']['cpu']}, {report['machine']['cores']} cores, GPUs: {report['machine']['gpus'] or 'none'}; "
+             f"load average (1/5/15 min) at the start {report['machine']['load_average']['start']}, at the end "
+             f"{report['machine']['load_average']['now']}.", "",
+             f"Settings: profile `{report['profile']}`" + "".join(f", `--set {item}`" for item in report.get("sets", [])) + ".", "",
              "| row | " + " | ".join(cols) + " |", "|---|" + "---|" * len(cols)]
     lines += [f"| {row} | " + " | ".join(str(v.get(c, "")) for c in cols) + " |" for row, v in s.items()]
     lines += ["", "| index build (s) | " + " | ".join(f"{k}: {v}" for k, v in report["build_s"].items()) + " |", "",
@@ -421,10 +449,15 @@ def write_report(args: argparse.Namespace, rows_wanted: list[str], settings: Any
         report_ratios["ours-rewrite ÷ peer-condense"] = ratios(summary["ours-rewrite"], summary["peer-condense"])
     command = (f".venv-peer/bin/python scripts/bench_peer.py --profile {args.profile} --domain {args.domain} "
                f"--tasks {args.tasks} --seed {args.seed} --rows {','.join(rows_wanted)}"
-               + (f" --lean-passages {args.lean_passages}" if "ours-lean" in rows_wanted else ""))
+               + (f" --lean-passages {args.lean_passages}" if "ours-lean" in rows_wanted else "")
+               + "".join(f" --set {item}" for item in getattr(args, "sets", []))
+               + (f" --out {args.out}" if args.out.name != "benchmarks" else ""))
     report = {
-        "command": command, "complete": done == len(tasks), "tasks_done": done, "tasks_asked": len(tasks), "machine": machine(),
-        "profile": args.profile, "domain": args.domain,
+        "command": command, "complete": done == len(tasks), "tasks_done": done, "tasks_asked": len(tasks),
+        "machine": machine() | {"load_average": {"start": getattr(args, "load_start", None),
+                                                 "now": [round(x, 2) for x in os.getloadavg()]}},
+        "profile": args.profile, "sets": getattr(args, "sets", []), "overrides": getattr(args, "overrides", {}),
+        "domain": args.domain,
         "llm": settings.llm.model, "embedder": settings.embedder.model, "llama_cpp_params": params,
         "versions": {"local-rag": __version__, "llama-index-core": llama_index.core.__version__,
                      "llama-cpp-python": llama_cpp.__version__},
@@ -450,13 +483,14 @@ def bench_peer(args: argparse.Namespace, rows_wanted: list[str], models_dir: Pat
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # this benchmark never downloads; a missing model must fail, not fetch
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     require_peer_env()
+    args.load_start = [round(x, 2) for x in os.getloadavg()]
     from local_rag.evaluation.generation.algorithmic import rouge_l
     from local_rag.evaluation.generation.official import targets_of
     from local_rag.mtrag import default_mtrag_dir, load_qrels
-    from local_rag.settings import load_settings
+    from local_rag.settings import deep_merge, load_settings
 
     mtrag = default_mtrag_dir()
-    settings = load_settings(args.profile, overrides={"models_dir": str(models_dir)})
+    settings = load_settings(args.profile, overrides=deep_merge(getattr(args, "overrides", {}), {"models_dir": str(models_dir)}))
     corpus = args.corpus = args.corpus or mtrag / "corpora" / "pool" / f"{args.domain}.jsonl"
     qrels = load_qrels(mtrag / "retrieval_tasks" / args.domain / "qrels" / "dev.tsv")
     tasks = pick_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl", args.domain, qrels, args.tasks, args.seed)
