@@ -437,7 +437,9 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
         "baseline_always_answer": baseline,
         "variants": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
         "best_single_feature": {"pool": feature_separability(mats["pool"][0], names, pool),
-                                "test": feature_separability(mats["test"][0], names, sets["test"])},
+                                "test": feature_separability(mats["test"][0], names, sets["test"]),
+                                "dev": feature_separability(mats["pool"][0][[i for i, e in enumerate(pool) if e.source == "mtragun-dev"]],
+                                                            names, sets["dev"])},
         "targets_met": {"test": targets_met(best["test"]), "dev_cv": targets_met(best["dev_cv"])},
     }
     write_report(report, best, sets, report_dir)
@@ -476,7 +478,8 @@ def write_report(report: dict[str, Any], best: dict[str, Any], sets: dict[str, l
     lines += ["", f"Best single feature (AUC either direction): pool decline {single['pool']['decline']['feature']} "
               f"{single['pool']['decline']['auc']}, pool clarify {single['pool']['clarify']['feature']} "
               f"{single['pool']['clarify']['auc']}, test decline {single['test']['decline']['feature']} "
-              f"{single['test']['decline']['auc']}"]
+              f"{single['test']['decline']['auc']}, MTRAG-UN dev clarify {single['dev']['clarify']['feature']} "
+              f"{single['dev']['clarify']['auc']} (top 5: {single['dev']['clarify']['top5']})"]
     lines += ["", "## Confusion, MTRAG test", "", confusion_markdown(best["test"]["confusion"]), "",
               "## Confusion, MTRAG-UN dev (cross-validated)", "", confusion_markdown(best["dev_cv"]["confusion"]), ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
