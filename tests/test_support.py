@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from local_rag.decide.support import SupportChecker, cited, load_support, save_support, split_sentences
+from local_rag.decide.support import PAIR_FEATURES, SupportChecker, cited, load_support, save_support, split_sentences
 from local_rag.records import Hit
 from local_rag.settings import SupportConfig
 from local_rag.train.support import (
@@ -23,7 +23,9 @@ from local_rag.train.support import (
     labelled_figures,
     make_model,
     nearest_other,
+    pick,
     split_of,
+    variant_features,
 )
 
 from .conftest import CORPUS, needs_minilm
@@ -177,3 +179,18 @@ def test_figures_of_committed_answers(checker: SupportChecker, tmp_path: Path):
                                                  ("t2<::>1", 0, 2, 0)]), encoding="utf-8")
     by_hand = labelled_figures(checker, labels, ContextTexts(corpus, None))
     assert (by_hand["n"], by_hand["supported_by_hand"], by_hand["auc"], by_hand["accuracy"]) == (4, 0.5, 1.0, 1.0)
+
+
+def test_lexical_variant_needs_no_embedder_and_the_cheaper_variant_wins_a_tie(tmp_path: Path):
+    x, y = features(PAIRS, None), np.array([p.label for p in PAIRS])
+    assert not x[:, :2].any()  # no embedder: the cosines are 0
+    cols = [PAIR_FEATURES.index(f) for f in variant_features("lr-lexical")]
+    assert set(variant_features("gbm-lexical")) == set(PAIR_FEATURES) - {"cosine", "best_sentence_cosine"}
+    model = make_model("lr-lexical").fit(x[:, cols], y)
+    folder = save_support(tmp_path / "lexical", model, {"features": variant_features("lr-lexical"), "threshold": 0.5})
+    checker = load_support(folder, lambda texts: 1 / 0, SupportConfig(mode="flag"))  # never called
+    assert checker.embed is None
+    _, report = checker.check("A cat sleeps twelve to sixteen hours a day [1].", hits(SLEEP, BM25))
+    assert report.sentences[0].p_cited is not None and report.supported == 1
+    measured = {"lr": {"cv_auc": 0.95}, "gbm": {"cv_auc": 0.96}, "lr-lexical": {"cv_auc": 0.951}, "gbm-lexical": {"cv_auc": 0.94}}
+    assert pick(measured) == "lr-lexical" and pick({"lr": {"cv_auc": 0.95}, "lr-lexical": {"cv_auc": 0.9}}) == "lr"

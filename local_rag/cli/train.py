@@ -292,15 +292,21 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
               help="Committed answers (answers.jsonl of a generation run) to check, before and after.")
 @click.option("--labels", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="Pairs of those answers labelled by hand (JSONL: answers, task_id, sentence_index, cited, supported).")
+@click.option("--threshold-labels", type=click.Path(dir_okay=False, exists=True),
+              help="Hand-labelled pairs of train-split answers to set the threshold on (default: the reference pairs).")
 @click.option("--limit", default=3000, show_default=True, help="Train-split pairs (a fixed sample; half as many test pairs).")
-@click.option("--variants", default="lr,gbm", show_default=True, help="Classifiers to measure (comma-separated): lr, gbm.")
+@click.option("--variants", default="lr,gbm,lr-lexical,gbm-lexical", show_default=True,
+              help="Classifiers to measure (comma-separated); -lexical: without the MiniLM cosines.")
+@click.option("--work", type=click.Path(file_okay=False), default="runs/support", show_default=True,
+              help="Cache of the pairs' features (a rerun embeds nothing).")
 @handle_errors
-def support(profile, config_file, index_name, name, report_dir, answers, labels, limit, variants):
+def support(profile, config_file, index_name, name, report_dir, answers, labels, threshold_labels, limit, variants, work):
     """Train the support classifier (is an answer sentence supported by a passage?) and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.train.support import train_support
 
     settings = load(profile, config_file, index_name)
     report = train_support(settings, default_mtrag_dir(), Path(report_dir), name, [Path(a) for a in answers], limit,
-                           split_csv((variants,)) or [], [Path(a) for a in labels])
+                           split_csv((variants,)) or [], [Path(a) for a in labels],
+                           Path(threshold_labels) if threshold_labels else None, Path(work))
     click.echo(json.dumps({k: report[k] for k in report if k in ("kept", "threshold", "pairs", "wall_s")}, indent=2))

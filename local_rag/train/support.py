@@ -33,6 +33,7 @@ import numpy as np
 
 from local_rag.decide.model import embedder_function
 from local_rag.decide.support import (
+    EMBEDDING_FEATURES,
     PAIR_FEATURES,
     SupportChecker,
     load_support,
@@ -50,7 +51,7 @@ from local_rag.train.decider_report import latency
 
 _NUM = re.compile(r"\d+")
 _NAME = re.compile(r"\b[A-Z][a-z]{2,}\b")
-VARIANTS = ("lr", "gbm")
+VARIANTS = ("lr", "gbm", "lr-lexical", "gbm-lexical")
 NEAR_MAX_SHARE = 0.8  # a passage of another conversation sharing more of the sentence's words may well support it
 
 
@@ -155,12 +156,15 @@ def features(pairs: Sequence[Pair], embed: Any) -> np.ndarray:
 
 
 def make_model(variant: str = "lr") -> Any:
-    """An unfitted classifier: ``lr`` (scaled logistic regression) or ``gbm`` (histogram gradient boosting)."""
+    """An unfitted classifier: ``lr`` (scaled logistic regression) or ``gbm`` (histogram gradient boosting); a
+    ``-lexical`` variant is the same model over `variant_features`."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
+    if variant.endswith("-lexical"):
+        variant = variant.removesuffix("-lexical")
     if variant == "gbm":
         return HistGradientBoostingClassifier(max_iter=150, learning_rate=0.08, max_leaf_nodes=15, l2_regularization=1.0,
                                               class_weight="balanced", random_state=0)
@@ -318,13 +322,8 @@ def answer_figures(checker: SupportChecker, answers: Path, texts: ContextTexts, 
                               for k, v in sorted(rl_f.items())}}
 
 
-def labelled_figures(checker: SupportChecker, labels: Path, texts: ContextTexts) -> dict[str, Any]:
-    """The classifier against pairs labelled by hand: each line of ``labels`` names a sentence of a committed answer
-    (``answers``, ``task_id``, ``sentence_index``), the passage it cites (``cited``, 1-based among the contexts) and
-    ``supported`` (1 or 0, read by a person). Returns the AUC of P(support), the accuracy, precision and recall of
-    the supported call at the checker's threshold, and the share supported by hand (the true citation precision)."""
-    from sklearn.metrics import roc_auc_score
-
+def labelled_scores(checker: SupportChecker, labels: Path, texts: ContextTexts) -> tuple[np.ndarray, np.ndarray]:
+    """Hand labels and P(support) of the pairs of ``labels`` (see `labelled_figures`)."""
     records: dict[tuple[str, str], dict[str, Any]] = {}
     y, p = [], []
     for row in read_jsonl(labels):
@@ -338,7 +337,18 @@ def labelled_figures(checker: SupportChecker, labels: Path, texts: ContextTexts)
         text = texts.text(passage)
         p.append(float(checker.probabilities([sentence], [f"{title}\n{text}" if title else text])[0, 0]))
         y.append(int(row["supported"]))
-    ya, pa = np.array(y), np.array(p)
+    return np.array(y), np.array(p)
+
+
+def labelled_figures(checker: SupportChecker, labels: Path, texts: ContextTexts) -> dict[str, Any]:
+    """The classifier against pairs labelled by hand: each line of ``labels`` names a sentence of a committed answer
+    (``answers``, ``task_id``, ``sentence_index``), the passage it cites (``cited``, 1-based among the contexts) and
+    ``supported`` (1 or 0, read by a person). Returns the AUC of P(support), the accuracy, precision and recall of
+    the supported call at the checker's threshold, and the share supported by hand (the true citation precision)."""
+    from sklearn.metrics import roc_auc_score
+
+    ya, pa = labelled_scores(checker, labels, texts)
+    y = ya.tolist()
     call = pa >= checker.threshold
     return {"labels": str(labels), "n": len(y), "supported_by_hand": round(float(ya.mean()), 3) if y else None,
             "auc": round(float(roc_auc_score(ya, pa)), 4) if 0 < ya.sum() < len(ya) else None,
@@ -377,15 +387,44 @@ def context_chunker(settings: Settings) -> Any:
     return Chunker(tokenizer, settings.chunker.size, settings.chunker.overlap)
 
 
+def variant_features(variant: str) -> list[str]:
+    """The pair features a variant reads: all, or for ``-lexical`` those that need no MiniLM call."""
+    return [f for f in PAIR_FEATURES if not (variant.endswith("-lexical") and f in EMBEDDING_FEATURES)]
+
+
+def pick(measured: dict[str, dict[str, Any]], margin: float = 0.01) -> str:
+    """The variant with the best cross-validated AUC, or a ``-lexical`` one within ``margin`` of it (no MiniLM call
+    in the check: about 2 s less per answer on a 2-core CPU)."""
+    best = max(measured, key=lambda v: measured[v]["cv_auc"])
+    cheap = [v for v in measured if v.endswith("-lexical") and measured[v]["cv_auc"] >= measured[best]["cv_auc"] - margin]
+    return max(cheap, key=lambda v: measured[v]["cv_auc"]) if cheap else best
+
+
+def cached_features(pairs: Sequence[Pair], embed: Any, work: Path, embedder: str) -> np.ndarray:
+    """`features` of ``pairs``, kept in ``work`` under a digest of the pairs and the embedder (a rerun embeds
+    nothing)."""
+    digest = hashlib.sha1(json.dumps([embedder, PAIR_FEATURES, [(p.sentence, p.passage) for p in pairs]]).encode()).hexdigest()[:16]
+    path = work / f"pairs-{digest}.npy"
+    if path.exists():
+        return np.asarray(np.load(path))
+    x = features(pairs, embed)
+    work.mkdir(parents=True, exist_ok=True)
+    np.save(path, x)
+    return x
+
+
 def train_support(settings: Settings, mtrag: Path, report_dir: Path, name: str = "support",
                   answers: Sequence[Path] = (), limit: int = 3000, variants: Sequence[str] = VARIANTS,
-                  labels: Sequence[Path] = ()) -> dict[str, Any]:
+                  labels: Sequence[Path] = (), threshold_labels: Path | None = None,
+                  work: Path = Path("runs/support")) -> dict[str, Any]:
     """Fit the support classifier on train-split pairs (each of ``variants`` measured by cross-validation by
-    conversation, the best AUC kept, its threshold from the same out-of-fold probabilities), measure every variant
-    on test-split pairs, save the kept one under ``models/<name>``, run it on the committed ``answers``; writes
-    ``report_dir/report.json`` and ``report.md`` and returns the report. ``limit``: pairs taken from the train split
-    (half as many from the test split), a fixed sample, to bound the embedding time on a CPU. ``labels``: pairs of
-    those answers labelled by hand (`labelled_figures`)."""
+    conversation, kept by `pick`), measure every variant on test-split pairs, save the kept one under
+    ``models/<name>``, run it on the committed ``answers``; writes ``report_dir/report.json`` and ``report.md`` and
+    returns the report. ``limit``: pairs taken from the train split (half as many from the test split), a fixed
+    sample, to bound the embedding time on a CPU (their features are cached in ``work``). ``labels``: pairs of those
+    answers labelled by hand (`labelled_figures`, for every variant). Threshold: the best balanced accuracy on the
+    out-of-fold probabilities of the reference pairs, or with ``threshold_labels`` (hand-labelled pairs of
+    train-split answers only) on those."""
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
 
@@ -398,22 +437,40 @@ def train_support(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     train = sample(build_pairs(tasks, splits["train"]), limit)
     test = sample(build_pairs(tasks, splits["test"]), limit // 2)
     embed = cached_embed(embedder_function(settings))
-    x, y = features(train, embed), np.array([p.label for p in train])
-    x_test, y_test = features(test, embed), np.array([p.label for p in test])
+    x = cached_features(train, embed, work, settings.embedder.model)
+    x_test = cached_features(test, embed, work, settings.embedder.model)
+    y, y_test = np.array([p.label for p in train]), np.array([p.label for p in test])
     groups = np.array([p.group for p in train])
-    measured = {}
+    plain = embedder_function(settings)  # no cache: the check's real cost
+    sources = {str(p) for p in answers} | {str(r["answers"]) for path in [*labels, *([threshold_labels] if threshold_labels else [])]
+                                          for r in read_jsonl(path)}
+    ids = {str(c["document_id"]) for path in sources for r in read_jsonl(Path(path)) for c in r.get("contexts", [])[:5]}
+    texts = ContextTexts(read_corpus(mtrag, ids), context_chunker(settings))
+    if threshold_labels is not None:
+        wrong = {str(r["task_id"]) for r in read_jsonl(threshold_labels) if split_of(str(r["task_id"]), splits) != "train"}
+        if wrong:
+            raise ValueError(f"{threshold_labels}: the threshold is learned from train-split answers only; not train: {sorted(wrong)[:3]}")
+    measured: dict[str, dict[str, Any]] = {}
     for variant in variants:
+        cols = [PAIR_FEATURES.index(f) for f in variant_features(variant)]
         oof = np.zeros(len(train))
         for fit_rows, held in GroupKFold(n_splits=5).split(x, y, groups):
-            oof[held] = make_model(variant).fit(x[fit_rows], y[fit_rows]).predict_proba(x[held])[:, 1]
-        threshold = best_threshold(oof, y)
-        fitted = make_model(variant).fit(x, y)
-        measured[variant] = {"model": fitted, "threshold": threshold, "cv_auc": float(roc_auc_score(y, oof)),
-                             "train_cv": pair_figures(oof, y, [p.kind for p in train], threshold),
-                             "test": pair_figures(fitted.predict_proba(x_test)[:, 1], y_test, [p.kind for p in test], threshold)}
-    kept = max(measured, key=lambda v: measured[v]["cv_auc"])
+            oof[held] = make_model(variant).fit(x[fit_rows][:, cols], y[fit_rows]).predict_proba(x[held][:, cols])[:, 1]
+        fitted = make_model(variant).fit(x[:, cols], y)
+        meta: dict[str, Any] = {"variant": variant, "features": variant_features(variant), "threshold": best_threshold(oof, y)}
+        checker = SupportChecker(fitted, meta, plain, SupportConfig(mode="flag"))
+        if threshold_labels is not None:
+            y_hand, p_hand = labelled_scores(checker, threshold_labels, texts)
+            meta["threshold_reference"], meta["threshold"] = meta["threshold"], best_threshold(p_hand, y_hand)
+            checker.threshold = meta["threshold"]
+        measured[variant] = {"model": fitted, "meta": meta, "cv_auc": float(roc_auc_score(y, oof)),
+                             "train_cv": pair_figures(oof, y, [p.kind for p in train], meta["threshold"]),
+                             "test": pair_figures(fitted.predict_proba(x_test[:, cols])[:, 1], y_test,
+                                                  [p.kind for p in test], meta["threshold"]),
+                             "by_hand": [labelled_figures(checker, Path(path), texts) for path in labels]}
+    kept = pick(measured)
     folder = Path(settings.models_dir) / name
-    meta = {"variant": kept, "features": list(PAIR_FEATURES), "threshold": round(measured[kept]["threshold"], 3),
+    meta = {**measured[kept]["meta"], "threshold": round(measured[kept]["meta"]["threshold"], 3),
             "embedder": settings.embedder.model, "pairs": {"train": len(train), "test": len(test)}}
     save_support(folder, measured[kept]["model"], meta)
     record_folder(folder, settings.models_dir, "support", f"support classifier ({kept}), local-rag train support",
@@ -421,19 +478,17 @@ def train_support(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     report: dict[str, Any] = {
         "command": f"local-rag train support --name {name} --report {report_dir} --limit {limit} --variants "
                    f"{','.join(variants)}" + "".join(f" --answers {a}" for a in answers)
-                   + "".join(f" --labels {a}" for a in labels),
+                   + "".join(f" --labels {a}" for a in labels)
+                   + (f" --threshold-labels {threshold_labels}" if threshold_labels else ""),
         "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
         "embedder": settings.embedder.model, "kept": kept, "threshold": meta["threshold"], "pairs": meta["pairs"],
-        "variants": {v: {k: m[k] for k in ("threshold", "train_cv", "test")} for v, m in measured.items()},
+        "variants": {v: {"threshold": round(m["meta"]["threshold"], 3), "cv_auc": round(m["cv_auc"], 4),
+                         **{k: m[k] for k in ("train_cv", "test", "by_hand")}} for v, m in measured.items()},
         "train_wall_s": round(time.perf_counter() - started, 1),
     }
-    if answers:
-        checker = load_support(folder, embedder_function(settings), SupportConfig(mode="flag"))  # no cache: real latency
-        ids = {str(c["document_id"]) for path in answers for r in read_jsonl(path) for c in r.get("contexts", [])[:5]}
-        texts = ContextTexts(read_corpus(mtrag, ids), context_chunker(settings))
-        report["answers"] = [answer_figures(checker, Path(path), texts, splits) for path in answers]
-        report["labelled"] = [labelled_figures(checker, Path(path), texts) for path in labels]
-        report["context_fallbacks"] = texts.fallbacks
+    checker = load_support(folder, plain, SupportConfig(mode="flag"))
+    report["answers"] = [answer_figures(checker, Path(path), texts, splits) for path in answers]
+    report["context_fallbacks"] = texts.fallbacks
     report["wall_s"] = round(time.perf_counter() - started, 1)
     write_support_report(report, report_dir)
     return report
@@ -445,13 +500,20 @@ def write_support_report(report: dict[str, Any], out: Path) -> None:
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
     lines = [f"# Support classifier: {report['kept']} kept (threshold {report['threshold']})", "",
              f"Command: `{report['command']}`", "", f"Pairs: {report['pairs']}; wall {report['wall_s']} s", "",
-             "| variant | set | AUC | balanced accuracy | gold kept | caught: other / near / numbers / name |",
-             "|---|---|---:|---:|---:|---|"]
+             "| variant | threshold | set | AUC | balanced accuracy | gold kept | caught: other / near / numbers / name |",
+             "|---|---:|---|---:|---:|---:|---|"]
     for v, m in report["variants"].items():
         for split in ("train_cv", "test"):
             f = m[split]
             caught = " / ".join(str(f["caught_by_kind"].get(k, "-")) for k in ("other", "near", "numbers", "name"))
-            lines.append(f"| {v} | {split} | {f['auc']} | {f['balanced_accuracy']} | {f['kept_gold']} | {caught} |")
+            lines.append(f"| {v} | {m['threshold']} | {split} | {f['auc']} | {f['balanced_accuracy']} | {f['kept_gold']} | {caught} |")
+    lines += ["", "By hand (pairs of committed answers, a sentence and the passage it cites):", "",
+              "| variant | labels | pairs | supported by hand | AUC | accuracy | precision | recall |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for v, m in report["variants"].items():
+        for f in m["by_hand"]:
+            lines.append(f"| {v} | {Path(f['labels']).name} | {f['n']} | {f['supported_by_hand']} | {f['auc']} | "
+                         f"{f['accuracy']} | {f['precision']} | {f['recall']} |")
     if report.get("answers"):
         lines += ["", "## Committed answers (flag: citations moved; drop: unsupported sentences removed)", "",
                   "| answers | split | answers | sentences | supported before | after flag | flagged | moved | "
@@ -464,7 +526,4 @@ def write_support_report(report: dict[str, Any], out: Path) -> None:
                              f"{f['supported_after_flag']} | {f['flagged']} | {f['moved']} | {f['citations']} | "
                              f"{f['citation_precision_before']} | {f['citation_precision_after_flag']} | "
                              f"{f['citation_precision_after_drop']} | {a['latency'].get('p50_ms')} / {a['latency'].get('p95_ms')} |")
-    for f in report.get("labelled", []):
-        lines += ["", f"By hand ({f['labels']}): {f['n']} pairs, {f['supported_by_hand']} supported; classifier AUC "
-                  f"{f['auc']}, accuracy {f['accuracy']}, precision {f['precision']}, recall {f['recall']}"]
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
