@@ -4,13 +4,15 @@ of turns over a real index, clarifying questions, the chat round trip, and bad i
 from __future__ import annotations
 
 import logging
+import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from local_rag.decide import AlwaysAnswer, load_decider, reply_text
 from local_rag.decide.clarify import clarifying_question, options, thing_asked
-from local_rag.decide.features import FeatureExtractor
+from local_rag.decide.features import AMBIGUITY_FEATURES, FeatureExtractor, ambiguity_row
 from local_rag.decide.model import read_decider, save_decider
 from local_rag.decide.turns import chitchat_kind, dangling_references, resolve_clarification
 from local_rag.errors import BadInputError
@@ -20,8 +22,8 @@ from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
-from local_rag.train.decider import Thresholds, decider_meta, fit
-from local_rag.train.decider_data import Example, attach_evidence
+from local_rag.train.decider import Thresholds, columns, decider_meta, fit
+from local_rag.train.decider_data import Example, attach_evidence, underspecify
 
 from .conftest import HashEmbedder
 from .llm_fixtures import ScriptedLLM
@@ -170,3 +172,34 @@ def test_reply_text_refuses_an_answer_decision(fake_settings: Settings):
 
     with pytest.raises(ValueError, match="generator"):
         reply_text(Decision("answer"), Conversation([Turn("user", "x")]), [], fake_settings)
+
+
+def test_ambiguity_features_by_hand():
+    hits = [Hit("a", 1.0, title="Hurricane Isaac (2012)", text="x", scores={"dense:q": 0.60}),
+            Hit("b", 0.9, title="Hurricane Isaac (2012)", text="y", scores={"dense:q": 0.59}),
+            Hit("c", 0.8, title="Hurricane Gloria", text="z", scores={"dense:q": 0.55}),
+            Hit("d", 0.7, title=" Hurricane  Katrina ", text="w", scores={"dense:q": 0.50})]
+    vague = ambiguity_row(Conversation([Turn("user", "What was done about the hurricane's impact?")]), hits)
+    assert vague == pytest.approx({
+        "titles_top10": 0.3, "title_named_top1": 1 / 3, "titles_named_top5": (1 / 3 + 1 / 2 + 1 / 2) / 3,
+        "title_family": 0.3, "family_unnamed": 0.3, "dense_title_gap": 0.05, "definite_new": 1.0, "proper_names": 0.0})
+    named = ambiguity_row(Conversation([Turn("user", "Where did it land?"), Turn("agent", "Hurricane Isaac hit Louisiana."),
+                                        Turn("user", "What did Louisiana do about the hurricane in 2012?")]), hits)
+    assert named["title_named_top1"] == 1.0 and named["family_unnamed"] == 0.2 and named["definite_new"] == 0.0
+    assert named["proper_names"] == 1.0  # Louisiana (the first word does not count)
+    assert ambiguity_row(Conversation([Turn("user", "Is it?")]), []) == dict.fromkeys(AMBIGUITY_FEATURES, 0.0)
+    assert set(AMBIGUITY_FEATURES) <= set(FeatureExtractor().names)
+
+
+def test_base_variants_leave_the_ambiguity_features_out():
+    names = list(FeatureExtractor().names)
+    x = np.arange(2 * len(names), dtype=float).reshape(2, len(names))
+    base = columns("lr-features-base", x, None, names)
+    assert base.shape[1] == len(names) - len(AMBIGUITY_FEATURES) and columns("lr-features", x, None, names).shape == x.shape
+    meta = decider_meta("gbm-features-base", Thresholds(0.5, 0.5), "", {})
+    assert not set(meta["features"]) & set(AMBIGUITY_FEATURES) and len(meta["features"]) == base.shape[1]
+
+
+def test_synthetic_turns_with_the_article():
+    made = underspecify("When did Hurricane Katrina reach New Orleans?", "clapnq", random.Random(0), "the")
+    assert made is not None and made[0].startswith("When did the ") and "Katrina" not in made[0]

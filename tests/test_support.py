@@ -3,15 +3,30 @@ in the test from a handful of pairs; citations moved, unsupported sentences flag
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from local_rag.decide.support import SupportChecker, cited, load_support, save_support, split_sentences
+from local_rag.decide.support import PAIR_FEATURES, SupportChecker, cited, load_support, save_support, split_sentences
 from local_rag.records import Hit
 from local_rag.settings import SupportConfig
-from local_rag.train.support import Pair, best_threshold, features, make_model
+from local_rag.train.support import (
+    ContextTexts,
+    Pair,
+    Tally,
+    answer_figures,
+    best_threshold,
+    build_pairs,
+    features,
+    labelled_figures,
+    make_model,
+    nearest_other,
+    pick,
+    split_of,
+    variant_features,
+)
 
 from .conftest import CORPUS, needs_minilm
 
@@ -95,3 +110,87 @@ def test_the_pipeline_drops_what_no_passage_supports(checker: SupportChecker, fa
     result = pipeline.answer(Conversation([Turn("user", "how long do cats sleep?")]))
     assert result.answer.kind == "decline" and result.support["dropped"] == 1  # nothing left: the IDK sentence
     assert "support" in result.timings and result.to_json()["support"]["unsupported"] == 1
+
+
+def task(conversation: str, turn: int, title: str, passage: str, answer: str, doc: str) -> dict:
+    return {"task_id": f"{conversation}<::>{turn}", "conversation_id": conversation, "answerability": "ANSWERABLE",
+            "Collection": "mt-rag-clapnq-elser-512-100-20240503", "targets": [{"text": answer}],
+            "contexts": [{"document_id": doc, "title": title, "text": passage}]}
+
+
+def test_pairs_have_a_gold_and_each_kind_of_negative():
+    tasks = [
+        task("a", 1, "Cats", "Cats sleep 16 hours a day in Egypt and hunt mice.", "Cats sleep 16 hours a day in Egypt.", "d1"),
+        task("b", 1, "Lions", "Lions sleep 20 hours a day in Kenya and hunt zebras.", "Lions hunt zebras at night.", "d2"),
+        task("c", 1, "Dogs", "Dogs bark at strangers and fetch sticks.", "Dogs bark at strangers.", "d3"),
+    ]
+    pairs = [p for p in build_pairs(tasks, {"a", "b", "c"}) if p.group == "a"]
+    kinds = {p.kind: p for p in pairs}
+    assert set(kinds) == {"gold", "other", "near", "numbers", "name"}
+    assert kinds["gold"].label == 1 and all(p.label == 0 for p in pairs if p.kind != "gold")
+    assert kinds["near"].passage.startswith("Lions")  # shares 'sleep', 'hour', 'day' with the sentence; Dogs shares none
+    assert "16" not in kinds["numbers"].sentence and "Egypt" not in kinds["name"].sentence
+
+
+def test_the_nearest_other_passage_is_a_hard_negative_not_a_paraphrase():
+    said = {"cat", "sleep", "hour", "day", "egypt"}
+    candidates = [("cats", "same title", {"cat", "sleep"}), ("lions", "near", {"sleep", "hour", "day", "lion"}),
+                  ("felines", "paraphrase", {"cat", "sleep", "hour", "day", "egypt"}), ("dogs", "far", {"dog"})]
+    assert nearest_other(said, {"cats"}, candidates) == "near"  # the paraphrase (share 1.0 >= 0.8) may support it
+    assert nearest_other(said, set(), [("dogs", "far", {"dog"})]) is None
+
+
+def test_answer_tallies_by_hand():
+    tally = Tally(answers=2, sentences=10, cited_sentences=6, citations=8, citations_supported=4, supported=6, moved=2,
+                  moved_citations=3, flagged=2, flagged_citations=1)
+    f = tally.figures()
+    assert (f["supported_before"], f["supported_after_flag"], f["kept_after_drop"]) == (0.6, 0.8, 0.8)
+    # after the move: 8 - 3 + 2 = 7 citations, 4 + 2 = 6 supported; after the drop one fewer
+    assert (f["citation_precision_before"], f["citation_precision_after_flag"], f["citation_precision_after_drop"]) == (
+        0.5, round(6 / 7, 3), 1.0)
+    assert split_of("t1<::>2", {"train": {"t0"}, "test": {"t1"}}) == "test" and split_of("x<::>1", {"test": {"t1"}}) == "other"
+
+
+@needs_minilm
+def test_figures_of_committed_answers(checker: SupportChecker, tmp_path: Path):
+    from local_rag.evaluation.generation.checkpoint import sha256
+
+    corpus = {"d1": {"title": "Cats", "text": CATS.split("\n", 1)[1]}, "d2": {"title": "Dogs", "text": DOGS.split("\n", 1)[1]}}
+    contexts = [{"document_id": d, "text_sha256": sha256(corpus[d]["text"])} for d in ("d1", "d2")]
+    answers = tmp_path / "answers.jsonl"
+    answers.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"task_id": "t1<::>1", "text": "Dogs bark and guard the house [1]. Cats hunt mice [1].",
+         "prediction": {"kind": "answer"}, "contexts": contexts, "metrics": {"RL_F": [0.5]}},
+        {"task_id": "t2<::>1", "text": "The latest version of Carthage is 1.3.2 [2].", "prediction": {"kind": "answer"},
+         "contexts": contexts},
+        {"task_id": "t2<::>2", "text": "I don't know.", "prediction": {"kind": "decline"}, "contexts": contexts},
+    ]), encoding="utf-8")
+    figures = answer_figures(checker, answers, ContextTexts(corpus, None), {"test": {"t1"}, "train": {"t2"}})
+    test, train = figures["by_split"]["test"], figures["by_split"]["train"]
+    assert (test["answers"], test["sentences"], test["moved"], test["flagged"]) == (1, 2, 1, 0)
+    assert (test["citation_precision_before"], test["citation_precision_after_flag"]) == (0.5, 1.0)
+    assert (train["answers"], train["flagged"], train["emptied"], train["citation_precision_after_drop"]) == (1, 1, 1, 0.0)
+    assert figures["latency"]["n"] == 2 and figures["rl_f_spearman"]["test"]["n"] == 1
+
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"answers": str(answers), "task_id": t, "sentence_index": i, "cited": c,
+                                          "supported": y}) + "\n"
+                              for t, i, c, y in [("t1<::>1", 0, 2, 1), ("t1<::>1", 0, 1, 0), ("t1<::>1", 1, 1, 1),
+                                                 ("t2<::>1", 0, 2, 0)]), encoding="utf-8")
+    by_hand = labelled_figures(checker, labels, ContextTexts(corpus, None))
+    assert (by_hand["n"], by_hand["supported_by_hand"], by_hand["auc"], by_hand["accuracy"]) == (4, 0.5, 1.0, 1.0)
+
+
+def test_lexical_variant_needs_no_embedder_and_the_cheaper_variant_wins_a_tie(tmp_path: Path):
+    x, y = features(PAIRS, None), np.array([p.label for p in PAIRS])
+    assert not x[:, :2].any()  # no embedder: the cosines are 0
+    cols = [PAIR_FEATURES.index(f) for f in variant_features("lr-lexical")]
+    assert set(variant_features("gbm-lexical")) == set(PAIR_FEATURES) - {"cosine", "best_sentence_cosine"}
+    model = make_model("lr-lexical").fit(x[:, cols], y)
+    folder = save_support(tmp_path / "lexical", model, {"features": variant_features("lr-lexical"), "threshold": 0.5})
+    checker = load_support(folder, lambda texts: 1 / 0, SupportConfig(mode="flag"))  # never called
+    assert checker.embed is None
+    _, report = checker.check("A cat sleeps twelve to sixteen hours a day [1].", hits(SLEEP, BM25))
+    assert report.sentences[0].p_cited is not None and report.supported == 1
+    measured = {"lr": {"cv_auc": 0.95}, "gbm": {"cv_auc": 0.96}, "lr-lexical": {"cv_auc": 0.951}, "gbm-lexical": {"cv_auc": 0.94}}
+    assert pick(measured) == "lr-lexical" and pick({"lr": {"cv_auc": 0.95}, "lr-lexical": {"cv_auc": 0.9}}) == "lr"

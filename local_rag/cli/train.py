@@ -255,19 +255,21 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="MTRAG tasks retrieve from <prefix><domain>.")
 @click.option("--dev-index-prefix", default="i24-mtrag-", show_default=True,
               help="MTRAG-UN tasks retrieve from <prefix><domain> (the pool plus mtragun-dev/corpora/extra).")
-@click.option("--synthetic", default=150, show_default=True, help="Synthetic underspecified turns.")
+@click.option("--synthetic", default=150, show_default=True, help="Synthetic underspecified turns ('this <thing>').")
+@click.option("--synthetic-the", default=0, show_default=True,
+              help="More synthetic underspecified turns, a name replaced by 'the <thing>'.")
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--work", type=click.Path(file_okay=False), default="runs/decider", show_default=True,
               help="Cache of retrieved evidence (a rerun retrieves nothing twice).")
-@click.option("--variants", default="lr-features,gbm-features,lr-embedding,lr-features+embedding", show_default=True,
-              help="Model variants measured (the best is kept).")
+@click.option("--variants", default="lr-features,gbm-features,lr-embedding,lr-features+embedding,lr-features-base,gbm-features-base",
+              show_default=True, help="Model variants measured (the best is kept; -base: without the ambiguity features).")
 @click.option("--cross-encoder", "cross_encoder", is_flag=True,
               help="Rerank the evidence with the cross-encoder and learn from its scores (settings: reranker).")
 @click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
 @click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx"]), help="Cross-encoder backend (default reranker.backend).")
 @handle_errors
-def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, domains, work,
-            variants, cross_encoder, reranker_model, reranker_backend):
+def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, synthetic_the,
+            domains, work, variants, cross_encoder, reranker_model, reranker_backend):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
@@ -276,7 +278,8 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
     settings = load(profile, config_file, index_name, **{"reranker.model": reranker_model, "reranker.backend": reranker_backend,
                                                          "pipeline.cross_encoder": True if cross_encoder else None})
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
-                           synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [])
+                           synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [],
+                           synthetic_the=synthetic_the)
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "cross_encoder", "targets_met")}, indent=2))
 
 
@@ -287,15 +290,26 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
               show_default=True, help="Where report.json goes.")
 @click.option("--answers", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="Committed answers (answers.jsonl of a generation run) to check, before and after.")
+@click.option("--labels", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="Pairs of those answers labelled by hand (JSONL: answers, task_id, sentence_index, cited, supported).")
+@click.option("--threshold-labels", type=click.Path(dir_okay=False, exists=True),
+              help="Hand-labelled pairs of train-split answers to set the threshold on (default: the reference pairs).")
+@click.option("--limit", default=3000, show_default=True, help="Train-split pairs (a fixed sample; half as many test pairs).")
+@click.option("--variants", default="lr,gbm,lr-lexical,gbm-lexical", show_default=True,
+              help="Classifiers to measure (comma-separated); -lexical: without the MiniLM cosines.")
+@click.option("--work", type=click.Path(file_okay=False), default="runs/support", show_default=True,
+              help="Cache of the pairs' features (a rerun embeds nothing).")
 @handle_errors
-def support(profile, config_file, index_name, name, report_dir, answers):
+def support(profile, config_file, index_name, name, report_dir, answers, labels, threshold_labels, limit, variants, work):
     """Train the support classifier (is an answer sentence supported by a passage?) and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.train.support import train_support
 
     settings = load(profile, config_file, index_name)
-    report = train_support(settings, default_mtrag_dir(), Path(report_dir), name, [Path(a) for a in answers])
-    click.echo(json.dumps({k: report[k] for k in report if k in ("threshold", "pairs", "test", "answers")}, indent=2))
+    report = train_support(settings, default_mtrag_dir(), Path(report_dir), name, [Path(a) for a in answers], limit,
+                           split_csv((variants,)) or [], [Path(a) for a in labels],
+                           Path(threshold_labels) if threshold_labels else None, Path(work))
+    click.echo(json.dumps({k: report[k] for k in report if k in ("kept", "threshold", "pairs", "wall_s")}, indent=2))
 
 
 @train.command()

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -39,6 +40,10 @@ from local_rag.records import Conversation, Hit
 
 Embed = Callable[[list[str]], np.ndarray]
 TOP = 5  # hits the evidence features look at
+EVIDENCE_TOP = 10  # hits the ambiguity features look at (the decider's training examples keep 10)
+_POSSESSIVE = re.compile(r"['’]s\b")
+_DEFINITE = re.compile(r"\bthe\s+([a-z][a-z'-]+)", re.I)
+_PROPER = re.compile(r"(?<![.!?]\s)(?<=\s)[A-Z][A-Za-z0-9][\w'-]*")
 CE_TOP = 10  # cross-encoder-scored hits the CE features look at
 
 TURN_FEATURES = (
@@ -51,8 +56,13 @@ EVIDENCE_FEATURES = (
     "agreement_top5", "titles_top5", "overlap_top1", "overlap_any", "overlap_best",
 )
 CE_FEATURES = ("ce_max", "ce_top3_mean", "ce_gap", "ce_above", "ce_entropy")
-FEATURES = TURN_FEATURES + EVIDENCE_FEATURES + CE_FEATURES
+AMBIGUITY_FEATURES = (
+    "titles_top10", "title_named_top1", "titles_named_top5", "title_family", "family_unnamed", "dense_title_gap",
+    "definite_new", "proper_names",
+)
+FEATURES = TURN_FEATURES + EVIDENCE_FEATURES + CE_FEATURES + AMBIGUITY_FEATURES
 NO_CE_FEATURES = tuple(f for f in FEATURES if not f.startswith(("ce_", "has_ce")))  # a model trained without one
+BASE_FEATURES = tuple(f for f in NO_CE_FEATURES if f not in AMBIGUITY_FEATURES)  # the set before the ambiguity ones
 
 
 def _scores(hit: Hit, prefix: str) -> list[float]:
@@ -118,6 +128,63 @@ def evidence_row(question: str, hits: Sequence[Hit]) -> dict[str, float]:
     return row
 
 
+def title_key(hit: Hit) -> str:
+    """A hit's title as a comparison key (whitespace and case folded; the document id when it has no title)."""
+    return " ".join((hit.title or hit.doc_id or hit.passage_id).split()).lower()
+
+
+def _words(text: str) -> list[str]:
+    """`content_words` with possessives cut ("the hurricane's" meets "Hurricane Katrina")."""
+    return content_words(_POSSESSIVE.sub("", text))
+
+
+def ambiguity_row(conversation: Conversation, hits: Sequence[Hit]) -> dict[str, float]:
+    """`AMBIGUITY_FEATURES`: do the top passages show several things the turn does not say which of?
+
+    - ``titles_top10``: distinct titles among the first `EVIDENCE_TOP` hits (share);
+    - ``title_named_top1`` / ``titles_named_top5``: the share of the top title's words (mean over the distinct top-5
+      titles) that the conversation names (1: the user named the thing the passage is about);
+    - ``title_family``: the most distinct titles among the first `EVIDENCE_TOP` that share one word of the turn
+      ("the hurricane" -> Hurricane Isaac, Hurricane Gloria, Hurricane Katrina), as a share;
+      ``family_unnamed``: of those, the ones with a word the conversation never says (what tells them apart);
+    - ``dense_title_gap``: the top hit's dense cosine minus the best one under another title (small: rival things);
+    - ``definite_new``: 'the <noun>' phrases of the turn whose noun the conversation never used before;
+    - ``proper_names``: capitalized words of the turn past its first word (names the user gave)."""
+    text = conversation.last_user_turn
+    asked = set(_words(text))
+    before = set(_words(earlier_text(conversation)))
+    said = asked | before
+    row = dict.fromkeys(AMBIGUITY_FEATURES, 0.0)
+    row["definite_new"] = float(min(3, sum(1 for m in _DEFINITE.finditer(text)
+                                            if (w := _words(m.group(1))) and not set(w) & before)))
+    row["proper_names"] = float(min(5, len(_PROPER.findall(text[1:]))))
+    top = list(hits[:EVIDENCE_TOP])
+    if not top:
+        return row
+    titles: dict[str, Hit] = {}
+    for hit in top:
+        titles.setdefault(title_key(hit), hit)
+    row["titles_top10"] = len(titles) / EVIDENCE_TOP
+    words_of = {t: set(_words(t)) for t in titles}
+
+    def named(title: str) -> float:
+        return len(words_of[title] & said) / len(words_of[title]) if words_of[title] else 1.0
+
+    first = list(titles)
+    row["title_named_top1"] = named(first[0])
+    row["titles_named_top5"] = float(np.mean([named(t) for t in first[:TOP]]))
+    families = [[t for t in first if w in words_of[t]] for w in asked]
+    family = max(families, key=len, default=[])
+    if len(family) > 1:
+        row["title_family"] = len(family) / EVIDENCE_TOP
+        row["family_unnamed"] = sum(bool(words_of[t] - said) for t in family) / EVIDENCE_TOP
+    dense = [(max(_scores(h, "dense:"), default=float("nan")), title_key(h)) for h in top]
+    if not math.isnan(dense[0][0]):
+        rivals = [d for d, t in dense if t != dense[0][1] and not math.isnan(d)]
+        row["dense_title_gap"] = dense[0][0] - max(rivals) if rivals else 1.0
+    return row
+
+
 def _logit(p: float) -> float:
     p = min(max(p, 1e-5), 1 - 1e-5)
     return math.log(p / (1 - p))
@@ -160,7 +227,7 @@ class FeatureExtractor:
 
     def row(self, conversation: Conversation, hits: Sequence[Hit]) -> dict[str, float]:
         """The named features (no embedding)."""
-        return turn_row(conversation) | evidence_row(conversation.last_user_turn, hits)
+        return turn_row(conversation) | evidence_row(conversation.last_user_turn, hits) | ambiguity_row(conversation, hits)
 
     def vectors(self, conversations: Sequence[Conversation], evidence: Sequence[Sequence[Hit]]) -> np.ndarray:
         """One row per (conversation, hits): `names`, then the last turn's embedding if enabled."""

@@ -3,7 +3,8 @@
 
 Features of a (sentence, passage) pair (`pair_features`): MiniLM cosine of sentence and passage, the best cosine
 of the sentence with one sentence of the passage, the share of the sentence's content words, word pairs and numbers
-found in the passage, and the sentence length. `SupportModel` is a logistic regression over them
+found in the passage, and the sentence length. The model is a scikit-learn classifier over them, or over the
+lexical ones only (no MiniLM call: milliseconds instead of seconds on a CPU), as ``support.json`` records
 (`local-rag train support`).
 
 `SupportChecker.check` returns the answer text and a `SupportReport`: per sentence, the passages it cited, the one
@@ -36,6 +37,7 @@ from local_rag.settings import Settings, SupportConfig
 Embed = Callable[[list[str]], np.ndarray]
 PAIR_FEATURES = ("cosine", "best_sentence_cosine", "word_share", "pair_share", "number_share", "has_numbers",
                  "log_words")
+EMBEDDING_FEATURES = ("cosine", "best_sentence_cosine")  # the two that need MiniLM (most of the check's time)
 META = "support.json"
 MODEL = "model.joblib"
 _SENTENCE = re.compile(r"(?<=[.!?])(?:\s*\[\d+(?:\s*,\s*\d+)*\])*\s+(?=[A-Z0-9\"'(])")
@@ -84,10 +86,13 @@ def pair_features(sentence: str, passage: str, cosine: float, best_sentence_cosi
     ]
 
 
-def pair_matrix(sentences: Sequence[str], passages: Sequence[str], embed: Embed) -> np.ndarray:
-    """Features of every (sentence, passage) pair: shape (sentences, passages, features)."""
+def pair_matrix(sentences: Sequence[str], passages: Sequence[str], embed: Embed | None) -> np.ndarray:
+    """Features of every (sentence, passage) pair: shape (sentences, passages, features). Without ``embed`` the
+    two cosines are 0 (a lexical model does not read them)."""
     if not sentences or not passages:
         return np.zeros((len(sentences), len(passages), len(PAIR_FEATURES)))
+    if embed is None:
+        return np.array([[pair_features(s, p, 0.0, 0.0) for p in passages] for s in sentences])
     pieces = [split_sentences(p) or [p] for p in passages]
     flat = [s for piece in pieces for s in piece]
     vectors = embed([_CITE.sub("", s) for s in sentences] + list(passages) + flat)
@@ -143,10 +148,11 @@ class SupportReport:
 class SupportChecker:
     """A fitted classifier over `pair_features` and the threshold that calls a pair supported."""
 
-    def __init__(self, model: Any, meta: dict[str, Any], embed: Embed, config: SupportConfig | None = None) -> None:
+    def __init__(self, model: Any, meta: dict[str, Any], embed: Embed | None, config: SupportConfig | None = None) -> None:
         self.model = model
         self.meta = meta
-        self.embed = embed
+        self.columns = [PAIR_FEATURES.index(f) for f in meta.get("features") or PAIR_FEATURES]
+        self.embed = embed if any(PAIR_FEATURES[c] in EMBEDDING_FEATURES for c in self.columns) else None
         self.config = config or SupportConfig()
         self.threshold = self.config.threshold if self.config.threshold >= 0 else float(meta.get("threshold", 0.5))
 
@@ -155,7 +161,7 @@ class SupportChecker:
         x = pair_matrix(sentences, passages, self.embed)
         if x.size == 0:
             return np.zeros((len(sentences), len(passages)))
-        p = np.asarray(self.model.predict_proba(x.reshape(-1, x.shape[-1])), dtype=np.float64)[:, 1]
+        p = np.asarray(self.model.predict_proba(x.reshape(-1, x.shape[-1])[:, self.columns]), dtype=np.float64)[:, 1]
         return p.reshape(len(sentences), len(passages))
 
     def check(self, text: str, passages: Sequence[Hit]) -> tuple[str, SupportReport]:
@@ -194,7 +200,7 @@ def save_support(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
     return folder
 
 
-def load_support(folder: Path, embed: Embed, config: SupportConfig | None = None) -> SupportChecker:
+def load_support(folder: Path, embed: Embed | None, config: SupportConfig | None = None) -> SupportChecker:
     """The `SupportChecker` saved in ``folder``."""
     import joblib
 
@@ -221,4 +227,6 @@ def load_support_checker(settings: Settings, retriever: object = None) -> Suppor
             "no trained support model (%s): answers are not checked; build one with `local-rag train support`", exc)
         return None
     meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
-    return load_support(folder, embedder_function(settings, meta.get("embedder", ""), retriever), settings.support)
+    lexical = not set(meta.get("features") or PAIR_FEATURES) & set(EMBEDDING_FEATURES)
+    embed = None if lexical else embedder_function(settings, meta.get("embedder", ""), retriever)
+    return load_support(folder, embed, settings.support)

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from local_rag.decide.features import FEATURES, NO_CE_FEATURES, FeatureExtractor
+from local_rag.decide.features import AMBIGUITY_FEATURES, FEATURES, NO_CE_FEATURES, FeatureExtractor
 from local_rag.decide.model import embedder_function, read_decider, save_decider
 from local_rag.decide.turns import is_clarification, last_agent_turn
 from local_rag.evaluation.generation.kinds import kind_metrics, targets_met
@@ -59,7 +59,7 @@ from local_rag.train.decider_data import (
 )
 from local_rag.train.decider_report import confusion_markdown, latency, plot_confusions
 
-VARIANTS = ("lr-features", "gbm-features", "lr-embedding", "lr-features+embedding")
+VARIANTS = ("lr-features", "gbm-features", "lr-embedding", "lr-features+embedding", "lr-features-base", "gbm-features-base")
 ANSWERABLE = ("ANSWERABLE", "PARTIAL")
 
 
@@ -72,11 +72,19 @@ class Thresholds:
         return {"decline": round(self.decline, 4), "clarify": round(self.clarify, 4)}
 
 
-def columns(variant: str, x_named: np.ndarray, x_embedding: np.ndarray | None) -> np.ndarray:
-    """The design matrix of ``variant``: named features, embedding, or both."""
+def variant_names(variant: str, names: Sequence[str]) -> list[str]:
+    """The named features a variant reads: all of ``names``, or for a ``-base`` variant those before the ambiguity
+    features (`AMBIGUITY_FEATURES`, the set measured in sessions 13-14)."""
+    return [n for n in names if n not in AMBIGUITY_FEATURES] if variant.endswith("-base") else list(names)
+
+
+def columns(variant: str, x_named: np.ndarray, x_embedding: np.ndarray | None, names: Sequence[str] = ()) -> np.ndarray:
+    """The design matrix of ``variant``: named features (``names``: the columns of ``x_named``, cut to
+    `variant_names`), embedding, or both."""
     parts = []
     if "features" in variant:
-        parts.append(x_named)
+        keep = variant_names(variant, names)
+        parts.append(x_named[:, [i for i, n in enumerate(names) if n in keep]] if names else x_named)
     if "embedding" in variant:
         if x_embedding is None:
             raise ValueError(f"variant {variant} needs the turn embeddings")
@@ -164,11 +172,11 @@ def decider_meta(variant: str, thresholds: Thresholds, embedder: str, extra: dic
                  cross_encoder: dict[str, Any] | None = None) -> dict[str, Any]:
     """What ``decider.json`` records beside the model: the features in column order (the cross-encoder's only
     when ``cross_encoder``, the reranker the scores came from, is given)."""
-    names = FEATURES if cross_encoder else NO_CE_FEATURES
+    names = variant_names(variant, FEATURES if cross_encoder else NO_CE_FEATURES)
     return {
         "variant": variant,
         "classes": list(CLASSES),
-        "features": list(names) if "features" in variant else [],
+        "features": names if "features" in variant else [],
         "cross_encoder": cross_encoder if "features" in variant else None,
         "use_features": "features" in variant,
         "use_embedding": "embedding" in variant,
@@ -181,13 +189,16 @@ def decider_meta(variant: str, thresholds: Thresholds, embedder: str, extra: dic
 log = logging.getLogger("local_rag.decide")
 
 
-def load_examples(mtrag: Path, synthetic: int, domains: Sequence[str], seed: int = 0) -> dict[str, list[Example]]:
-    """``train``, ``synthetic``, ``dev`` and ``test`` examples of ``domains``."""
+def load_examples(mtrag: Path, synthetic: int, domains: Sequence[str], seed: int = 0,
+                  synthetic_the: int = 0) -> dict[str, list[Example]]:
+    """``train``, ``synthetic`` ("this <thing>" turns, then ``synthetic_the`` "the <thing>" ones), ``dev`` and
+    ``test`` examples of ``domains``."""
     tasks = mtrag / "generation_tasks" / "mtrag_tasks.jsonl"
     train = mtrag_examples(tasks, read_split(mtrag / "splits" / "mtrag_train_conversations.txt"), "mtrag-train")
     test = mtrag_examples(tasks, read_split(mtrag / "splits" / "mtrag_test_conversations.txt"), "mtrag-test")
     dev = mtragun_examples(mtrag / "mtragun-dev" / "generation_tasks" / "mtragun_dev_tasks.jsonl", avoid=test)
-    sets = {"train": train, "synthetic": synthetic_examples(train, synthetic, seed), "dev": dev, "test": test}
+    made = synthetic_examples(train, synthetic, seed) + (synthetic_examples(train, synthetic_the, seed, "the") if synthetic_the else [])
+    sets = {"train": train, "synthetic": made, "dev": dev, "test": test}
     return {k: [e for e in v if e.domain in domains] for k, v in sets.items()}
 
 
@@ -289,13 +300,14 @@ def after_clarify(examples: Sequence[Example]) -> np.ndarray:
 
 def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Example], mats: dict[str, Any],
             folds: int, seed: int) -> dict[str, Any]:
-    """Pool cross-validation, test and development cross-validation figures of one variant."""
-    x_pool = columns(variant, *mats["pool"])
+    """Pool cross-validation, test and development cross-validation figures of one variant (``mats``: the named
+    features and embeddings of ``pool`` and ``test``, and ``names``, the named columns)."""
+    x_pool = columns(variant, mats["pool"][0], mats["pool"][1], mats["names"])
     oof = out_of_fold(variant, x_pool, pool, folds, seed)
     thresholds = set_thresholds(oof, pool)
     pool_kinds = choose_kinds(oof, thresholds, after_clarify(pool))
     model = fit(variant, x_pool, pool, seed)
-    p_test = proba_frame(model, columns(variant, *mats["test"]), CLASSES)
+    p_test = proba_frame(model, columns(variant, mats["test"][0], mats["test"][1], mats["names"]), CLASSES)
     test_kinds = choose_kinds(p_test, thresholds, after_clarify(test))
     # development tasks, cross-validated by conversation: each fold learns from the rest of the pool
     from sklearn.model_selection import GroupKFold
@@ -364,22 +376,24 @@ def feature_separability(x: np.ndarray, names: Sequence[str], examples: Sequence
 def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str = "decider",
                   index_prefix: str = "mtrag-", dev_index_prefix: str = "i24-mtrag-", synthetic: int = 150,
                   domains: Sequence[str] = ("clapnq", "cloud", "fiqa", "govt"), folds: int = 5, seed: int = 0,
-                  work: Path = Path("runs/decider"), variants: Sequence[str] = VARIANTS) -> dict[str, Any]:
+                  work: Path = Path("runs/decider"), variants: Sequence[str] = VARIANTS,
+                  synthetic_the: int = 0) -> dict[str, Any]:
     """Measure `VARIANTS`, save the best under ``models/<name>`` and write ``report.json``/``report.md``, the
     confusion plot and the per-task predictions into ``report_dir``. Returns the report."""
     started = time.perf_counter()
-    sets = load_examples(mtrag, synthetic, domains, seed)
+    sets = load_examples(mtrag, synthetic, domains, seed, synthetic_the)
     with_evidence(sets, settings, index_prefix, dev_index_prefix, work / "evidence.jsonl")
     cross_encoder = with_cross_encoder(sets, settings, work / "cross-encoder.jsonl")
     names = FEATURES if cross_encoder else NO_CE_FEATURES
     embed = embedder_function(settings) if any("embedding" in v for v in variants) else None
     pool = sets["train"] + sets["synthetic"] + sets["dev"]
-    mats = {k: matrices(v, embed, names) for k, v in (("pool", pool), ("test", sets["test"]))}
+    mats: dict[str, Any] = {k: matrices(v, embed, names) for k, v in (("pool", pool), ("test", sets["test"]))}
+    mats["names"] = names
     results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed) for v in variants]
     best = max(results, key=lambda r: r["pick_score"])
     variant = best["variant"]
 
-    model = fit(variant, columns(variant, *mats["pool"]), pool, seed)
+    model = fit(variant, columns(variant, mats["pool"][0], mats["pool"][1], names), pool, seed)
     folder = Path(settings.models_dir) / name
     counts = {k: len(v) for k, v in sets.items()}
     meta = decider_meta(variant, Thresholds(**best["thresholds"]), settings.embedder.model,
@@ -412,6 +426,7 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     report = {
         "command": f"local-rag train decider --name {name} --report {report_dir} --index-prefix {index_prefix} "
                    f"--dev-index-prefix {dev_index_prefix} --variants {','.join(variants)}"
+                   + (f" --synthetic-the {synthetic_the}" if synthetic_the else "")
                    + (f" --cross-encoder --reranker {cross_encoder['model']} --reranker-backend {cross_encoder['backend']}"
                       if cross_encoder else ""),
         "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
@@ -422,7 +437,9 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
         "baseline_always_answer": baseline,
         "variants": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
         "best_single_feature": {"pool": feature_separability(mats["pool"][0], names, pool),
-                                "test": feature_separability(mats["test"][0], names, sets["test"])},
+                                "test": feature_separability(mats["test"][0], names, sets["test"]),
+                                "dev": feature_separability(mats["pool"][0][[i for i, e in enumerate(pool) if e.source == "mtragun-dev"]],
+                                                            names, sets["dev"])},
         "targets_met": {"test": targets_met(best["test"]), "dev_cv": targets_met(best["dev_cv"])},
     }
     write_report(report, best, sets, report_dir)
@@ -461,7 +478,8 @@ def write_report(report: dict[str, Any], best: dict[str, Any], sets: dict[str, l
     lines += ["", f"Best single feature (AUC either direction): pool decline {single['pool']['decline']['feature']} "
               f"{single['pool']['decline']['auc']}, pool clarify {single['pool']['clarify']['feature']} "
               f"{single['pool']['clarify']['auc']}, test decline {single['test']['decline']['feature']} "
-              f"{single['test']['decline']['auc']}"]
+              f"{single['test']['decline']['auc']}, MTRAG-UN dev clarify {single['dev']['clarify']['feature']} "
+              f"{single['dev']['clarify']['auc']} (top 5: {single['dev']['clarify']['top5']})"]
     lines += ["", "## Confusion, MTRAG test", "", confusion_markdown(best["test"]["confusion"]), "",
               "## Confusion, MTRAG-UN dev (cross-validated)", "", confusion_markdown(best["dev_cv"]["confusion"]), ""]
     (out / "report.md").write_text("\n".join(lines), encoding="utf-8")

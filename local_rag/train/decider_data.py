@@ -98,9 +98,10 @@ def _seeded(key: str, seed: int) -> random.Random:
     return random.Random(int(hashlib.sha1(f"{seed}:{key}".encode()).hexdigest()[:12], 16))
 
 
-def underspecify(question: str, domain: str, rng: random.Random) -> tuple[str, str] | None:
-    """``question`` with its longest capitalized name (not the first word alone) replaced by 'this <thing>', and
-    the thing; None when it names nothing."""
+def underspecify(question: str, domain: str, rng: random.Random, article: str = "this") -> tuple[str, str] | None:
+    """``question`` with its longest capitalized name (not the first word alone) replaced by '<article> <thing>'
+    ('this country', or with ``article`` 'the': 'the country', a category the passages show several members of),
+    and the thing; None when it names nothing."""
     if len(question.split()) < 4:
         return None
     spans = [m for m in _NAME.finditer(question) if (m.start(1) > 0 or " " in m.group(1)) and len(m.group(1)) > 2
@@ -110,20 +111,23 @@ def underspecify(question: str, domain: str, rng: random.Random) -> tuple[str, s
         return None
     match = max(spans, key=lambda m: len(m.group(1)))
     thing = rng.choice(THINGS.get(domain, THINGS["clapnq"]))
-    out = question[: match.start()] + f"this {thing}" + question[match.end() :]
+    out = question[: match.start()] + f"{article} {thing}" + question[match.end() :]
     return out[0].upper() + out[1:], thing
 
 
-def synthetic_examples(examples: Sequence[Example], n: int, seed: int = 0) -> list[Example]:
+def synthetic_examples(examples: Sequence[Example], n: int, seed: int = 0, article: str = "this") -> list[Example]:
     """Up to ``n`` synthetic UNDERSPECIFIED turns from the answerable first turns of ``examples``: half asked
-    alone, half stitched after the turns of another conversation."""
+    alone, half stitched after the turns of another conversation. ``article``: 'this' ("Does this country ...?",
+    ids ``synthetic:<task>``) or 'the' ("Does the country ...?", ids ``synthetic-the:<task>``)."""
     pool = [e for e in examples if e.gold == "ANSWERABLE"]
     donors = [e for e in examples if len(e.conversation.turns) >= 3]
-    pool.sort(key=lambda e: hashlib.sha1(f"{seed}:{e.id}".encode()).hexdigest())
+    pool.sort(key=lambda e: hashlib.sha1(f"{seed}:{article}:{e.id}".encode()).hexdigest() if article != "this"
+              else hashlib.sha1(f"{seed}:{e.id}".encode()).hexdigest())
+    prefix = "synthetic" if article == "this" else f"synthetic-{article}"
     out: list[Example] = []
     for example in pool:
         rng = _seeded(example.id, seed)
-        made = underspecify(example.conversation.last_user_turn, example.domain, rng)
+        made = underspecify(example.conversation.last_user_turn, example.domain, rng, article)
         if made is None:
             continue
         question, thing = made
@@ -133,8 +137,8 @@ def synthetic_examples(examples: Sequence[Example], n: int, seed: int = 0) -> li
             history = rng.choice(others).conversation.turns[:-1]
             if thing not in " ".join(t.text.lower() for t in history):
                 turns = [*history, *turns]
-        conversation = Conversation(turns, f"synthetic:{example.id}")
-        out.append(Example(f"synthetic:{example.id}", example.group, "synthetic", example.domain, "UNDERSPECIFIED",
+        conversation = Conversation(turns, f"{prefix}:{example.id}")
+        out.append(Example(f"{prefix}:{example.id}", example.group, "synthetic", example.domain, "UNDERSPECIFIED",
                            conversation))
         if len(out) == n:
             break
