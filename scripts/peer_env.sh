@@ -5,7 +5,7 @@
 #   bash scripts/peer_env.sh            # then: .venv-peer/bin/python scripts/bench_peer.py --help
 #
 # Holds: torch==2.13.0 (the CPU wheel; an unpinned torch pulls a multi-GB CUDA build), local-rag itself
-# (pip install -e ".[cpu]"), rouge-score, the llama-cpp-python wheel that scripts/install_llama_cpp.sh built and
+# (pip install -e ".[cpu]"), rouge-score and pytrec-eval-terrier (the report's metrics), the llama-cpp-python wheel that scripts/install_llama_cpp.sh built and
 # cached for this machine (installed from the cache, never rebuilt here: run `make bootstrap` first), and the
 # LlamaIndex packages pinned below. Idempotent: a stamp keyed by this file and pyproject.toml skips work done.
 set -euo pipefail
@@ -46,12 +46,12 @@ else
   extra=cpu
 fi
 pip install -q --no-cache-dir "$wheel"
-pip install -q -e ".[$extra]" "rouge-score>=0.1.2" gguf
+pip install -q -e ".[$extra]" "rouge-score>=0.1.2" "pytrec-eval-terrier>=0.5.6" gguf   # the report's nDCG (Task A metrics)
 pip install -q "${PEER_PACKAGES[@]}"
 pip install -q --no-deps "${PEER_NO_DEPS[@]}"
 # the peer must not have replaced the pinned torch or the cached llama.cpp build
 "$VENV/bin/python" - <<EOF
-import llama_cpp, torch
+import llama_cpp, pytrec_eval, torch
 import llama_index.core, llama_index.llms.llama_cpp, llama_index.retrievers.bm25, llama_index.embeddings.huggingface
 assert torch.__version__.startswith("2.13.0"), torch.__version__
 assert llama_cpp.__version__ == "$LLAMA_CPP_VERSION", llama_cpp.__version__
