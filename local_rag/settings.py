@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -470,6 +471,23 @@ def _read_file(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SettingsError(f"settings file {path} must hold a mapping, not {type(data).__name__}")
     return data
+
+
+def dotted(items: Mapping[str, Any]) -> dict[str, Any]:
+    """Dotted settings keys as nested overrides.
+
+    Example:
+        >>> dotted({"llm.model": "qwen", "generate.passages": 3})
+        {'llm': {'model': 'qwen'}, 'generate': {'passages': 3}}
+    """
+    out: dict[str, Any] = {}
+    for key, value in items.items():
+        target = out
+        *parents, last = key.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = value
+    return out
 
 
 def deep_merge(*layers: dict[str, Any]) -> dict[str, Any]:

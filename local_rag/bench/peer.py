@@ -77,17 +77,15 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
     """
     import yaml
 
-    out: dict[str, Any] = {}
+    from local_rag.settings import dotted
+
+    values: dict[str, Any] = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip() or any(not part for part in key.strip().split(".")):
             raise ValueError(f"--set {item!r}: expected KEY=VALUE with a dotted settings key")
-        target = out
-        *parents, last = key.strip().split(".")
-        for part in parents:
-            target = target.setdefault(part, {})
-        target[last] = yaml.safe_load(value)
-    return out
+        values[key.strip()] = yaml.safe_load(value)
+    return dotted(values)
 
 
 # ------------------------------------------------------------------------------------------------ tasks

@@ -70,19 +70,9 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def load(profile: str | None, config_file: str | None, index_name: str | None = None, **overrides: Any):
     """Load settings from the shared options plus command-specific overrides (None values ignored)."""
-    from local_rag.settings import load_settings
+    from local_rag.settings import deep_merge, dotted, load_settings
 
-    data: dict[str, Any] = {}
-    if index_name:
-        data["index"] = index_name
-    for key, value in overrides.items():
-        if value is None:
-            continue
-        target = data
-        parts = key.split(".")
-        for part in parts[:-1]:
-            target = target.setdefault(part, {})
-        target[parts[-1]] = value
+    data = deep_merge({"index": index_name} if index_name else {}, dotted({k: v for k, v in overrides.items() if v is not None}))
     return load_settings(profile, config_file, data)
 
 

@@ -11,6 +11,7 @@ from local_rag.index.folder import IndexFolder
 from local_rag.records import Hit, Query
 from local_rag.retrieve.fusion import fuse
 from local_rag.retrieve.learned import LearnedFusion
+from local_rag.retrieve.queries import QUERY_MODES
 from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, LearnedSparseRetriever, Retriever
 from local_rag.settings import Settings
 
@@ -33,7 +34,7 @@ def learned_fusion(settings: Settings) -> LearnedFusion | None:
             raise
         log.warning("no trained fusion model (%s): reciprocal rank fusion instead; build one with `local-rag train fusion`", exc)
         return None
-    missing = [m for m in fusion.modes if m not in settings.retrieval.query_modes and m not in ("rewrite", "keywords", "multi", "hyde")]
+    missing = [m for m in fusion.modes if m in QUERY_MODES and m not in settings.retrieval.query_modes]
     if missing:
         log.warning("fusion model %s reads lists of query modes %s that retrieval.query_modes lacks: they count as absent",
                     cfg.model, ", ".join(missing))

@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,6 @@ from local_rag.errors import ModelError
 from local_rag.records import Hit
 from local_rag.retrieve.fusion import merge_hits
 
-log = logging.getLogger("local_rag.retrieve")
 META = "fusion.json"
 # per list: 1/rank, 1/(60+rank) (RRF's term), the score (cosine for dense lists, share of the list's best otherwise),
 # 1/rank of the best passage of the same document, and whether the list exists for this turn at all

@@ -181,16 +181,7 @@ def fusion_of(vectors: Mapping[str, list[float]], keys: Sequence[str], depth: in
 
 def ranked(model: LearnedFusion, turns: Sequence[LabelledTurn], top_k: int = 10) -> dict[str, dict[str, float]]:
     """Run (id -> {passage: score}, top ``top_k``) of ``model`` on ``turns``."""
-    run: dict[str, dict[str, float]] = {}
-    for turn in turns:
-        cands = candidate_features(turn.lists, model.keys, model.depth)
-        if not cands.ids:
-            run[turn.id] = {}
-            continue
-        scores = model.decision_function(cands.features)
-        order = np.argsort(-scores, kind="stable")[:top_k]
-        run[turn.id] = {cands.ids[i]: float(scores[i]) for i in order}
-    return run
+    return {turn.id: {h.passage_id: h.score for h in model.fuse(turn.lists, top_k)} for turn in turns}
 
 
 def rrf_run(turns: Sequence[LabelledTurn], keys: Sequence[str], settings: Settings, top_k: int = 10) -> dict[str, dict[str, float]]:
@@ -271,6 +262,7 @@ def train_fusion(settings: Settings, mtrag_dir: Path, name: str, domains: Sequen
     from local_rag.modelstore.manifest import record_folder
     from local_rag.retrieve.learned import save_fusion
     from local_rag.retrieve.stack import open_retriever
+    from local_rag.train.store import install_folder
 
     started = time.perf_counter()
     turns: list[LabelledTurn] = []
@@ -300,11 +292,7 @@ def train_fusion(settings: Settings, mtrag_dir: Path, name: str, domains: Sequen
     folder = settings.models_dir / name
     staging = settings.models_dir / f".{name}.staging"
     save_fusion(staging, meta)
-    if folder.exists():
-        import shutil
-
-        shutil.rmtree(folder)
-    staging.rename(folder)
+    install_folder(staging, folder)
     record_folder(folder, settings.models_dir, "fusion", f"learned fusion of {', '.join(keys)} (local-rag train fusion)",
                   "linear", source="trained: local-rag train fusion")
     report["folder"] = str(folder)

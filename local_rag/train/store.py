@@ -43,6 +43,16 @@ def base_folder(base: str, models_dir: str | Path) -> Path:
 
 
 
+def install_folder(staging: Path, target: Path) -> None:
+    """Move a finished model folder from ``staging`` to ``target``; a previous ``target`` is replaced only then."""
+    old = target.with_name(f".{target.name}.old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    staging.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+
+
 def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict[str, Any], data: dict[str, Any]) -> Path:
     """Train (resuming from the last checkpoint of an interrupted run), refuse a non-finite loss, install."""
     from local_rag.modelstore.manifest import record_folder
@@ -67,12 +77,7 @@ def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict
     model.save_pretrained(str(staging))
     (staging / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     target = what.models_dir / what.name
-    old = what.models_dir / f".{what.name}.old"
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    staging.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    install_folder(staging, target)
     record_folder(target, what.models_dir, what.role, what.description, what.kind,
                   source="trained: local-rag train (see training.json)")
     shutil.rmtree(work, ignore_errors=True)

@@ -194,7 +194,7 @@ def pair_figures(p: np.ndarray, y: np.ndarray, kinds: Sequence[str], threshold: 
     gold = kinds_arr == "gold"
     negatives = [k for k in sorted(set(kinds)) if k != "gold"]
     return {"n": len(y), "auc": round(float(roc_auc_score(y, p)), 4),
-            "balanced_accuracy": round(float(((p >= threshold)[y == 1].mean() + (p < threshold)[y == 0].mean()) / 2), 4),
+            "balanced_accuracy": round(balanced_accuracy(p, y, threshold), 4),
             "kept_gold": round(float((p[gold] >= threshold).mean()), 3),
             "caught_by_kind": {k: round(float((p[kinds_arr == k] < threshold).mean()), 3) for k in negatives},
             "auc_by_kind": {k: round(float(roc_auc_score(np.r_[np.ones(gold.sum()), np.zeros((kinds_arr == k).sum())],
