@@ -16,10 +16,10 @@ from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal  # Any: the support report's JSON (TurnResult.support)
 
-from local_rag.llm.generate import Generator
+from local_rag.llm.generate import Generator, check_citations
 from local_rag.records import Answer, Citation, Conversation, Decision, Hit, Query, TraceStep, TurnResult
 from local_rag.retrieve.queries import conversation_queries
-from local_rag.settings import Settings
+from local_rag.settings import GenerateConfig, Settings
 
 if TYPE_CHECKING:
     from local_rag.decide.model import Decider
@@ -244,20 +244,13 @@ class Pipeline:
     def checked(self, answer: Answer, passages: list[Hit]) -> tuple[Answer, dict[str, Any] | None]:
         """The answer after the support check (`local_rag.decide.support`): citations moved to the passage that
         supports a sentence, unsupported sentences flagged or dropped; the answer itself when no model is trained."""
-        from local_rag.llm.generate import check_citations
-
         if self._support is False:
             from local_rag.decide.support import load_support_checker
 
             self._support = load_support_checker(self.settings, self._retriever)
         if self._support is None:
             return answer, None
-        text, report = self._support.check(answer.text, passages)
-        if not text.strip():  # nothing the passages support: decline
-            return Generator.idk(self.settings.generate), report.to_json()
-        text, numbers, _ = check_citations(text, len(passages))
-        citations = [Citation(n, passages[n - 1].passage_id, passages[n - 1].title, passages[n - 1].url) for n in numbers]
-        return Answer(text, "answer", citations, answer.invalid_citations, passages, answer.raw, answer.call), report.to_json()
+        return support_checked(self._support, answer, passages, self.settings.generate)
 
     def decided(self, decision: Decision, conversation: Conversation, queries: list[Query], retrieved: list[Hit],
                 hits: list[Hit], timings: dict[str, float]) -> TurnResult:
@@ -270,6 +263,19 @@ class Pipeline:
         calls = self._llm.calls[self._calls_before :] if self._llm is not None else []
         skip: TraceStep = {"type": "skip", "stage": "generate", "text": f"generate: decided {decision.kind} without the LLM"}
         return TurnResult(answer, queries, retrieved, passages, timings, list(calls), [*self.skipped, skip], decision=decision)
+
+
+def support_checked(checker: SupportChecker, answer: Answer, passages: list[Hit],
+                    generate: GenerateConfig) -> tuple[Answer, dict[str, Any]]:
+    """``answer`` after ``checker`` (`SupportChecker.check` against the ``passages`` the generator saw) and the
+    check's report: citations renumbered to the given passages; the fixed IDK answer when no sentence is left. Used by
+    the pipeline and by ``local-rag eval recheck`` on committed answers."""
+    text, report = checker.check(answer.text, passages)
+    if not text.strip():  # nothing the passages support: decline
+        return Generator.idk(generate), report.to_json()
+    text, numbers, _ = check_citations(text, len(passages))
+    citations = [Citation(n, passages[n - 1].passage_id, passages[n - 1].title, passages[n - 1].url) for n in numbers]
+    return Answer(text, "answer", citations, answer.invalid_citations, passages, answer.raw, answer.call), report.to_json()
 
 
 def sources_line(passages: list[Hit]) -> str:

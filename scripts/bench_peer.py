@@ -9,7 +9,12 @@ Run it with the benchmark-only environment (LlamaIndex is not a dependency of lo
     .venv-peer/bin/python scripts/bench_peer.py --profile cpu-fast --set llm.model=qwen2.5-coder-1.5b-instruct-q4_k_m \
         --out docs/benchmarks/peer-levers
 
-Writes <out>/peer.{json,md} (default docs/benchmarks/).
+Writes <out>/peer.{json,md} (default docs/benchmarks/). With `--predictions RUN`, runs nothing and writes the answers of
+RUN/peer.json as runs/<RUN's name>/predictions-<row>.jsonl (`local_rag.bench.peer_answers`; they carry MTRAG texts, so
+not under docs/), to score with the judges:
+
+    .venv/bin/python scripts/bench_peer.py --predictions docs/benchmarks/peer-levers
+    local-rag eval generation --setting rag --predictions runs/peer-levers/predictions-ours.jsonl --out ...
 """
 
 from __future__ import annotations
@@ -39,7 +44,15 @@ def main() -> None:
                         default=Path(os.environ.get("LOCAL_RAG_MODELS_DIR") or ROOT / "models"),
                         help="default: $LOCAL_RAG_MODELS_DIR, else models/ of this checkout")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "benchmarks")
+    parser.add_argument("--predictions", type=Path, metavar="RUN",
+                        help="run nothing: write RUN/peer.json's answers as runs/<RUN's name>/predictions-<row>.jsonl")
     args = parser.parse_args()
+    if args.predictions:
+        from local_rag.bench.peer_answers import write_row_predictions
+
+        for path in write_row_predictions(args.predictions, ROOT / "runs" / args.predictions.resolve().name, ROOT):
+            print(f"written {path}")
+        return
     try:
         args.overrides = parse_sets(args.sets)
     except ValueError as exc:

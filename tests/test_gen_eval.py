@@ -31,6 +31,7 @@ from local_rag.evaluation.generation.runner import (
     load_done,
     merge_predictions,
     pipeline_generator,
+    reusable_scores,
     score_predictions,
     stratified_subset,
 )
@@ -372,6 +373,28 @@ def test_interrupted_run_resumes_without_scoring_twice(tmp_path: Path) -> None:
     assert third.seen == [] and len(out.read_text().splitlines()) == 6
     with pytest.raises(BadInputError, match="more than once"):
         score_predictions(records + records[:1], CountingScorer(), tmp_path / "other.jsonl", progress=False)
+
+
+def test_an_earlier_run_lends_the_scores_of_unchanged_answers(tmp_path: Path) -> None:
+    pytest.importorskip("rouge_score")
+    records = [prediction_record(task(i), f"Guinea pigs sleep in burrows {i}.", "reference") for i in range(3)]
+    llm = scripted_judge(["Guinea pigs sleep in burrows."], [1], 8)
+    scorer = fake_scorer(llm)
+    before = score_predictions(records, scorer, tmp_path / "before" / "scored.jsonl", progress=False)
+    (tmp_path / "before" / "scores.json").write_text(json.dumps({"info": scorer.describe()}), encoding="utf-8")
+    calls = len(llm.calls)
+    changed = [records[0], prediction_record(task(1), "Guinea pigs sleep in burrows.", "reference"), records[2]]
+    changed[2]["contexts"][0]["text"] = "Guinea pigs nap in hay."  # same answer, other passage: not the same scores
+    reuse = reusable_scores(tmp_path / "before", scorer.describe())
+    after = score_predictions(changed, fake_scorer(llm), tmp_path / "after" / "scored.jsonl", progress=False, reuse=reuse)
+    assert len(llm.calls) == calls + 2 * 3  # tasks 1 and 2 judged again (3 calls each), task 0 reused
+    assert after[0]["local_rag"]["reused"] and after[0]["metrics"] == before[0]["metrics"]
+    assert not after[1]["local_rag"].get("reused") and not after[2]["local_rag"].get("reused")
+    other = GenerationScorer(GenEvalConfig(judge={"model": "smollm2-135m-instruct"}), bert=FakeBert())  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match="judge_model"):
+        reusable_scores(tmp_path / "before", other.describe())
+    with pytest.raises(BadInputError, match="no finished run"):
+        reusable_scores(tmp_path / "after", scorer.describe())
 
 
 class OldRules:

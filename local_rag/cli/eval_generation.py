@@ -40,12 +40,15 @@ from local_rag.cli.main import handle_errors, load, settings_options
 @click.option("--idk-judge", type=click.Choice(["rules", "llm"]), help="IDK detection (default gen_eval.idk_judge).")
 @click.option("--no-llm-judges", is_flag=True, help="Skip RL_F and RB_llm: RB_alg and the IDK judge only.")
 @click.option("--bertscore-model", help="BERTScore encoder: auto, a manifest name or a folder (default gen_eval.bertscore_model).")
+@click.option("--reuse", "reuse_dir", type=click.Path(file_okay=False, exists=True),
+              help="A finished run folder scored with the same models and rules: tasks whose answer and contexts are "
+                   "the same there take their scores from it (no judge call), e.g. after `eval recheck`.")
 @click.option("--strict", is_flag=True, help="Exit with an error when the predictions break the official format rules.")
 @click.option("--no-charts", is_flag=True, help="Skip the PNG charts.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @handle_errors
 def generation(profile, config_file, index_name, tasks_file, setting, predictions_file, out_dir, index_prefix, prompt, llm_cache, split, limit, answer_mode, judge_model,
-               idk_judge, no_llm_judges, bertscore_model, strict, no_charts, as_json):
+               idk_judge, no_llm_judges, bertscore_model, reuse_dir, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
     from local_rag.errors import BadInputError
     from local_rag.evaluation.generation.official import read_records, validate_records
@@ -54,6 +57,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
         generate_predictions,
         merge_predictions,
         pipeline_generator,
+        reusable_scores,
         score_predictions,
         stratified_subset,
     )
@@ -103,8 +107,13 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
         if limit:
             records = stratified_subset(records, limit)
         scorer = GenerationScorer.from_settings(settings)
-        scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json)
-        info = scorer.describe() | {"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
+        reuse = None
+        if reuse_dir:
+            if scorer.config.llm_judges or scorer.config.idk_judge == "llm":
+                scorer.llm  # noqa: B018 - loaded first, so that the judge is named as the earlier run's report names it
+            reuse = reusable_scores(Path(reuse_dir), scorer.describe())
+        scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json, reuse=reuse)
+        info = scorer.describe() | {"reused_from": reuse_dir,"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
                                     "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit, "split": split,
                                     "profile": settings.profile}
         if not predictions_file:  # generated here: say by what (a scored file's generator is unknown)
@@ -114,3 +123,49 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
         title = f"MTRAG generation scores ({setting}: {name})"
         write_reports(summary, out, title, with_charts=not no_charts)
         click.echo(json.dumps(summary, indent=2) if as_json else markdown(summary, title) + f"\nwritten to {out}/")
+
+
+@click.command(name="recheck")
+@settings_options
+@click.option("--predictions", "predictions_file", type=click.Path(dir_okay=False, exists=True), required=True,
+              help="Committed predictions (official shape, with contexts), e.g. <run>/predictions.jsonl.")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), required=True,
+              help="Where the rechecked predictions go (a new file; the input is not changed).")
+@click.option("--support", "support_mode", type=click.Choice(["off", "flag", "drop"]),
+              help="The support check (default support.mode): flag moves citations and counts unsupported "
+                   "sentences; drop also removes them.")
+@click.option("--decisions", "decisions_file", type=click.Path(dir_okay=False, exists=True),
+              help="A decider's choices (JSONL with task_id and kind, e.g. the predictions.jsonl of "
+                   "`local-rag train decider --report`): declines, clarifications and small talk replace the answer.")
+@handle_errors
+def recheck(profile, config_file, index_name, predictions_file, out_file, support_mode, decisions_file):
+    """Apply the stages after generation (decisions, support check) to committed answers, without the generator."""
+    from local_rag.errors import BadInputError
+    from local_rag.evaluation.generation.official import read_records, write_records
+    from local_rag.evaluation.generation.recheck import RecheckTally, read_decisions, recheck_record
+
+    settings = load(profile, config_file, index_name, **{"support.mode": support_mode})
+    out = Path(out_file)
+    if out.resolve() == Path(predictions_file).resolve():
+        raise BadInputError("--out must be another file than --predictions (the committed answers are kept)")
+    checker = None
+    if settings.support.mode != "off":
+        from local_rag.decide.support import load_support_checker
+
+        checker = load_support_checker(settings)
+        if checker is None:
+            raise BadInputError(f"no trained support model {settings.support.model!r}; build one with "
+                                "`local-rag train support`, or pass --support off")
+    decisions = read_decisions(decisions_file) if decisions_file else {}
+    tally = RecheckTally()
+    rows = []
+    for record in read_records(predictions_file):
+        rows.append(recheck_record(record, checker=checker, decisions=decisions, settings=settings))
+        tally.add(record["predictions"][0]["text"], rows[-1])
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_records(out, rows)
+    summary = tally.to_json() | {"support": settings.support.mode, "support_model": settings.support.model,
+                                 "decisions": decisions_file}
+    out.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    click.echo(json.dumps(summary, indent=2) + f"\nwritten to {out}")
+

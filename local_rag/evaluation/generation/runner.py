@@ -24,8 +24,11 @@ from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.official import (
     Setting,
     answerability,
+    contexts_of,
     domain_of,
     prediction_record,
+    prediction_text,
+    targets_of,
     validate_record,
     write_record,
     write_records,
@@ -81,10 +84,13 @@ def score_predictions(
     scorer: Any,
     out_path: Path,
     progress: bool = True,
+    reuse: dict[str, dict[str, Any]] | None = None,
 ) -> list[dict[str, Any]]:
     """Scored records (in input order), scoring only task ids not yet in ``out_path``.
 
-    ``scorer`` is a `GenerationScorer` (anything with ``score(record) -> record``).
+    ``scorer`` is a `GenerationScorer` (anything with ``score(record) -> record``). ``reuse``: scored records of an
+    earlier run by task id (`reusable_scores`); a task whose answer and contexts are the same there takes its scores
+    from it (``local_rag.reused``) instead of meeting the judges again.
     """
     records = list(records)
     ids = [str(r.get("task_id")) for r in records]
@@ -100,10 +106,47 @@ def score_predictions(
         log.info("%s: %d tasks already scored, %d to go", out_path, len(records) - len(todo), len(todo))
     with out_path.open("a", encoding="utf-8") as fh:
         for record in _progress(todo, "score", progress):
-            scored = scorer.score(record)
+            earlier = (reuse or {}).get(str(record["task_id"]))
+            if earlier is not None and same_answer(record, earlier):
+                scored = dict(record, metrics=earlier["metrics"], local_rag={**earlier["local_rag"], "reused": True})
+            else:
+                scored = scorer.score(record)
             write_record(fh, scored)
             done[str(record["task_id"])] = scored
     return [done[i] for i in ids]
+
+
+SCORED_WITH = ("bertscore_model", "bertscore_layer", "idk_judge", "idk_sentence", "llm_judges", "judge_model",
+               "skip_decided")  # what must match for an earlier run's scores to be reused
+
+
+def reusable_scores(run: Path, scorer_info: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The scored records of the finished run folder ``run`` by task id, for `score_predictions` (``reuse``).
+
+    Raises:
+        BadInputError: ``run`` holds no finished run, or it was scored with other models or rules than
+            ``scorer_info`` (`GenerationScorer.describe`) names.
+    """
+    import json
+
+    try:
+        info = json.loads((run / "scores.json").read_text(encoding="utf-8"))["info"]
+    except (OSError, ValueError, KeyError) as exc:
+        raise BadInputError(f"--reuse {run}: no finished run there (scores.json cannot be read: {exc})") from exc
+    differ = [f"{k} {info.get(k)!r} there, {scorer_info.get(k)!r} here" for k in SCORED_WITH
+              if info.get(k) != scorer_info.get(k)]
+    if differ:
+        raise BadInputError(f"--reuse {run}: scored with other settings ({'; '.join(differ)})")
+    return load_done(run / "scored.jsonl")
+
+
+def same_answer(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Do two records hold the same task, answer text and contexts (so the same scores)?"""
+    def key(r: dict[str, Any]) -> tuple[Any, ...]:
+        contexts = [(c.get("document_id"), c.get("text")) for c in contexts_of(r)]
+        return same_task(r.get("task_id")), prediction_text(r), contexts, targets_of(r), answerability(r)
+
+    return key(a) == key(b)
 
 
 def relabel_done(done: dict[str, dict[str, Any]], scorer: Any, out_path: Path) -> dict[str, dict[str, Any]]:
@@ -177,6 +220,7 @@ def pipeline_generator(
     ``eval retrieval`` and with other runs, so that runs differing only in the prompt retrieve with the same
     rewrites, and each conversation is rewritten once.
     """
+    from local_rag.evaluation.generation.recheck import prediction_of
     from local_rag.llm.generate import Generator
     from local_rag.modes import make_pipeline
     from local_rag.mtrag import parse_conversation, task_domain
@@ -191,11 +235,6 @@ def pipeline_generator(
             state["llm"] = load_llm(settings.llm, settings.models_dir)
         return state["llm"]
 
-    def prediction(answer: Any, passages: list[Hit]) -> dict[str, Any]:
-        cited = [{"n": c.n, "document_id": c.passage_id, "valid": True} for c in answer.citations]
-        cited += [{"valid": False}] * answer.invalid_citations
-        return {"text": answer.text, "kind": answer.kind, "citations": cited}
-
     def reference(task: dict[str, Any]) -> dict[str, Any]:
         conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
         hits = [Hit(passage_id=str(c.get("document_id", i)), score=1.0, rank=i + 1, title=str(c.get("title") or ""),
@@ -204,7 +243,7 @@ def pipeline_generator(
         if "generator" not in state:
             state["generator"] = Generator(shared_llm(), settings.generate)
         answer = state["generator"].answer(conversation, hits) if hits else Generator.idk(settings.generate)
-        return prediction(answer, hits)
+        return prediction_of(answer)
 
     explicit_index = "index" in settings.model_fields_set
 
@@ -223,6 +262,6 @@ def pipeline_generator(
         result = state[index].answer(conversation)
         contexts = [{"document_id": h.passage_id, "text": h.text, "title": h.title, "url": h.url, "score": h.score}
                     for h in result.passages[:10]]
-        return prediction(result.answer, result.passages) | {"contexts": contexts}
+        return prediction_of(result.answer) | {"contexts": contexts}
 
     return reference if setting == "reference" else rag
