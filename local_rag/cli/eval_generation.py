@@ -113,7 +113,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
                 scorer.llm  # noqa: B018 - loaded first, so that the judge is named as the earlier run's report names it
             reuse = reusable_scores(Path(reuse_dir), scorer.describe())
         scored = score_predictions(records, scorer, out / "scored.jsonl", progress=not as_json, reuse=reuse)
-        info = scorer.describe() | {"reused_from": reuse_dir,"setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
+        info = scorer.describe() | {"reused_from": reuse_dir, "setting": setting, "predictions": str(predictions_file or out / "predictions.jsonl"),
                                     "tasks_file": str(tasks_file) if tasks_file else None, "limit": limit, "split": split,
                                     "profile": settings.profile}
         if not predictions_file:  # generated here: say by what (a scored file's generator is unknown)
@@ -168,4 +168,3 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
                                  "decisions": decisions_file}
     out.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     click.echo(json.dumps(summary, indent=2) + f"\nwritten to {out}")
-

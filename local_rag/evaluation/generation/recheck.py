@@ -16,7 +16,7 @@ Each rewritten prediction keeps the official shape (``text``, ``kind``, ``citati
 the answers that changed meet the LLM judges again.
 
 Example:
-    >>> record, changed = recheck_record(record, checker=checker, decisions={}, settings=settings)  # doctest: +SKIP
+    >>> rechecked = recheck_record(record, checker=checker, decisions={}, settings=settings)  # doctest: +SKIP
 """
 
 from __future__ import annotations
