@@ -26,8 +26,9 @@ DEMO_OVERRIDES: dict[str, object] = {"pipeline.min_dense_score": 0.3, "retrieval
 
 
 # The demo runs on the best CPU profile whose LLM is present: SmolLM2-135M (cpu-test, what CI uses) neither resolves
-# follow-ups nor cites (measured), Qwen2.5-Coder-1.5B (cpu-qwen, imported by `make demo`) does both.
-DEMO_PROFILES = ("cpu-qwen", "cpu-test")
+# follow-ups nor cites (measured), Qwen2.5-Coder-1.5B (cpu: cpu-qwen with the speed levers, imported by `make demo`)
+# does both.
+DEMO_PROFILES = ("cpu", "cpu-test")
 
 
 def demo_profile(models_dir: Path | None = None) -> str:

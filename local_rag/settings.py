@@ -31,7 +31,7 @@ from local_rag.errors import SettingsError
 from local_rag.paths import default_indexes_dir, default_models_dir, user_config_file
 from local_rag.settings_env import check_names, describe_value_errors, read_env
 
-DEFAULT_PROFILE = "cpu-qwen"  # the demo's profile (`make demo` imports its LLM; `local-rag models pull` fetches it)
+DEFAULT_PROFILE = "cpu"  # the demo's profile (`make demo` imports its LLM; `local-rag models pull` fetches it)
 
 
 class _Config(BaseModel):

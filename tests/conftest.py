@@ -21,7 +21,7 @@ from local_rag.embed.base import Embedder
 from local_rag.settings import EmbedderConfig, Settings, load_settings
 
 # The tests run on profile cpu-test (SmolLM2, what CI imports) unless they name another: a user config file of their
-# own, with that default, so that no user's ~/.config/local-rag/config.yaml leaks in (the default is cpu-qwen)
+# own, with that default, so that no user's ~/.config/local-rag/config.yaml leaks in (the default is cpu)
 _USER_CONFIG = Path(tempfile.mkdtemp(prefix="local-rag-tests-")) / "config.yaml"
 _USER_CONFIG.write_text("profile: cpu-test\n", encoding="utf-8")
 os.environ["LOCAL_RAG_USER_CONFIG"] = str(_USER_CONFIG)

@@ -31,7 +31,7 @@ def test_demo_profile_is_the_best_one_whose_llm_is_present(tmp_path: Path) -> No
     write_manifest(tmp_path / "a", ["smollm2-135m-instruct"])
     assert demo_profile(tmp_path / "a") == "cpu-test"
     write_manifest(tmp_path / "b", ["smollm2-135m-instruct", "qwen2.5-coder-1.5b-instruct-q4_k_m"])
-    assert demo_profile(tmp_path / "b") == "cpu-qwen"
+    assert demo_profile(tmp_path / "b") == "cpu"
     (tmp_path / "c").mkdir()
     (tmp_path / "c" / "manifest.json").write_text("{not json")
     assert demo_profile(tmp_path / "c") == "cpu-test"

@@ -9,7 +9,7 @@ from local_rag.settings import ChunkerConfig, list_profiles, load_settings
 
 
 def test_profiles_load_and_name_models():
-    assert {"cpu-test", "cpu-qwen", "gpu-8gb", "gpu-24gb"} <= set(list_profiles())
+    assert {"cpu-test", "cpu", "cpu-qwen", "cpu-fast", "gpu-8gb", "gpu-24gb"} <= set(list_profiles())
     gpu = load_settings("gpu-8gb")
     assert gpu.embedder.backend == "bge-m3" and gpu.embedder.model == "bge-m3"
     assert "qwen2.5-7b" in gpu.llm.model
