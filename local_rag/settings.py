@@ -436,8 +436,8 @@ def list_profiles() -> list[str]:
 
 
 def read_profile(name: str) -> dict[str, Any]:
-    """The raw dict of a profile (a user profile: its ``base`` bundled profile with its changes merged in);
-    `SettingsError` listing the valid names if unknown."""
+    """The raw dict of a profile (one with a ``base``: that bundled profile with its changes merged in; a user
+    profile's base defaults to `DEFAULT_PROFILE`); `SettingsError` listing the valid names if unknown."""
     user_profiles = _user_config().get("profiles") or {}
     if name in user_profiles:
         body = dict(user_profiles[name] or {})
@@ -449,7 +449,9 @@ def read_profile(name: str) -> dict[str, Any]:
     if name not in _bundled_profiles():
         raise SettingsError(f"unknown profile {name!r}; valid profiles: {', '.join(list_profiles())}")
     text = (resources.files("local_rag") / "profiles" / f"{name}.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text) or {}
+    body = yaml.safe_load(text) or {}
+    base = body.pop("base", None)  # a bundled profile may name another as its base (cpu: cpu-qwen + the levers)
+    return deep_merge(read_profile(base), body) if base else body
 
 
 def _user_config() -> dict[str, Any]:

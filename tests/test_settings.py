@@ -8,6 +8,21 @@ from local_rag.errors import SettingsError
 from local_rag.settings import ChunkerConfig, list_profiles, load_settings
 
 
+def _leaves(tree: dict, prefix: str = "") -> dict:
+    out: dict = {}
+    for key, value in tree.items():
+        out |= _leaves(value, f"{prefix}{key}.") if isinstance(value, dict) else {f"{prefix}{key}": value}
+    return out
+
+
+def test_the_default_cpu_profile_is_cpu_qwen_with_the_levers_and_cpu_fast_swaps_the_model():
+    """`base:` in a bundled profile: cpu = cpu-qwen + the speed levers; cpu-fast = cpu + the 0.5B."""
+    cpu, qwen, fast = (_leaves(load_settings(p).model_dump(mode="json")) for p in ("cpu", "cpu-qwen", "cpu-fast"))
+    assert {k for k in cpu if cpu[k] != qwen[k]} == {
+        "profile", "evidence.compress", "rewrite.skip_standalone", "generate.prompt", "generate.history_step"}
+    assert {k for k in cpu if cpu[k] != fast[k]} == {"profile", "llm.model"}
+
+
 def test_profiles_load_and_name_models():
     assert {"cpu-test", "cpu", "cpu-qwen", "cpu-fast", "gpu-8gb", "gpu-24gb"} <= set(list_profiles())
     gpu = load_settings("gpu-8gb")
