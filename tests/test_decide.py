@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from local_rag.decide import AlwaysAnswer, load_decider, reply_text
-from local_rag.decide.clarify import clarifying_question, options, thing_asked
+from local_rag.decide.clarify import clarifying_question, options, plural, thing_asked
 from local_rag.decide.features import AMBIGUITY_FEATURES, FeatureExtractor, ambiguity_row
 from local_rag.decide.model import read_decider, save_decider
 from local_rag.decide.turns import chitchat_kind, dangling_references, resolve_clarification
@@ -152,6 +152,24 @@ def test_clarifying_questions_follow_the_three_patterns_of_mtrag_un():
     assert clarifying_question("Is this ocean cold?", [HIT["Atlantic Ocean"]]) == "Which ocean are you referring to?"
     assert clarifying_question("Is this ocean cold?", list(HIT.values()), max_options=4) == "Which ocean are you referring to?"
     assert clarifying_question("Is it cold?", []).startswith("Could you tell me which one you mean")
+
+
+def test_clarifying_question_on_a_real_govt_turn_reads_plainly():
+    """MTRAG test task e52ab8d5...<::>1: the plural head takes no second word, site names leave the titles, and a
+    chunk that starts mid-sentence gives its next sentence."""
+    hits = [Hit("a", 1.0, title="West Nile Virus | Sierra County, CA - Official Website",
+                text="than 1,900 people have died. West Nile virus is spread by mosquitoes."),
+            Hit("b", 0.9, title="Measles Cases and Outbreaks | Measles (Rubeola) | CDC",
+                text="In 2021, 49 measles cases were reported. Some states report more."),
+            Hit("c", 0.8, title="Plague", text="Plague is a severe disease.")]
+    question = "Why do some states report more West Nile cases than others, and where are these states located?"
+    assert thing_asked(question, hits) == "states"
+    assert clarifying_question(question, hits) == (
+        "There are several states you could mean, such as West Nile Virus (West Nile virus is spread by mosquitoes), "
+        "Measles Cases and Outbreaks (in 2021, 49 measles cases were reported), or Plague (Plague is a severe disease). "
+        "Which one are you referring to?")
+    assert [plural(w) for w in ("ocean", "company", "states", "credit card", "bus")] == [
+        "oceans", "companies", "states", "credit cards", "buses"]
 
 
 def test_turn_rules():

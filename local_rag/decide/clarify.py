@@ -30,12 +30,21 @@ _VERBS = frozenset("is are was were do does did has have had can could will woul
                    "played operate operates provide provides receive received lead led become became".split())
 
 
+def clean_title(title: str) -> str:
+    """A title without its site's name: 'West Nile Virus | Sierra County, CA - Official Website' -> 'West Nile
+    Virus', 'Atlantic Ocean - Wikipedia' -> 'Atlantic Ocean'."""
+    title = _TITLE_JUNK.sub("", " ".join(title.split())).strip(" -|:")
+    first = title.split(" | ", 1)[0].strip(" -|:")
+    return first if len(first) >= 3 else title
+
+
 def options(hits: Sequence[Hit], limit: int = 8) -> list[str]:
-    """The distinct titles of ``hits``, in rank order (at most ``limit``); hits without a title give none."""
+    """The distinct titles of ``hits`` (see `clean_title`), in rank order (at most ``limit``); hits without a title
+    give none."""
     out: list[str] = []
     seen: set[str] = set()
     for hit in hits:
-        title = _TITLE_JUNK.sub("", " ".join(hit.title.split())).strip(" -|:")
+        title = clean_title(hit.title)
         key = title.lower()
         if title and key not in seen and len(title) <= 80:
             seen.add(key)
@@ -47,20 +56,26 @@ def options(hits: Sequence[Hit], limit: int = 8) -> list[str]:
 
 def thing_asked(question: str, hits: Sequence[Hit] = ()) -> str:
     """The noun the turn points at without saying which one ('this ocean' -> 'ocean'); two words when the passages
-    use them together ('this credit card' -> 'credit card'); '' if none."""
+    use them together right after it ('this credit card' -> 'credit card'); '' if none. A plural head ('these
+    states') takes no second word: 'these states located' is not a thing."""
     conversation = Conversation([Turn("user", question)])
-    heads = [p.split()[1] for p in dangling_references(conversation)]
-    if not heads:
-        heads = [m.group(1).split()[0] for m in _THING.finditer(question)]
+    phrases = dangling_references(conversation) or [m.group(0) for m in _THING.finditer(question)]
     passages = " ".join(f"{h.title} {h.text}" for h in hits).lower()
-    for head in heads:
-        if head.lower() in _VERBS or head.lower() in STOPWORDS:
+    for phrase in phrases:
+        words = phrase.split()
+        head = words[1] if len(words) > 1 else ""
+        if not head or head.lower() in _VERBS or head.lower() in STOPWORDS:
             continue
-        after = re.search(rf"\b{re.escape(head)}\s+([a-z][a-z'-]+)", question, re.I)
-        if after and after.group(1).lower() not in STOPWORDS and f"{head} {after.group(1)}".lower() in passages:
+        after = re.search(rf"\b{re.escape(words[0])}\s+{re.escape(head)}\s+([a-z][a-z'-]+)", question, re.I)
+        if (after and not _is_plural(head) and after.group(1).lower() not in STOPWORDS
+                and after.group(1).lower() not in _VERBS and f"{head} {after.group(1)}".lower() in passages):
             return f"{head} {after.group(1)}".lower()
         return head.lower()
     return ""
+
+
+def _is_plural(word: str) -> bool:
+    return bool(re.search(r"[^su]s$", word.lower())) and len(word) > 3
 
 
 def plural(noun: str) -> str:
@@ -68,6 +83,8 @@ def plural(noun: str) -> str:
     if not noun:
         return "options"
     head, _, last = noun.rpartition(" ")
+    if _is_plural(last):
+        return noun
     if re.search(r"[^aeiou]y$", last):
         last = last[:-1] + "ies"
     elif re.search(r"(s|x|z|ch|sh)$", last):
@@ -78,10 +95,14 @@ def plural(noun: str) -> str:
 
 
 def short_answer(hit: Hit, words: int = 18) -> str:
-    """The first sentence of a passage, cut to ``words`` words, without its final stop (an article starting it in
-    lower case, as it follows a parenthesis)."""
+    """The first whole sentence of a passage, cut to ``words`` words, without its final stop (an article starting it
+    in lower case, as it follows a parenthesis). A chunk that starts mid-sentence ('than 1,900 people have died.')
+    gives its next sentence."""
     text = " ".join(hit.text.split())
-    first = _SENTENCE.split(text, maxsplit=1)[0] if text else ""
+    sentences = _SENTENCE.split(text, maxsplit=2) if text else [""]
+    first = sentences[0]
+    if len(sentences) > 1 and first[:1].islower():
+        first = sentences[1]
     tokens = first.split()
     cut = " ".join(tokens[:words]) + ("..." if len(tokens) > words else "")
     cut = cut.rstrip(".!?;:,")
@@ -100,7 +121,7 @@ def clarifying_question(question: str, hits: Sequence[Hit], max_options: int = 8
     if 2 <= len(found) <= 3:
         by_title: dict[str, Hit] = {}
         for hit in hits:
-            by_title.setdefault(_TITLE_JUNK.sub("", " ".join(hit.title.split())).strip(" -|:").lower(), hit)
+            by_title.setdefault(clean_title(hit.title).lower(), hit)
         parts = []
         for title in found:
             answer = short_answer(by_title[title.lower()])
