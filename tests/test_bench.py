@@ -280,3 +280,22 @@ def test_onnx_session_providers_are_read_back(caplog: pytest.LogCaptureFixture):
     with caplog.at_level("WARNING"):
         assert session_providers(Session(), ["CUDAExecutionProvider", "CPUExecutionProvider"]) == ["CPUExecutionProvider"]
     assert "dropped CUDAExecutionProvider" in caplog.text
+
+
+@pytest.mark.skipif(not (Path(__file__).parents[1] / "models" / "all-MiniLM-L6-v2" / "model.safetensors").exists(),
+                    reason="all-MiniLM-L6-v2 not imported (run `make test`)")
+def test_encoder_bench_times_the_real_encoders_on_the_cpu(tmp_path: Path) -> None:
+    """The figures `scripts/gpu_check.sh` records, on the CPU: real MiniLM, a real (untrained-head) cross-encoder."""
+    st = pytest.importorskip("sentence_transformers")
+    from local_rag.bench.encoders import doc_passages, encoder_bench
+
+    models = Path(__file__).parents[1] / "models"
+    st.CrossEncoder(str(models / "all-MiniLM-L6-v2"), num_labels=1, device="cpu").save(str(tmp_path / "ce"))
+    passages, questions = doc_passages(5, size=300)
+    assert len(passages) == 5 and all(len(p) == 300 for p in passages) and questions
+    figures = encoder_bench(models, "all-MiniLM-L6-v2", tmp_path / "ce", ["cpu"], counts=(1, 3), max_lengths=(32,),
+                            n_passages=8, n_queries=2)
+    row = figures["devices"]["cpu"]
+    assert row["embedder"]["passages_per_s_batch64"] > 0 and figures["queries"] == 2
+    for stage in ("cross_encoder_32", "bi_encoder_32"):
+        assert set(row[stage]) == {"1", "3"} and all(0 < v["p50_s"] <= v["p95_s"] for v in row[stage].values())
