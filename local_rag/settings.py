@@ -435,23 +435,30 @@ def list_profiles() -> list[str]:
     return sorted(set(_bundled_profiles()) | set(_user_config().get("profiles") or {}))
 
 
-def read_profile(name: str) -> dict[str, Any]:
+def read_profile(name: str, _chain: tuple[str, ...] = ()) -> dict[str, Any]:
     """The raw dict of a profile (one with a ``base``: that bundled profile with its changes merged in; a user
-    profile's base defaults to `DEFAULT_PROFILE`); `SettingsError` listing the valid names if unknown."""
+    profile's base defaults to `DEFAULT_PROFILE`); `SettingsError` listing the valid names if unknown, or naming the
+    loop if bases name each other."""
+    if name in _chain:
+        raise SettingsError(f"profile {_chain[0]!r}: its bases loop ({' -> '.join((*_chain, name))})")
     user_profiles = _user_config().get("profiles") or {}
-    if name in user_profiles:
+    if name in user_profiles and not _chain:
         body = dict(user_profiles[name] or {})
         base = body.pop("base", DEFAULT_PROFILE)
         if base == name or base not in _bundled_profiles():
             raise SettingsError(f"user profile {name!r}: base {base!r} is not a bundled profile "
                                 f"({', '.join(_bundled_profiles())})")
-        return deep_merge(read_profile(base), body)
+        return deep_merge(read_profile(base, (name,)), body)
     if name not in _bundled_profiles():
         raise SettingsError(f"unknown profile {name!r}; valid profiles: {', '.join(list_profiles())}")
-    text = (resources.files("local_rag") / "profiles" / f"{name}.yaml").read_text(encoding="utf-8")
-    body = yaml.safe_load(text) or {}
+    body = _bundled_body(name)
     base = body.pop("base", None)  # a bundled profile may name another as its base (cpu: cpu-qwen + the levers)
-    return deep_merge(read_profile(base), body) if base else body
+    return deep_merge(read_profile(base, (*_chain, name)), body) if base else body
+
+
+def _bundled_body(name: str) -> dict[str, Any]:
+    text = (resources.files("local_rag") / "profiles" / f"{name}.yaml").read_text(encoding="utf-8")
+    return dict(yaml.safe_load(text) or {})
 
 
 def _user_config() -> dict[str, Any]:

@@ -88,3 +88,15 @@ def test_bad_settings_file(tmp_path: Path):
     bad.write_text("- just\n- a list\n")
     with pytest.raises(SettingsError, match="mapping"):
         load_settings(config_file=bad)
+
+
+def test_bundled_bases_that_loop_give_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    import local_rag.settings as settings_module
+
+    bodies = {"a": {"base": "b", "llm": {"n_ctx": 1024}}, "b": {"base": "a"}, "c": {"base": "c"}}
+    monkeypatch.setattr(settings_module, "_bundled_profiles", lambda: sorted(bodies))
+    monkeypatch.setattr(settings_module, "_bundled_body", lambda name: dict(bodies[name]))
+    with pytest.raises(SettingsError, match=r"profile 'a': its bases loop \(a -> b -> a\)"):
+        settings_module.read_profile("a")
+    with pytest.raises(SettingsError, match=r"its bases loop \(c -> c\)"):
+        settings_module.read_profile("c")
