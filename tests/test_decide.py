@@ -172,6 +172,17 @@ def test_clarifying_question_on_a_real_govt_turn_reads_plainly():
         "oceans", "companies", "states", "credit cards", "buses"]
 
 
+def test_the_thing_asked_after_a_name_or_named_by_the_titles():
+    seasons = [Hit("a", 1, title="Doctor Who (season 3)", text="It aired in 2007."),
+               Hit("b", 1, title="Doctor Who (season 4)", text="It aired in 2008.")]
+    assert thing_asked("When did the Doctor Who season end?", seasons) == "season"
+    leaders = [Hit("a", 1, title="Prime Minister of Canada", text="x"), Hit("b", 1, title="Prime Minister of India", text="y")]
+    question = "How has the power of the Prime Minister changed since 1950?"
+    assert thing_asked(question, leaders) == "Prime Minister"
+    assert clarifying_question(question, leaders).startswith("There are several Prime Ministers you could mean")
+    assert thing_asked(question, []) == "power"  # no title names a thing: the first phrase's
+
+
 def test_turn_rules():
     assert dangling_references(Conversation([Turn("user", "Tell me about oceans"), Turn("agent", "Sure."),
                                              Turn("user", "Is this ocean deep?")])) == []

@@ -25,7 +25,7 @@ from local_rag.records import Conversation, Hit, Turn
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _TITLE_JUNK = re.compile(r"\s*(?:[-|:]\s*(?:wikipedia|ibm cloud docs?|ibm cloud)|\(disambiguation\))\s*$", re.I)
-_THING = re.compile(r"\b(?:this|that|these|those|the)\s+((?:[a-z][a-z'-]+\s+){0,2}[a-z][a-z'-]+)", re.I)
+_DETERMINER = re.compile(r"\b(?:this|that|these|those|the)\s+", re.I)
 _VERBS = frozenset("is are was were do does did has have had can could will would should may might play plays "
                    "played operate operates provide provides receive received lead led become became".split())
 
@@ -57,21 +57,50 @@ def options(hits: Sequence[Hit], limit: int = 8) -> list[str]:
 def thing_asked(question: str, hits: Sequence[Hit] = ()) -> str:
     """The noun the turn points at without saying which one ('this ocean' -> 'ocean'); two words when the passages
     use them together right after it ('this credit card' -> 'credit card'); '' if none. A plural head ('these
-    states') takes no second word: 'these states located' is not a thing."""
+    states') takes no second word: 'these states located' is not a thing. After a name, the noun that follows it
+    ('the Grey's Anatomy season' -> 'season'); a name alone is the thing ('the Prime Minister'). Of several phrases,
+    the first whose thing the passages' titles name ('the role of the Prime Minister' -> 'Prime Minister')."""
     conversation = Conversation([Turn("user", question)])
-    phrases = dangling_references(conversation) or [m.group(0) for m in _THING.finditer(question)]
+    lower = question.lower()
+    starts = [lower.find(p) for p in dangling_references(conversation)] or [m.start() for m in _DETERMINER.finditer(question)]
     passages = " ".join(f"{h.title} {h.text}" for h in hits).lower()
-    for phrase in phrases:
-        words = phrase.split()
-        head = words[1] if len(words) > 1 else ""
-        if not head or head.lower() in _VERBS or head.lower() in STOPWORDS:
-            continue
-        after = re.search(rf"\b{re.escape(words[0])}\s+{re.escape(head)}\s+([a-z][a-z'-]+)", question, re.I)
-        if (after and not _is_plural(head) and after.group(1).lower() not in STOPWORDS
-                and after.group(1).lower() not in _VERBS and f"{head} {after.group(1)}".lower() in passages):
-            return f"{head} {after.group(1)}".lower()
-        return head.lower()
-    return ""
+    titles = " ".join(h.title for h in hits).lower()
+    found = [thing for start in starts if start >= 0 for thing in _things(question[start:].split()[1:5], passages)]
+    for thing in found:
+        if re.search(rf"\b{re.escape(_singular(thing.lower()))}", titles):
+            return thing
+    return found[0] if found else ""
+
+
+def _things(words: list[str], passages: str) -> list[str]:
+    """The things the words after a 'the/this' may name, the longer first (see `thing_asked`)."""
+    words = [w.strip(",.;:?!") for w in words]
+    name = []
+    for w in words:
+        if not w[:1].isupper():
+            break
+        name.append(w)
+    if name:
+        rest = words[len(name):]
+        noun = rest[0].lower() if rest and rest[0].isalpha() else ""
+        out = [noun] if noun and noun not in STOPWORDS and noun not in _VERBS and not re.search(r"(ed|ing)$", noun) else []
+        return out + ([" ".join(name)] if len(name) <= 3 else [])
+    head = words[0] if words else ""
+    if not head or head.lower() in _VERBS or head.lower() in STOPWORDS:
+        return []
+    out = []
+    nxt = words[1].lower() if len(words) > 1 else ""
+    if (nxt and not _is_plural(head) and nxt not in STOPWORDS and nxt not in _VERBS
+            and f"{head} {nxt}".lower() in passages):
+        out.append(f"{head} {nxt}".lower())
+    return [*out, head.lower()]
+
+
+def _singular(noun: str) -> str:
+    last = noun.rsplit(" ", 1)[-1]
+    if _is_plural(last):
+        noun = noun[: -1]
+    return noun
 
 
 def _is_plural(word: str) -> bool:
