@@ -7,7 +7,6 @@ and scored there in fp16 against the CPU, ONNX Runtime's provider choice, and wh
 from __future__ import annotations
 
 import math
-import shutil
 from pathlib import Path
 
 import numpy as np
@@ -16,22 +15,12 @@ import pytest
 from local_rag.settings import EmbedderConfig, RerankerConfig
 
 from .conftest import CORPUS, MODELS, needs_minilm
-from .test_train import EXAMPLES
+from .test_train import EXAMPLES, _models
 
 torch = pytest.importorskip("torch")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA GPU visible to torch")]
 
 TEXTS = [f"{r['title']}: {r['text']}" for r in CORPUS]
-
-
-def _models(tmp_path: Path) -> Path:
-    from local_rag.modelstore.manifest import Manifest
-
-    models = tmp_path / "models"
-    shutil.copytree(MODELS / "all-MiniLM-L6-v2", models / "all-MiniLM-L6-v2")
-    entry = Manifest.load(MODELS).get("all-MiniLM-L6-v2")
-    Manifest(models, {entry.name: entry}).save()
-    return models
 
 
 def test_auto_picks_cuda_and_nvml_reads_the_gpu() -> None:
