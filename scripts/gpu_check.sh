@@ -30,7 +30,7 @@ import json, os, torch
 from sentence_transformers import CrossEncoder
 from local_rag.bench.encoders import encoder_bench
 CrossEncoder("models/all-MiniLM-L6-v2", num_labels=1, device="cpu").save("/tmp/ce-minilm")
-devices = ["cuda", "cpu"] if torch.cuda.is_available() else ["cpu"]
+devices = [d for d in os.environ.get("DEVICES", "cuda,cpu").split(",") if d != "cuda" or torch.cuda.is_available()]
 figures = encoder_bench("models", "all-MiniLM-L6-v2", "/tmp/ce-minilm", devices,
                         n_passages=int(os.environ.get("N_PASSAGES", "2048")), n_queries=int(os.environ.get("N_QUERIES", "30")))
 figures["torch_threads"] = torch.get_num_threads()
