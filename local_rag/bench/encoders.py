@@ -28,6 +28,8 @@ def doc_passages(n: int, size: int = 1600) -> tuple[list[str], list[str]]:
             headings += [f"how does {h.strip().lower()} work?" for h in re.findall(r"^#+ (.+)$", body, re.M)]
     text = re.sub(r"\s+", " ", text)
     chunks = [text[i : i + size] for i in range(0, len(text) - size, size)]
+    if not chunks or not headings:
+        raise ValueError(f"the bundled docs hold fewer than {size} characters or no heading: nothing to time")
     return [chunks[i % len(chunks)] for i in range(n)], headings
 
 
