@@ -299,3 +299,12 @@ def test_encoder_bench_times_the_real_encoders_on_the_cpu(tmp_path: Path) -> Non
     assert row["embedder"]["passages_per_s_batch64"] > 0 and figures["queries"] == 2
     for stage in ("cross_encoder_32", "bi_encoder_32"):
         assert set(row[stage]) == {"1", "3"} and all(0 < v["p50_s"] <= v["p95_s"] for v in row[stage].values())
+
+
+def test_reports_name_the_cpu_flags_that_explain_llm_speed() -> None:
+    from local_rag.sysinfo import _SIMD, cpu_flags, machine
+
+    flags = cpu_flags()
+    assert set(flags) <= set(_SIMD) and machine()["cpu_flags"] == flags
+    if Path("/proc/cpuinfo").exists() and "avx2" in Path("/proc/cpuinfo").read_text(encoding="utf-8"):
+        assert "avx2" in flags

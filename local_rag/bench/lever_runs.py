@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any  # Any: settings overrides and the JSON figures written; llama-cpp-python objects (no stubs)
 
 from local_rag.bench import levers
+from local_rag.bench.environment import describe_machine
 from local_rag.mtrag import load_generation_tasks, parse_conversation, read_jsonl, task_domain
 from local_rag.records import Hit
 from local_rag.settings import deep_merge, load_settings
@@ -135,6 +136,9 @@ def ablation(profile: str, split: str, mode: str, configs: list[str], conversati
         settings = load_settings(profile, overrides=deep_merge(CONFIGS[config], threads(n_threads)))
         llm = load_llm(settings.llm, settings.models_dir)
         path = out / f"{mode}-{profile}-{config}.jsonl"
+        out.mkdir(parents=True, exist_ok=True)  # the machine beside the rows: CPU flags, llama.cpp's build
+        levers.write_json(path.with_suffix(".machine.json"), {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                                                               "machine": describe_machine()})
         if mode == "b":
             gold = levers.GoldRetriever()
             s = settings.model_copy(deep=True)
