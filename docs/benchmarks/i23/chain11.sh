@@ -4,11 +4,7 @@
 # every written query is kept. i23-emb-s2 = train split + the unfiltered synthetic set, session 15's recipe; test split.
 set -uo pipefail
 cd "$(dirname "$0")/../../.."
-LR=.venv/bin/local-rag
-B=docs/benchmarks/i23
-step() { echo "=== $(date -u +%T) $*"; }
-t() { /usr/bin/time -f "wall %e s, peak RSS %M KB" flock /tmp/heavy.lock "$@"; }
-ev() { out=$1; shift; [ -f $B/$out/scores.json ] && return; step eval $out; t $LR eval retrieval --split test --out $B/$out "$@" 2>&1 | tr '\r' '\n' | grep -a "^|\|wall\|rror"; }
+. docs/benchmarks/i23/lib.sh
 for d in govt clapnq fiqa cloud; do
   [ -f runs/i23/synth-nf-$d.jsonl ] && continue
   step synth $d; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages 130 \
