@@ -43,3 +43,32 @@ def test_writer_keeps_a_repeated_question_once(tmp_path: Path) -> None:
     llm = ScriptedLLM(json.dumps({"question": "What was the Council of Sirmium?", "follow_up": "what was the council of sirmium?"}))
     queries = QueryWriter(llm, "m", None)("d1-0", "The third Council of Sirmium met in 357.")
     assert [(q.kind, q.text) for q in queries] == [("question", "What was the Council of Sirmium?")]
+
+
+def test_an_index_of_files_is_sampled_by_chunk_and_queries_must_find_their_chunk(fake_settings, hash_embedder,
+                                                                                 tmp_path: Path) -> None:
+    """`synth queries` without a corpus: one record a chunk, the filter and the negatives on chunks, and no negative
+    from the gold chunk's own document."""
+    from local_rag.index.folder import read_chunks
+    from local_rag.train.data import build_examples, document_of
+    from local_rag.train.synth import by_chunk, chunk_records
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "cats.md").write_text("Cats purr and sleep all day long in the warm sun. Cats hunt mice at night and "
+                                  "bring them home to their owners as gifts.\n", encoding="utf-8")
+    (docs / "search.md").write_text("BM25 scores documents by term frequency and inverse document frequency. FAISS "
+                                    "searches dense vectors with flat and HNSW indexes.\n", encoding="utf-8")
+    build_index(fake_settings, docs, embedder=hash_embedder, progress=False)
+    chunks = read_chunks(fake_settings.indexes_dir / fake_settings.index)
+    records = chunk_records(chunks)
+    assert len(records) == len(chunks) > 2 and {r["_id"] for r in records} == {c.id for c in chunks}
+    retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings, hash_embedder)
+    search = by_chunk(lambda q: retriever.search(q, top_k=6))
+    faiss_chunk = next(c.id for c in chunks if "FAISS" in c.text and "BM25" not in c.text)
+    kept, _ = consistency_filter([SynthQuery(faiss_chunk, "question", "FAISS searches dense vectors with HNSW indexes")],
+                                 search, k=1)
+    assert [q.passage_id for q in kept] == [faiss_chunk] and document_of(faiss_chunk) == "search.md"
+    texts = {r["_id"]: r["text"] for r in records}
+    examples = build_examples([("t", "synth", {"synth": kept[0].text})], {"t": {faiss_chunk: 1}}, texts, search, 4)
+    assert examples and all(document_of(n) != "search.md" for n in examples[0].negative_ids)

@@ -30,6 +30,7 @@ from local_rag.records import Hit, Query
 QUERY_MODES = ("lastturn", "rewrite", "own")
 _OFFSETS = re.compile(r"(-\d+)+$")
 _CLAPNQ = re.compile(r"^(\d+)_\d+$")
+_CHUNK = re.compile(r"#\d+$")
 
 
 @dataclass
@@ -45,8 +46,9 @@ class Example:
 
 
 def document_of(passage_id: str) -> str:
-    """The document a passage comes from: its id without the trailing offsets (MTRAG's id shapes)."""
-    stem = _OFFSETS.sub("", passage_id)
+    """The document a passage comes from: its id without the trailing offsets (MTRAG's id shapes) or chunk number
+    (``notes.md#3`` -> ``notes.md``)."""
+    stem = _OFFSETS.sub("", _CHUNK.sub("", passage_id))
     match = _CLAPNQ.match(stem)
     return match.group(1) if match else stem or passage_id
 

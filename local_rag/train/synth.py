@@ -14,11 +14,11 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from local_rag.records import Hit, Query
+from local_rag.records import Chunk, Hit, Query
 from local_rag.subset import by_sha1
 
 log = logging.getLogger("local_rag.train.synth")
@@ -37,6 +37,22 @@ def sample_passages(records: Sequence[dict[str, Any]], n: int, seed: object = "s
     """``n`` passages with at least ``min_chars`` of text, in sha1(seed:id) order (the same on every machine)."""
     usable = [r for r in records if len(str(r.get("text") or "").strip()) >= min_chars]
     return by_sha1(usable, key=lambda r: r["_id"], seed=seed)[:n]
+
+
+def chunk_records(chunks: Iterable[Chunk]) -> list[dict[str, Any]]:
+    """One record a chunk of an index (``_id`` = the chunk id), for an index built from files: there a document is
+    one passage of many chunks, and a query is written for, and must find, one chunk."""
+    return [{"_id": c.id, "title": c.title, "text": c.text} for c in chunks]
+
+
+def by_chunk(search: Callable[[list[Query]], list[Hit]]) -> Callable[[list[Query]], list[Hit]]:
+    """``search`` with each hit named by its best chunk (``passage_id`` = ``chunk_id``), so the consistency filter and
+    the negatives work on chunks, as `chunk_records` does."""
+
+    def wrapped(queries: list[Query]) -> list[Hit]:
+        return [replace(h, passage_id=h.chunk_id or h.passage_id) for h in search(queries)]
+
+    return wrapped
 
 
 class QueryWriter:
