@@ -15,8 +15,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from local_rag.stats import percentile
-
 
 def doc_passages(n: int, size: int = 1600) -> tuple[list[str], list[str]]:
     """``n`` passages of the bundled docs (repeated when short) and one question per markdown heading (used in turn)."""
@@ -52,27 +50,6 @@ def embed_throughput(embedder: Any, passages: Sequence[str], batch: int = 64, re
     return round(len(passages) / best, 1)
 
 
-def rerank_latency(
-    reranker: Any, queries: Sequence[str], passages: Sequence[str], counts: Sequence[int]
-) -> dict[str, Any]:
-    """p50/p95 seconds of ``score(query, passages[:n])`` per count (as `local-rag train latency` measures; one call
-    per count first: a GPU's first call at a new size is slow)."""
-    out: dict[str, Any] = {}
-    for n in counts:
-        reranker.score(queries[0], list(passages[:n]))
-        times = []
-        for query in queries:
-            started = time.perf_counter()
-            reranker.score(query, list(passages[:n]))
-            times.append(time.perf_counter() - started)
-        out[str(n)] = {
-            "p50_s": round(percentile(times, 0.5), 4),
-            "p95_s": round(percentile(times, 0.95), 4),
-            "mean_s": round(sum(times) / len(times), 4),
-        }
-    return out
-
-
 def encoder_bench(
     models_dir: str | Path,
     embedder: str,
@@ -87,6 +64,7 @@ def encoder_bench(
     and the GPU memory in use (NVML) after torch starts and after each model loads."""
     from local_rag.embed import load_embedder
     from local_rag.rerank import load_reranker
+    from local_rag.rerank.latency import reranker_latency
     from local_rag.settings import EmbedderConfig, RerankerConfig
 
     passages, questions = doc_passages(n_passages)
@@ -109,12 +87,12 @@ def encoder_bench(
         del emb
         for length in max_lengths:
             ce = load_reranker(RerankerConfig(model=str(cross_encoder), device=device, max_length=length), models_dir)
-            row[f"cross_encoder_{length}"] = rerank_latency(ce, queries, passages, counts)
+            row[f"cross_encoder_{length}"] = reranker_latency(ce, queries, passages, counts, warm_each_count=True)["counts"]
             del ce
             bi = load_reranker(
                 RerankerConfig(backend="bi-encoder", model=embedder, device=device, max_length=length), models_dir
             )
-            row[f"bi_encoder_{length}"] = rerank_latency(bi, queries, passages, counts)
+            row[f"bi_encoder_{length}"] = reranker_latency(bi, queries, passages, counts, warm_each_count=True)["counts"]
             del bi
         row["gpu_used_after"] = _gpu_used()
         out["devices"][device] = row

@@ -163,7 +163,8 @@ def latency(profile, config_file, index_name, model, backend, counts, queries, m
     """Reranking latency per candidate count (p50/p95) on MTRAG test-split queries and pool passages."""
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.rerank import load_reranker
-    from local_rag.train.measure import reranker_latency, sample_texts
+    from local_rag.rerank.latency import reranker_latency
+    from local_rag.train.measure import sample_texts
 
     settings = load(profile, config_file, index_name, **{"reranker.model": model, "reranker.backend": backend,
                                                          "reranker.max_length": max_length})

@@ -1,14 +1,9 @@
-"""Timing a reranker per candidate count on real texts: MTRAG test-split last turns against pool passages."""
+"""Real texts to time a reranker on (MTRAG test-split last turns against pool passages), and first-stage recall."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-from local_rag.rerank.base import Reranker
-from local_rag.stats import percentile
 
 
 def sample_texts(mtrag_dir: str | Path, n_queries: int, n_passages: int, domain: str = "clapnq") -> tuple[list[str], list[str]]:
@@ -23,21 +18,6 @@ def sample_texts(mtrag_dir: str | Path, n_queries: int, n_passages: int, domain:
     records = read_jsonl(mtrag_dir / "corpora" / "pool" / f"{domain}.jsonl")
     passages = [passage_text(r) for r in records if len(str(r.get("text", ""))) > 400][:n_passages]
     return [queries[q] for q in test[:n_queries]], passages
-
-
-def reranker_latency(reranker: Reranker, queries: Sequence[str], passages: Sequence[str], counts: Sequence[int]) -> dict[str, Any]:
-    """Seconds per ``score(query, passages[:n])`` call for each ``n`` in ``counts``: p50, p95, mean (one warm-up)."""
-    reranker.score(queries[0], list(passages[:2]))
-    out: dict[str, Any] = {"queries": len(queries), "counts": {}}
-    for n in counts:
-        times = []
-        for query in queries:
-            started = time.perf_counter()
-            reranker.score(query, list(passages[:n]))
-            times.append(time.perf_counter() - started)
-        out["counts"][str(n)] = {"p50_s": round(percentile(times, 0.5), 4), "p95_s": round(percentile(times, 0.95), 4),
-                                 "mean_s": round(sum(times) / len(times), 4)}
-    return out
 
 
 def recall_at_depths(hits: Sequence[Sequence[str]], gold: Sequence[set[str]], depths: Sequence[int]) -> dict[str, float]:
