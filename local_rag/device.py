@@ -63,14 +63,28 @@ def quiet_transformers() -> None:
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # transformers does not annotate it
 
 
+SIMD_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "avx_vnni",
+              "amx_tile", "amx_int8", "amx_bf16")
+
+
+def cpu_flags() -> list[str]:
+    """The vector-instruction flags of this CPU that llama.cpp and torch use (AVX2, AVX-512, VNNI, AMX), as
+    /proc/cpuinfo lists them; [] where it cannot be read. Two CPUs of one name can differ here (a VM may hide some)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("flags"):
+                    have = set(line.split(":", 1)[1].split())
+                    return [f for f in SIMD_FLAGS if f in have]
+    except OSError:
+        pass
+    return []
+
+
 def cpu_has_amx() -> bool:
     """True on CPUs with AMX bf16 tiles, where bf16 autocast is ~3x faster than fp32 for small encoders (without
     AMX, bf16 is emulated and ~3x *slower*: measured 15 vs 49 passages/s for MiniLM on a 2-core Xeon)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as fh:
-            return "amx_bf16" in fh.read()
-    except OSError:
-        return False
+    return "amx_bf16" in cpu_flags()
 
 
 def torch_device(preference: str = "auto") -> str:
