@@ -136,7 +136,7 @@ def ablation(profile: str, split: str, mode: str, configs: list[str], conversati
         settings = load_settings(profile, overrides=deep_merge(CONFIGS[config], threads(n_threads)))
         llm = load_llm(settings.llm, settings.models_dir)
         path = out / f"{mode}-{profile}-{config}.jsonl"
-        out.mkdir(parents=True, exist_ok=True)  # the machine beside the rows: CPU flags, llama.cpp's build
+        # the machine beside the rows: CPU flags, llama.cpp's build
         levers.write_json(path.with_suffix(".machine.json"), {"started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                                                                "machine": describe_machine()})
         if mode == "b":
