@@ -7,10 +7,11 @@ import json
 from pathlib import Path
 
 from local_rag.index import build_index, open_index
+from local_rag.records import Query
 from local_rag.retrieve import HybridRetriever
 from local_rag.train.synth import QueryWriter, SynthQuery, consistency_filter, sample_passages
 
-from .conftest import CORPUS, write_jsonl
+from .conftest import CORPUS, MODELS, needs_minilm, write_jsonl
 from .llm_fixtures import ScriptedLLM
 
 
@@ -72,3 +73,96 @@ def test_an_index_of_files_is_sampled_by_chunk_and_queries_must_find_their_chunk
     texts = {r["_id"]: r["text"] for r in records}
     examples = build_examples([("t", "synth", {"synth": kept[0].text})], {"t": {faiss_chunk: 1}}, texts, search, 4)
     assert examples and all(document_of(n) != "search.md" for n in examples[0].negative_ids)
+
+
+def test_held_out_documents_are_never_trained_on_and_their_ranks_are_measured(fake_settings, hash_embedder,
+                                                                              tmp_path: Path) -> None:
+    """`synth queries --holdout`: whole documents are held out (both chunks of d1 go together); `synth eval`'s
+    metrics are the ranks of each query's own passage."""
+    import pytest
+
+    from local_rag.errors import BadInputError
+    from local_rag.train.data import document_of
+    from local_rag.train.synth import rank_metrics, read_heldout, split_heldout, write_heldout
+
+    queries = [SynthQuery(pid, "question", f"q {pid}") for pid in ("d1-0", "d1-1", "d2-0", "d3-0", "d4-0", "d5-0")]
+    train, held = split_heldout(queries, 0.4)
+    assert len({document_of(q.passage_id) for q in held}) == 2 and len(train) + len(held) == 6
+    assert not {document_of(q.passage_id) for q in train} & {document_of(q.passage_id) for q in held}
+    assert split_heldout(queries, 0.4) == (train, held)  # the same split on every run
+    assert split_heldout(queries, 0.0) == (queries, [])
+    assert len(split_heldout(queries, 0.01)[1]) >= 1  # a positive share holds out at least one document
+    with pytest.raises(BadInputError, match="holdout"):
+        split_heldout(queries, 1.0)
+
+    path = tmp_path / "h.jsonl"
+    write_heldout(held, path, "passage")
+    assert read_heldout(path) == (held, "passage")
+    (tmp_path / "bad.jsonl").write_text('{"passage_id": "d1-0"}\n', encoding="utf-8")
+    for bad, message in ((tmp_path / "none.jsonl", "no such file"), (tmp_path / "bad.jsonl", "bad.jsonl:1")):
+        with pytest.raises(BadInputError, match=message):
+            read_heldout(bad)
+
+    build_index(fake_settings, write_jsonl(tmp_path / "c.jsonl", CORPUS), embedder=hash_embedder, progress=False)
+    retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings, hash_embedder)
+    items = [SynthQuery("d3-0", "question", "which ranking function scores documents with term frequency"),
+             SynthQuery("d4-0", "question", "library for similarity search of dense vectors with HNSW indexes")]
+    search = lambda q: retriever.search(q, top_k=6)  # noqa: E731
+    ranks = [[h.passage_id for h in search([Query(q.text, "lastturn")])].index(q.passage_id) + 1 for q in items]
+    metrics = rank_metrics(items, search, depth=5)
+    assert metrics["queries"] == 2 and metrics["mrr@10"] == round(sum(1 / r for r in ranks) / 2, 4)
+    assert metrics["recall@1"] == sum(r == 1 for r in ranks) / 2 and metrics["recall@5"] == sum(r <= 5 for r in ranks) / 2
+
+
+@needs_minilm
+def test_synth_eval_on_a_real_minilm_index(tmp_path: Path) -> None:
+    """`local-rag synth eval`: the first stage's MRR is the one `search` gives, a bi-encoder re-scoring row beside it,
+    and bad input is one line, not a traceback."""
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+    from local_rag.train.synth import write_heldout
+
+    env = {"LOCAL_RAG_MODELS_DIR": str(MODELS), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"), "LOCAL_RAG_INDEX": "h"}
+    run = lambda args: CliRunner().invoke(cli, args, env=env)  # noqa: E731
+    assert run(["index", "build", str(write_jsonl(tmp_path / "c.jsonl", CORPUS))]).exit_code == 0
+    held = [SynthQuery("d5-0", "question", "how does reciprocal rank fusion merge lists"),
+            SynthQuery("d1-1", "question", "how long does a cat sleep")]
+    write_heldout(held, tmp_path / "h.jsonl", "passage")
+    ranks = []
+    for q in held:
+        out = run(["search", q.text, "--json"]).output
+        ranks.append([h["passage_id"] for h in json.loads(out[out.index("{"):])["hits"]].index(q.passage_id) + 1)
+    res = run(["synth", "eval", str(tmp_path / "h.jsonl"), "--reranker", "all-MiniLM-L6-v2",
+               "--reranker-backend", "bi-encoder", "--json"])
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.output)["rows"]
+    assert rows["first stage"]["mrr@10"] == round(sum(1 / r for r in ranks) / 2, 4)
+    assert rows["first stage"]["recall@20"] == 1.0 and rows["+ all-MiniLM-L6-v2"]["queries"] == 2
+    for args, message in ((["synth", "eval", str(tmp_path / "none.jsonl")], "no such file"),
+                          (["synth", "queries", "--holdout", "1.5", "--out", str(tmp_path / "o.jsonl")], "holdout")):
+        res = run(args)
+        assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
+
+
+def test_unanswerable_questions_become_negative_only_containment_pairs(tmp_path: Path) -> None:
+    """`synth queries --unanswerable`: the second prompt's question is cached under its own key, and becomes a bce row
+    (question, its own passage, 0) beside the answerable question's (question, passage, 1)."""
+    from local_rag.train.data import Example
+    from local_rag.train.reranker import RerankerTraining, _dataset
+    from local_rag.train.synth import unanswerable_examples
+
+    llm = ScriptedLLM(json.dumps({"question": "What do cats eat?", "unanswerable": "How much does a cat cost?"}))
+    cache = tmp_path / "cache.jsonl"
+    written = QueryWriter(llm, "m", cache, prompt="synth_unanswerable")("d1-0", "Cats eat mice.")
+    assert [(q.kind, q.text) for q in written] == [("question", "What do cats eat?"), ("unanswerable", "How much does a cat cost?")]
+    assert "does NOT answer" in llm.seen[0][0]["content"]
+    assert QueryWriter(ScriptedLLM("{}"), "m", cache)("d1-0", "Cats eat mice.") == []  # the other prompt: another key
+    pairs = unanswerable_examples(written, {"d1-0": "Cats eat mice."})
+    assert [(e.query, e.positive, e.negatives) for e in pairs] == [("How much does a cat cost?", "", ["Cats eat mice."])]
+    answerable = Example("t", "synth", "synth", "What do cats eat?", "Cats eat mice.", "d1-0", ["Dogs bark."], ["d2-0"])
+    rows = _dataset([answerable, *pairs], RerankerTraining(loss="bce", negatives=1)).to_dict()
+    assert sorted(zip(rows["query"], rows["passage"], rows["label"], strict=True)) == [
+        ("How much does a cat cost?", "Cats eat mice.", 0.0), ("What do cats eat?", "Cats eat mice.", 1.0),
+        ("What do cats eat?", "Dogs bark.", 0.0)]
+    assert len(_dataset([answerable, *pairs], RerankerTraining(loss="listnet", negatives=1))) == 1  # needs a positive

@@ -3,7 +3,9 @@ for sampled passages; a query is kept only when our retriever ranks its passage 
 (consistency filtering). Uses no labels: it adapts the retriever to anyone's own documents.
 
 Generation is cached in a JSONL file keyed by model and passage id (resumable: cached passages are not asked
-again). The kept queries become `Example` records (hard negatives mined like the MTRAG ones).
+again). The kept queries become `Example` records (hard negatives mined like the MTRAG ones). A share of the
+documents can be held out (`split_heldout`): their queries, unfiltered, are never trained on and measure a model on
+the person's own documents (`rank_metrics`), with no labels.
 
 Example:
     >>> kept, dropped = consistency_filter([SynthQuery("p1", "question", "what is bm25?")], search, k=5)  # doctest: +SKIP
@@ -18,17 +20,20 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from local_rag.errors import BadInputError
 from local_rag.records import Chunk, Hit, Query
-from local_rag.subset import by_sha1
+from local_rag.subset import by_sha1, first_by_sha1
+from local_rag.train.data import Example, document_of
 
 log = logging.getLogger("local_rag.train.synth")
 KINDS = ("question", "follow_up")
+UNANSWERABLE = "unanswerable"  # the kind the synth_unanswerable prompt writes beside "question"
 
 
 @dataclass
 class SynthQuery:
     passage_id: str
-    kind: str  # question | follow_up
+    kind: str  # question | follow_up | unanswerable
     text: str
     rank: int = 0  # the passage's rank for the query (0: not in the top k), set by the filter
 
@@ -56,10 +61,12 @@ def by_chunk(search: Callable[[list[Query]], list[Hit]]) -> Callable[[list[Query
 
 
 class QueryWriter:
-    """Asks the LLM for the queries of one passage; results cached in ``cache`` (JSONL) by model and passage id."""
+    """Asks the LLM for the queries of one passage; results cached in ``cache`` (JSONL) by model, prompt and passage
+    id. ``prompt``: ``synth_queries`` (question, follow_up) or ``synth_unanswerable`` (question, unanswerable)."""
 
-    def __init__(self, llm: Any, model: str, cache: str | Path | None, max_chars: int = 1500) -> None:
-        self.llm, self.model, self.max_chars = llm, model, max_chars
+    def __init__(self, llm: Any, model: str, cache: str | Path | None, max_chars: int = 1500,
+                 prompt: str = "synth_queries") -> None:
+        self.llm, self.model, self.max_chars, self.prompt = llm, model, max_chars, prompt
         self.cache_path = Path(cache) if cache else None
         self.cache: dict[str, dict[str, str]] = {}
         if self.cache_path is not None and self.cache_path.exists():
@@ -69,14 +76,15 @@ class QueryWriter:
                     self.cache[record["key"]] = record["queries"]
 
     def __call__(self, passage_id: str, text: str) -> list[SynthQuery]:
-        key = f"{self.model}|synth_queries|{passage_id}"
+        key = f"{self.model}|{self.prompt}|{passage_id}"
         if key not in self.cache:
             from local_rag.llm.prompts import load_prompt
 
-            prompt = load_prompt("synth_queries")
+            prompt = load_prompt(self.prompt)
             data, _ = self.llm.run_json(prompt.messages(passage=text[: self.max_chars]), prompt.schema,
                                         stage="synth", max_tokens=prompt.max_tokens)
-            queries = {k: str(data.get(k, "")).strip() for k in KINDS} if isinstance(data, dict) else {}
+            kinds = list((prompt.schema or {}).get("properties", KINDS))
+            queries = {k: str(data.get(k, "")).strip() for k in kinds} if isinstance(data, dict) else {}
             self.cache[key] = queries
             if self.cache_path is not None:
                 self.cache_path.parent.mkdir(parents=True, exist_ok=True)
@@ -100,10 +108,82 @@ def consistency_filter(queries: Iterable[SynthQuery], search: Callable[[list[Que
     for q in queries:
         if q.kind not in kinds:
             continue
-        ids = [h.passage_id for h in search([Query(q.text, "lastturn")])[:k]]
-        q.rank = ids.index(q.passage_id) + 1 if q.passage_id in ids else 0
+        q.rank = rank_of(q, search, k)
         (kept if q.rank else dropped).append(q)
     return kept, dropped
+
+
+def rank_of(query: SynthQuery, search: Callable[[list[Query]], list[Hit]], depth: int) -> int:
+    """Where ``search`` ranks the query's own passage (1-based; 0: not in the top ``depth``)."""
+    ids = [h.passage_id for h in search([Query(query.text, "lastturn")])[:depth]]
+    return ids.index(query.passage_id) + 1 if query.passage_id in ids else 0
+
+
+def split_heldout(queries: Sequence[SynthQuery], fraction: float, seed: object = "heldout",
+                  ) -> tuple[list[SynthQuery], list[SynthQuery]]:
+    """(train, held out): the queries of a ``fraction`` of the documents (sha1 order, at least one when there are two
+    or more) are held out, so that no chunk of a held-out document is trained on."""
+    if not 0 <= fraction < 1:
+        raise BadInputError(f"--holdout must be in [0, 1), got {fraction}")
+    docs = sorted({document_of(q.passage_id) for q in queries})
+    n = round(fraction * len(docs))
+    n = max(n, 1) if fraction > 0 and len(docs) > 1 else n
+    held_docs = first_by_sha1(docs, n) if n else set()
+    held = [q for q in queries if document_of(q.passage_id) in held_docs]
+    return [q for q in queries if document_of(q.passage_id) not in held_docs], held
+
+
+def write_heldout(queries: Sequence[SynthQuery], path: str | Path, unit: str) -> None:
+    """Held-out queries, one JSON line each, with the unit their target names (``chunk`` or ``passage``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({**asdict(q), "unit": unit}, ensure_ascii=False) + "\n"
+                            for q in queries), encoding="utf-8")
+
+
+def read_heldout(path: str | Path) -> tuple[list[SynthQuery], str]:
+    """The queries of `write_heldout` and their unit.
+
+    Raises:
+        BadInputError: a missing or empty file, a line that is not a held-out query, or mixed units.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise BadInputError(f"{path}: no such file (write it with `local-rag synth queries --holdout 0.2 ...`)")
+    queries, units = [], set()
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+            queries.append(SynthQuery(str(record["passage_id"]), str(record["kind"]), str(record["text"])))
+            units.add(record.get("unit", "passage"))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise BadInputError(f"{path}:{n}: not a held-out query ({exc.__class__.__name__}: {exc})") from None
+    if not queries:
+        raise BadInputError(f"{path}: no held-out queries")
+    if len(units) > 1 or not units <= {"chunk", "passage"}:
+        raise BadInputError(f"{path}: units {sorted(units)}; expected one of chunk, passage")
+    return queries, units.pop()
+
+
+def rank_metrics(queries: Iterable[SynthQuery], search: Callable[[list[Query]], list[Hit]], depth: int = 20,
+                 ) -> dict[str, float | int]:
+    """MRR@10 and recall@1/5/``depth`` of each query's own passage (one relevant item a query)."""
+    ranks = [rank_of(q, search, depth) for q in queries]
+    n = max(len(ranks), 1)
+    out: dict[str, float | int] = {"queries": len(ranks),
+                                   "mrr@10": round(sum(1 / r for r in ranks if 0 < r <= 10) / n, 4)}
+    for k in sorted({1, 5, depth}):
+        out[f"recall@{k}"] = round(sum(0 < r <= k for r in ranks) / n, 4)
+    return out
+
+
+def unanswerable_examples(queries: Iterable[SynthQuery], texts: dict[str, str]) -> list[Example]:
+    """Containment pairs: each unanswerable query with its own passage as the one negative (no positive), for a
+    cross-encoder trained with ``bce`` to tell "holds the answer" from "is on topic"."""
+    return [Example(f"synth:{q.passage_id}:{q.kind}", "synth", UNANSWERABLE, q.text, "", "", [texts[q.passage_id]],
+                    [q.passage_id]) for q in queries if q.kind == UNANSWERABLE and q.passage_id in texts]
 
 
 def write_queries(queries: Sequence[SynthQuery], path: str | Path) -> None:
