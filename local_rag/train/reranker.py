@@ -55,7 +55,7 @@ def chosen_negatives(examples: Sequence[Example], cfg: RerankerTraining) -> list
         chosen = list(ex.negatives[cfg.skip_hard : cfg.skip_hard + cfg.negatives])
         while len(chosen) < cfg.negatives + cfg.random_negatives and len(examples) > 1:
             other = examples[rng.randrange(len(examples))]
-            if other.positive_id != ex.positive_id and other.positive not in chosen:
+            if other.positive and other.positive_id != ex.positive_id and other.positive not in chosen:
                 chosen.append(other.positive)
         out.append(chosen)
     return out
@@ -63,14 +63,16 @@ def chosen_negatives(examples: Sequence[Example], cfg: RerankerTraining) -> list
 
 def _dataset(examples: Sequence[Example], cfg: RerankerTraining) -> Any:
     datasets = require("datasets", "training")
-    usable = [ex for ex in examples if len(ex.negatives) > cfg.skip_hard or cfg.loss == "mnrl"]
+    usable = [ex for ex in examples if (len(ex.negatives) > cfg.skip_hard or cfg.loss == "mnrl")
+              and (ex.positive or cfg.loss == "bce")]  # only bce takes an example without a positive
     if not usable:
         raise BadInputError("the training set is empty (no example with a hard negative)")
     negatives = chosen_negatives(usable, cfg)
     if cfg.loss == "bce":
         rows: dict[str, list[Any]] = {"query": [], "passage": [], "label": []}
         for ex, negs in zip(usable, negatives, strict=True):
-            for text, label in [(ex.positive, 1.0)] + [(n, 0.0) for n in negs]:
+            # an example without a positive (a synthetic unanswerable question) gives its negatives only
+            for text, label in [(ex.positive, 1.0)] * bool(ex.positive) + [(n, 0.0) for n in negs]:
                 rows["query"].append(ex.query)
                 rows["passage"].append(text)
                 rows["label"].append(label)
