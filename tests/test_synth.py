@@ -160,6 +160,9 @@ def test_unanswerable_questions_become_negative_only_containment_pairs(tmp_path:
     assert QueryWriter(ScriptedLLM("{}"), "m", cache)("d1-0", "Cats eat mice.") == []  # the other prompt: another key
     pairs = unanswerable_examples(written, {"d1-0": "Cats eat mice."})
     assert [(e.query, e.positive, e.negatives) for e in pairs] == [("How much does a cat cost?", "", ["Cats eat mice."])]
+    copied = [SynthQuery("d1-0", "unanswerable", "cats eat MICE"),  # a sentence of its passage: it is answered
+              SynthQuery("d2-0", "unanswerable", "Is it safe?"), SynthQuery("d3-0", "unanswerable", "is it safe")]
+    assert unanswerable_examples(copied, {"d1-0": "Cats eat mice.", "d2-0": "Dogs bark.", "d3-0": "BM25 ranks."}) == []
     answerable = Example("t", "synth", "synth", "What do cats eat?", "Cats eat mice.", "d1-0", ["Dogs bark."], ["d2-0"])
     rows = _dataset([answerable, *pairs], RerankerTraining(loss="bce", negatives=1)).to_dict()
     assert sorted(zip(rows["query"], rows["passage"], rows["label"], strict=True)) == [
