@@ -140,6 +140,7 @@ def test_synth_eval_on_a_real_minilm_index(tmp_path: Path) -> None:
     assert rows["first stage"]["mrr@10"] == round(sum(1 / r for r in ranks) / 2, 4)
     assert rows["first stage"]["recall@20"] == 1.0 and rows["+ all-MiniLM-L6-v2"]["queries"] == 2
     for args, message in ((["synth", "eval", str(tmp_path / "none.jsonl")], "no such file"),
+                          (["synth", "eval", str(tmp_path / "h.jsonl"), "--reranker", "no-such-model"], "no-such-model"),
                           (["synth", "queries", "--holdout", "1.5", "--out", str(tmp_path / "o.jsonl")], "holdout")):
         res = run(args)
         assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output

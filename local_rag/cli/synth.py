@@ -135,7 +135,8 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
         from local_rag.rerank import load_reranker
         from local_rag.rerank.base import reranked
 
-        reranker = load_reranker(settings.reranker, settings.models_dir)
+        # a missing model is an error here: a fallback would print the first stage under the model's name
+        reranker = load_reranker(settings.reranker.model_copy(update={"fallback": "error"}), settings.models_dir)
         search = reranked(top, reranker, question_of)
         rows[f"+ {Path(reranker_model).name}"] = rank_metrics(
             tqdm(held, desc=Path(reranker_model).name, unit="query", disable=as_json),
