@@ -127,16 +127,18 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
     settings = load(profile, config_file, index_name, **{
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight})
+    reranker = None
+    if reranker_model:  # loaded first: a missing model fails before any search (never a first stage under its name)
+        from local_rag.rerank import load_reranker
+
+        reranker = load_reranker(settings.reranker.model_copy(update={"fallback": "error"}), settings.models_dir)
     retriever = open_retriever(settings)
     top = functools.partial(retriever.search, top_k=max(depth, settings.reranker.candidates))
     first = top if unit == "passage" else by_chunk(top)
     rows = {"first stage": rank_metrics(tqdm(held, desc="first stage", unit="query", disable=as_json), first, depth)}
-    if reranker_model:
-        from local_rag.rerank import load_reranker
+    if reranker is not None:
         from local_rag.rerank.base import reranked
 
-        # a missing model is an error here: a fallback would print the first stage under the model's name
-        reranker = load_reranker(settings.reranker.model_copy(update={"fallback": "error"}), settings.models_dir)
         search = reranked(top, reranker, question_of)
         rows[f"+ {Path(reranker_model).name}"] = rank_metrics(
             tqdm(held, desc=Path(reranker_model).name, unit="query", disable=as_json),
