@@ -85,15 +85,17 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
     tasks = [(f"synth:{q.passage_id}:{q.kind}", "synth", {"synth": q.text}) for q in kept]
     qrels = {f"synth:{q.passage_id}:{q.kind}": {q.passage_id: 1} for q in kept}
     examples = build_examples(tasks, qrels, texts, search, negatives)
-    examples += unanswerable_examples(written, texts)  # none unless --unanswerable
+    contained = unanswerable_examples(written, texts)  # none unless --unanswerable
+    examples += contained
     digest = write_examples(examples, out_file)
     info = {"corpus": str(corpus) if corpus else f"index {settings.index} (its chunks)", "passages": len(texts), "written": len(written), "kept": len(kept),
             "dropped": len(dropped), "filter": filter_, "k": k, "kinds": kinds, "model": settings.llm.model, "sha256": digest,
-            "holdout": holdout, "heldout_queries": len(held)}
+            "holdout": holdout, "heldout_queries": len(held), "unanswerable": len(contained)}
     Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     rule = f"passage in the top {k}" if filter_ else "no filter"
     click.echo(f"{len(kept)} of {len(kept) + len(dropped)} queries kept ({rule}); "
-               f"{len(examples)} examples written to {out_file}")
+               f"{len(examples)} examples written to {out_file}"
+               + (f" ({len(contained)} of them unanswerable questions, negative only)" if unanswerable else ""))
     if holdout:
         heldout_file = str(out_file) + ".heldout.jsonl"
         write_heldout(held, heldout_file, "passage" if corpus else "chunk")
