@@ -170,3 +170,17 @@ def test_unanswerable_questions_become_negative_only_containment_pairs(tmp_path:
         ("How much does a cat cost?", "Cats eat mice.", 0.0), ("What do cats eat?", "Cats eat mice.", 1.0),
         ("What do cats eat?", "Dogs bark.", 0.0)]
     assert len(_dataset([answerable, *pairs], RerankerTraining(loss="listnet", negatives=1))) == 1  # needs a positive
+
+
+def test_queries_about_the_prompts_example_are_dropped_unless_the_passage_names_it(tmp_path: Path) -> None:
+    """A small model writes about the few-shot example (the Eiffel Tower) instead of its passage: 68 of the 748
+    queries the 0.5B wrote in session 19. Dropped, unless the passage itself is about it; kept on request (the
+    earlier runs' commands reproduce with --keep-example-copies)."""
+    from local_rag.train.synth import example_names
+
+    assert {"eiffel", "tower", "paris"} <= example_names("synth_queries") and "world" not in example_names("synth_queries")
+    reply = json.dumps({"question": "What is the purpose of the Eiffel Tower?", "follow_up": "Who owns it?"})
+    writer = QueryWriter(ScriptedLLM(reply), "m", None)
+    assert [q.text for q in writer("d1-0", "Cats eat mice.")] == ["Who owns it?"] and writer.example_copies == 1
+    assert len(QueryWriter(ScriptedLLM(reply), "m", None)("p", "The Eiffel Tower opened in 1889.")) == 2
+    assert len(QueryWriter(ScriptedLLM(reply), "m", None, keep_example_copies=True)("d1-0", "Cats eat mice.")) == 2

@@ -32,10 +32,13 @@ def synth() -> None:
 @click.option("--unanswerable", is_flag=True,
               help="Also write a question each passage does NOT answer, as a negative-only example: containment "
                    "pairs for `train reranker --loss bce` (a decline signal for `train decider --cross-encoder`).")
+@click.option("--keep-example-copies", is_flag=True,
+              help="Keep queries that name the prompt's example (the Eiffel Tower) and not their passage: the runs "
+                   "before session 21 kept them, so their commands pass this to reproduce.")
 @click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL to write.")
 @handle_errors
 def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filter_, negatives, cache, holdout,
-            unanswerable, out_file):
+            unanswerable, keep_example_copies, out_file):
     """Write queries for sampled CORPUS passages (resumable), keep the consistent ones, mine hard negatives in the
     index (--index, built from CORPUS) and write training examples (`local-rag train reranker|embedder --data`).
     Without CORPUS, the index's own chunks are sampled (an index of files: PDF, DOCX, Markdown). With --holdout, the
@@ -72,7 +75,8 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
     texts = {str(r["_id"]): passage_text(r) for r in sampled}
     writer = QueryWriter(load_llm(settings.llm, settings.models_dir), settings.llm.model,
                          cache or Path("runs") / "synth-cache.jsonl",
-                         prompt="synth_unanswerable" if unanswerable else "synth_queries")
+                         prompt="synth_unanswerable" if unanswerable else "synth_queries",
+                         keep_example_copies=keep_example_copies)
     written = [q for pid in tqdm(texts, desc="synth queries", unit="passage") for q in writer(pid, texts[pid])]
     top = functools.partial(retriever.search, top_k=max(k, 30))
     search = top if corpus else by_chunk(top)
@@ -90,9 +94,12 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
     digest = write_examples(examples, out_file)
     info = {"corpus": str(corpus) if corpus else f"index {settings.index} (its chunks)", "passages": len(texts), "written": len(written), "kept": len(kept),
             "dropped": len(dropped), "filter": filter_, "k": k, "kinds": kinds, "model": settings.llm.model, "sha256": digest,
-            "holdout": holdout, "heldout_queries": len(held), "unanswerable": len(contained)}
+            "holdout": holdout, "heldout_queries": len(held), "unanswerable": len(contained),
+            "example_copies_dropped": writer.example_copies}
     Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
     rule = f"passage in the top {k}" if filter_ else "no filter"
+    if writer.example_copies:
+        click.echo(f"{writer.example_copies} queries about the prompt's example, not their passage, dropped")
     click.echo(f"{len(kept)} of {len(kept) + len(dropped)} queries kept ({rule}); "
                f"{len(examples)} examples written to {out_file}"
                + (f" ({len(contained)} of them unanswerable questions, negative only)" if unanswerable else ""))

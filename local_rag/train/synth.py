@@ -67,8 +67,11 @@ class QueryWriter:
     id. ``prompt``: ``synth_queries`` (question, follow_up) or ``synth_unanswerable`` (question, unanswerable)."""
 
     def __init__(self, llm: Any, model: str, cache: str | Path | None, max_chars: int = 1500,
-                 prompt: str = "synth_queries") -> None:
+                 prompt: str = "synth_queries", keep_example_copies: bool = False) -> None:
         self.llm, self.model, self.max_chars, self.prompt = llm, model, max_chars, prompt
+        # a small model writes about the prompt's example instead of its passage ("the Eiffel Tower", 9% of the 0.5B's)
+        self.example_names = set() if keep_example_copies else example_names(prompt)
+        self.example_copies = 0
         self.cache_path = Path(cache) if cache else None
         self.cache: dict[str, dict[str, str]] = {}
         if self.cache_path is not None and self.cache_path.exists():
@@ -93,12 +96,36 @@ class QueryWriter:
                 with self.cache_path.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps({"key": key, "queries": queries}, ensure_ascii=False) + "\n")
         seen: set[str] = set()  # a small model sometimes writes the same question twice: keep it once
+        in_passage = set(_words(text))
         out = []
-        for kind, text in self.cache[key].items():
-            if text and text.casefold() not in seen:
-                seen.add(text.casefold())
-                out.append(SynthQuery(passage_id, kind, text))
+        for kind, query in self.cache[key].items():
+            if not query or query.casefold() in seen:
+                continue
+            if self.example_names & (set(_words(query)) - in_passage):  # names the example, not this passage
+                self.example_copies += 1
+                continue
+            seen.add(query.casefold())
+            out.append(SynthQuery(passage_id, kind, query))
         return out
+
+
+def example_names(prompt: str) -> set[str]:
+    """The names of a prompt's few-shot passages: words capitalised inside a sentence and never written lower-case
+    there ("eiffel", "tower", "paris"; not "world", which also appears lower-case)."""
+    from local_rag.llm.prompts import load_prompt
+
+    text = " ".join(user for user, _ in load_prompt(prompt).examples)
+    lower = {w for w in re.findall(r"[a-z][\w-]*", text)}
+    names = set()
+    for sentence in re.split(r"(?<=[.!?:])\s+|\n", text):
+        for word in re.findall(r"[A-Za-z][\w-]*", sentence)[1:]:
+            if word[0].isupper() and word.casefold() not in lower:
+                names.add(word.casefold())
+    return names
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.casefold())
 
 
 def consistency_filter(queries: Iterable[SynthQuery], search: Callable[[list[Query]], list[Hit]], k: int = 5,

@@ -12,7 +12,7 @@ mkdir -p runs/i24
 for d in govt clapnq fiqa cloud; do
   [ -f runs/i24/contain-$d.jsonl ] && continue
   step synth $d; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages 30 \
-    --unanswerable --negatives 4 --cache runs/i24/contain-cache.jsonl --out runs/i24/contain-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
+    --unanswerable --negatives 4 --keep-example-copies --cache runs/i24/contain-cache.jsonl --out runs/i24/contain-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
 done
 cat runs/i24/contain-{govt,clapnq,fiqa,cloud}.jsonl > runs/i24/contain-all.jsonl
 [ -f models/i24-contain/training.json ] || { step train i24-contain; t $LR train reranker --data runs/i24/contain-all.jsonl \

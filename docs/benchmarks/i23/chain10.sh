@@ -20,7 +20,7 @@ ev() { out=$1; shift; [ -f $B/$out/scores.json ] && return; step eval $out; t $L
 for d in govt clapnq fiqa cloud; do
   [ -f runs/i23/synth-$d.jsonl ] && continue
   step synth $d; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages $N \
-    --kinds question,follow_up --cache runs/i23/synth-cache.jsonl --out runs/i23/synth-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
+    --kinds question,follow_up --keep-example-copies --cache runs/i23/synth-cache.jsonl --out runs/i23/synth-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
 done
 cat runs/i23/synth-{govt,clapnq,fiqa,cloud}.jsonl > runs/i23/synth-all.jsonl
 cat runs/i23/train-data-hybrid.jsonl runs/i23/synth-all.jsonl > runs/i23/train-data-mix.jsonl

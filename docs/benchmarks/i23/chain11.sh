@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../../.."
 for d in govt clapnq fiqa cloud; do
   [ -f runs/i23/synth-nf-$d.jsonl ] && continue
   step synth $d; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages 130 \
-    --kinds question,follow_up --no-filter --cache runs/i23/synth-cache.jsonl --out runs/i23/synth-nf-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
+    --kinds question,follow_up --no-filter --keep-example-copies --cache runs/i23/synth-cache.jsonl --out runs/i23/synth-nf-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
 done
 cat runs/i23/synth-nf-{govt,clapnq,fiqa,cloud}.jsonl > runs/i23/synth-nf-all.jsonl
 cat runs/i23/train-data-hybrid.jsonl runs/i23/synth-nf-all.jsonl > runs/i23/train-data-mix-nf.jsonl

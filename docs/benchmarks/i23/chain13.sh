@@ -16,7 +16,7 @@ LOCAL_RAG_RERANKER__MAX_LENGTH=256 ev i23-fusion-rw-s2-prior1 --profile cpu-qwen
 for d in govt clapnq fiqa cloud; do
   [ -f runs/i23/synth-ho170-$d.jsonl ] && continue
   step synth $d; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages 170 \
-    --kinds question,follow_up --no-filter --cache runs/i23/synth-cache.jsonl --out runs/i23/synth-ho170-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
+    --kinds question,follow_up --no-filter --keep-example-copies --cache runs/i23/synth-cache.jsonl --out runs/i23/synth-ho170-$d.jsonl 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"
 done
 .venv/bin/python - <<'PY'
 import json

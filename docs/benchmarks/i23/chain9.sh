@@ -25,7 +25,7 @@ for filt in filter no-filter; do
   for d in clapnq cloud fiqa govt; do
     n=$N; [ $d = govt ] && n=$((N / 2))
     out=$R/synth-s16-$filt-$d.jsonl
-    [ -f $out.info.json ] || { step synth $filt $d $n; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages $n --kinds question,follow_up --k 5 --negatives 8 --$filt --cache $R/synth-cache.jsonl --out $out 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"; }
+    [ -f $out.info.json ] || { step synth $filt $d $n; t $LR synth queries ../shared/mtrag/corpora/pool/$d.jsonl --profile cpu-fast --index mtrag-$d --passages $n --kinds question,follow_up --k 5 --negatives 8 --$filt --keep-example-copies --cache $R/synth-cache.jsonl --out $out 2>&1 | tr '\r' '\n' | grep -a "kept\|wall\|rror"; }
   done
   cat $R/synth-s16-$filt-{clapnq,cloud,fiqa,govt}.jsonl > $R/synth-s16-$filt.jsonl
 done
