@@ -27,7 +27,7 @@ def synth() -> None:
               help="Consistency filtering; --no-filter keeps every written query (the ablation).")
 @click.option("--negatives", default=8, show_default=True, help="Hard negatives per kept query.")
 @click.option("--cache", type=click.Path(dir_okay=False), help="LLM output cache (default runs/synth-cache.jsonl).")
-@click.option("--holdout", default=0.0, show_default=True, type=float,
+@click.option("--holdout", default=0.0, show_default=True, type=click.FloatRange(0, 1, max_open=True),
               help="Share of the documents whose queries are held out, unfiltered, for `synth eval` (e.g. 0.2).")
 @click.option("--unanswerable", is_flag=True,
               help="Also write a question each passage does NOT answer, as a negative-only example: containment "
@@ -46,7 +46,6 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
     from tqdm import tqdm
 
     from local_rag.cli.search import split_csv
-    from local_rag.errors import BadInputError
     from local_rag.index.folder import read_chunks
     from local_rag.llm import load_llm
     from local_rag.mtrag import read_jsonl
@@ -66,8 +65,6 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
 
     kind_list = split_csv((kinds,)) or ["question"]
     settings = load(profile, config_file, index_name)
-    if not 0 <= holdout < 1:  # before the index and the LLM load
-        raise BadInputError(f"--holdout must be in [0, 1), got {holdout}")
     retriever = open_retriever(settings)  # first: a wrong index fails before any LLM call
     # without CORPUS, the index's chunks: a query must find its own chunk
     records = read_jsonl(corpus) if corpus else chunk_records(read_chunks(settings.indexes_dir / settings.index))

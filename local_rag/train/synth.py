@@ -211,17 +211,18 @@ def rank_metrics(queries: Iterable[SynthQuery], search: Callable[[list[Query]], 
 def unanswerable_examples(queries: Iterable[SynthQuery], texts: dict[str, str]) -> list[Example]:
     """Containment pairs: each unanswerable query with its own passage as the one negative (no positive), for a
     cross-encoder trained with ``bce`` to tell "holds the answer" from "is on topic". Dropped: a query copied from its
-    passage, and one written for two passages or more (the prompt's example, copied)."""
+    passage, and one written for two passages or more (a generic question, or the prompt's example when the writer
+    keeps example copies)."""
     queries = [q for q in queries if q.kind == UNANSWERABLE and q.passage_id in texts]
     seen = Counter(_plain(q.text) for q in queries)
-    # a small model copies a sentence of the passage (then it is answered) or the prompt's example (for many passages)
+    # a small model copies a sentence of the passage (then it is answered) or writes one question for many passages
     keep = [q for q in queries if _plain(q.text) not in _plain(texts[q.passage_id]) and seen[_plain(q.text)] == 1]
     return [Example(f"synth:{q.passage_id}:{q.kind}", "synth", UNANSWERABLE, q.text, "", "", [texts[q.passage_id]],
                     [q.passage_id]) for q in keep]
 
 
 def _plain(text: str) -> str:
-    return " ".join(re.findall(r"\w+", text.casefold()))
+    return " ".join(_words(text))
 
 
 def write_queries(queries: Sequence[SynthQuery], path: str | Path) -> None:
