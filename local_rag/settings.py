@@ -155,6 +155,10 @@ class RerankerConfig(_Config):
     fallback: Literal["error", "skip"] = Field(
         "error", description="skip: a missing model (e.g. one not trained yet) logs a warning and the stage is skipped"
     )
+    unit: Literal["passage", "sentence"] = Field(
+        "passage", description="sentence: a passage scores as its best sentence (each under the passage's title), for "
+        "a model trained on sentences (`train containment`)"
+    )
 
 
 class PipelineConfig(_Config):

@@ -140,3 +140,18 @@ def test_decider_with_cross_encoder_features(ce_models: Path, tmp_path: Path, ca
     with caplog.at_level(logging.WARNING, logger="local_rag.decide"):
         missing = load_decider(settings).decide(question, bare)
     assert missing.kind == "answer" and "missing" in missing.reason and "i24-no-such-ce" in caplog.text
+
+    # a decider trained on a sentence-unit model records the unit; a passage-unit stage on the same model is not
+    # taken for it (the decider scores the sentences itself), a sentence-unit stage is
+    by_sentence = settings.model_copy(update={"reranker": settings.reranker.model_copy(update={"unit": "sentence"})})
+    sentence_sets = {"train": examples()}
+    with_evidence(sentence_sets, by_sentence, "", "", tmp_path / "work" / "evidence.jsonl")
+    sentence_record = with_cross_encoder(sentence_sets, by_sentence, tmp_path / "work" / "ce.jsonl")
+    assert sentence_record is not None and sentence_record["unit"] == "sentence" and "unit" not in record
+    meta = decider_meta("lr-features", Thresholds(0.5, 0.5), "", {}, sentence_record)
+    x, _ = matrices(sentence_sets["train"], None, list(meta["features"]))
+    by_sentence.decide.model = settings.decide.model = str(save_decider(tmp_path / "decider-s", fit("lr-features", x, sentence_sets["train"]), meta))
+    passage_stage, sentence_stage = load_decider(settings), load_decider(by_sentence)
+    assert isinstance(passage_stage, TrainedDecider) and passage_stage.rescore
+    assert isinstance(sentence_stage, TrainedDecider) and not sentence_stage.rescore
+    assert passage_stage.decide(question, bare).kind in ("answer", "decline", "clarify")

@@ -80,3 +80,24 @@ def test_prior_weight_fuses_cross_encoder_and_first_stage_orders():
     strong_prior = LengthReranker(RerankerConfig(candidates=4, prior_weight=3.0)).rerank("q", hits)
     assert [h.passage_id for h in strong_prior] == ["p0", "p1", "p2", "p3"]
     assert strong_prior[0].scores["cross-encoder"] == 0.0
+
+
+class CallRecorder(LengthReranker):
+    """`LengthReranker` that remembers what each call scored."""
+
+    calls: list[list[str]]
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        self.calls = [*getattr(self, "calls", []), list(texts)]
+        return super().score(query, texts)
+
+
+def test_sentence_unit_scores_a_passage_by_its_best_sentence_in_one_call():
+    hits = [Hit("p0", 0.9, 1, text="Short one. A much longer sentence than that.", title="T"),
+            Hit("p1", 0.8, 2, text="Medium sentence here."), Hit("p2", 0.7, 3, text="")]
+    ce = CallRecorder(RerankerConfig(unit="sentence"))
+    assert ce.score_hits("q", hits) == [len("T\nA much longer sentence than that."), len("Medium sentence here."), float("-inf")]
+    assert ce.calls == [["T\nShort one.", "T\nA much longer sentence than that.", "Medium sentence here."]]
+    assert [h.passage_id for h in ce.rerank("q", hits)] == ["p0", "p1", "p2"]
+    assert CallRecorder(RerankerConfig()).score_hits("q", hits) == [len("T\n" + hits[0].text), len(hits[1].text), 0.0]
+    assert CallRecorder(RerankerConfig(unit="sentence")).score_hits("q", [Hit("e", 1.0)]) == [float("-inf")]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from local_rag.evidence.compress import select_sentences, split_sentences
+from local_rag.evidence.compress import select_sentences
 from local_rag.index import build_index, open_index
 from local_rag.llm.generate import Generator
 from local_rag.llm.standalone import is_standalone
@@ -16,6 +16,7 @@ from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import GenerateConfig, Settings
+from local_rag.text import split_sentences
 
 from .conftest import HashEmbedder
 from .llm_fixtures import SMOLLM, ScriptedLLM, load_real

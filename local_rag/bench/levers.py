@@ -18,11 +18,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any  # Any: MTRAG task records and the JSON figures
 
-from local_rag.evidence.compress import Scorer, select_sentences, split_sentences
+from local_rag.evidence.compress import Scorer, select_sentences
 from local_rag.llm.base import LLM, Completion, Message, OnToken
 from local_rag.llm.standalone import content_words, is_standalone
 from local_rag.mtrag import DOMAINS, parse_conversation, read_jsonl, strip_speakers, task_domain
 from local_rag.records import Hit, LLMCall, Query
+from local_rag.text import split_sentences
 
 if TYPE_CHECKING:
     from local_rag.pipeline import Pipeline

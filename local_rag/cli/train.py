@@ -66,6 +66,57 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 
 
 @train.command()
+@click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True)
+@click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
+@click.option("--mode", "modes", default="lastturn,rewrite", show_default=True,
+              help="Question texts per task: lastturn, rewrite (organizers' file).")
+@click.option("--min-held", default=0.3, show_default=True, type=click.FloatRange(0, 1),
+              help="Least share of the answer's new words a passage must hold to give a pair.")
+@click.option("--min-cover", default=0.8, show_default=True, type=click.FloatRange(0, 1),
+              help="Least share of those words the removed sentences must cover.")
+@click.option("--unit", default="sentence", type=click.Choice(["sentence", "passage"]), show_default=True,
+              help="sentence: the answer's sentence against other sentences of its passage; passage: the passage with "
+                   "and without the sentences that carry the answer.")
+@click.option("--negatives", default=3, show_default=True, help="Negative sentences per example (unit sentence).")
+@click.option("--mined", "mined_file", type=click.Path(dir_okay=False),
+              help="A `train data` file of the same split: its hard negatives give sentences of other documents as "
+                   "negatives too (unit sentence).")
+@click.option("--mined-negatives", default=3, show_default=True, help="Such sentences per example (with --mined).")
+@click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL to write.")
+@handle_errors
+def containment(split, domains, modes, min_held, min_cover, unit, negatives, mined_file, mined_negatives, out_file):
+    """Containment examples from MTRAG answerable tasks (does a text hold the answer, not only the subject?), for
+    `train reranker --loss bce`: the sentence carrying the reference answer against other sentences of its passage,
+    or (--unit passage) each gold passage with and without the sentences that carry it."""
+    from local_rag.errors import BadInputError
+    from local_rag.evaluation.splits import load_split
+    from local_rag.mtrag import default_mtrag_dir, load_generation_tasks
+    from local_rag.train.containment import containment_examples
+    from local_rag.train.data import file_digest, mtrag_tasks, read_examples, write_examples
+
+    mtrag = default_mtrag_dir()
+    queries: dict[str, dict[str, str]] = {}
+    for domain in split_csv((domains,)) or []:
+        tasks, _ = mtrag_tasks(mtrag, split, domain, split_csv((modes,)) or [])
+        queries.update({task_id: texts for task_id, _, texts in tasks})
+    mined = {(e.task_id, e.mode): e.negatives for e in read_examples(mined_file)} if mined_file else None
+    generation = load_generation_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl")
+    examples = containment_examples([t for t in generation if str(t.get("task_id")) in queries], load_split(mtrag, split),
+                                    queries, min_held, min_cover, unit=unit, negatives=negatives, mined=mined,
+                                    mined_negatives=mined_negatives if mined else 0)
+    if not examples:
+        raise BadInputError(f"no containment pair: no ANSWERABLE task of the {split} split has a reference answer "
+                            "found in its passages")
+    digest = write_examples(examples, out_file)
+    counts = {m: sum(e.mode == m for e in examples) for m in sorted({e.mode for e in examples})}
+    info = {"split": split, "domains": domains, "modes": modes, "unit": unit, "negatives": negatives,
+            "min_held": min_held, "min_cover": min_cover, "examples": counts, "sha256": digest,
+            "mined": {"file": mined_file, "sha256": file_digest(mined_file), "negatives": mined_negatives} if mined_file else None}
+    Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    click.echo(f"{len(examples)} containment examples written to {out_file} (sha256 {digest[:12]}): {counts}")
+
+
+@train.command()
 @settings_options
 @click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
 @click.option("--base", default="all-MiniLM-L6-v2", show_default=True, help="Base model: a models/ name or a folder.")

@@ -217,7 +217,8 @@ def load_decider(settings: Settings, embed: Embed | None = None, retriever: obje
     if meta.get("use_embedding") and embed is None:
         embed = embedder_function(settings, meta.get("embedder", ""), retriever)
     ce = meta.get("cross_encoder") or {}
-    same = settings.pipeline.cross_encoder and Path(settings.reranker.model).name == Path(ce.get("model", "")).name
+    same = (settings.pipeline.cross_encoder and Path(settings.reranker.model).name == Path(ce.get("model", "")).name
+            and settings.reranker.unit == ce.get("unit", "passage"))
     return read_decider(folder, cfg, embed, decider_reranker(settings, ce) if ce else None, bool(ce) and not same)
 
 
@@ -232,7 +233,7 @@ def decider_reranker(settings: Settings, ce: dict[str, Any]) -> Callable[[], Any
             from local_rag.rerank import load_reranker
 
             config = settings.reranker.model_copy(update={**{k: ce[k] for k in ("model", "backend", "max_length", "candidates",
-                                                                                 "prior_weight") if k in ce}, "fallback": "error"})
+                                                                                 "prior_weight", "unit") if k in ce}, "fallback": "error"})
             try:
                 loaded.append(load_reranker(config, settings.models_dir))
             except LocalRagError as exc:

@@ -19,19 +19,18 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from local_rag.records import Hit, TraceStep
 from local_rag.settings import EvidenceConfig
+from local_rag.text import TokenCounter, split_sentences
 
 if TYPE_CHECKING:
     from local_rag.embed.base import Embedder
 
 Scorer = Callable[[str, list[str]], Sequence[float]]  # (question, texts) -> relevance, higher is better
-TokenCounter = Callable[[str], int]
 
 
 class Relevance(Protocol):
@@ -40,9 +39,6 @@ class Relevance(Protocol):
 
     def score(self, query: str, texts: list[str]) -> list[float]: ...
 
-# a sentence ends at . ! ? (closing quotes or brackets may follow) before a space and an upper-case letter, digit,
-# quote or bracket; a line break always ends one
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\s*\n+\s*")
 _GAP = " … "  # between kept sentences that were not adjacent in the passage
 _LABEL_TOKENS = 6  # "[n] " and the line break, as `local_rag.llm.budget.fit_passages` counts them
 
@@ -75,33 +71,6 @@ class Selection:
                 "tokens_after": self.tokens_after,
                 "text": f"evidence: {len(self.sentences)} of {self.sentences_total} sentences, "
                         f"{self.tokens_after} of {self.tokens_before} tokens"}
-
-
-def split_sentences(text: str, count: TokenCounter | None = None, max_tokens: int = 0) -> list[str]:
-    """``text`` cut into sentences (whitespace tidied); with ``count`` and ``max_tokens``, longer ones are cut
-    further at word boundaries (tables and lists often have no full stop).
-
-    Example:
-        >>> split_sentences("It rains. It pours!\\nUmbrellas (big ones) help.")
-        ['It rains.', 'It pours!', 'Umbrellas (big ones) help.']
-    """
-    out: list[str] = []
-    for part in _BOUNDARY.split(text):
-        sentence = " ".join(part.split())
-        if not sentence:
-            continue
-        if count is None or not max_tokens or count(sentence) <= max_tokens:
-            out.append(sentence)
-            continue
-        words, piece = sentence.split(" "), list[str]()
-        for word in words:
-            if piece and count(" ".join([*piece, word])) > max_tokens:
-                out.append(" ".join(piece))
-                piece = []
-            piece.append(word)
-        if piece:
-            out.append(" ".join(piece))
-    return out
 
 
 def _header(hit: Hit) -> str:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from local_rag.records import Hit, Query
 from local_rag.settings import RerankerConfig
+from local_rag.text import split_sentences
 
 
 class Reranker(ABC):
@@ -32,13 +33,35 @@ class Reranker(ABC):
         head = hits[: self.config.candidates]
         if not head:
             return list(hits)
-        texts = [passage_text(h) for h in head]
-        return with_scores(hits, self.score(query, texts), self.config, top_k)
+        return with_scores(hits, self.score_hits(query, head), self.config, top_k)
+
+    def score_hits(self, query: str, hits: list[Hit]) -> list[float]:
+        """`score` of each hit's `passage_text`; with ``config.unit: sentence``, of its best sentence (under its
+        title; one model call for all the sentences of ``hits``)."""
+        if self.config.unit == "passage":
+            return self.score(query, [passage_text(h) for h in hits])
+        pieces = [sentence_texts(h) for h in hits]
+        flat = self.score(query, [text for piece in pieces for text in piece]) if any(pieces) else []
+        out, start = [], 0
+        for piece in pieces:
+            out.append(max(flat[start : start + len(piece)], default=float("-inf")))
+            start += len(piece)
+        return out
 
 
 def passage_text(hit: Hit) -> str:
     """What the cross-encoder reads of a passage: its title and text."""
     return f"{hit.title}\n{hit.text}" if hit.title else hit.text
+
+
+def sentence_texts(hit: Hit) -> list[str]:
+    """What a sentence-unit cross-encoder reads of a passage: each sentence under the passage's title.
+
+    Example:
+        >>> sentence_texts(Hit("d1", 1.0, 1, "bm25", text="It rains. It pours.", title="Weather"))
+        ['Weather\\nIt rains.', 'Weather\\nIt pours.']
+    """
+    return [f"{hit.title}\n{s}" if hit.title else s for s in split_sentences(hit.text)]
 
 
 def with_scores(hits: list[Hit], scores: list[float], config: RerankerConfig, top_k: int | None = None) -> list[Hit]:

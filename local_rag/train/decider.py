@@ -265,10 +265,12 @@ def with_cross_encoder(sets: dict[str, list[Example]], settings: Settings, cache
     from tqdm import tqdm
 
     from local_rag.rerank import load_reranker
-    from local_rag.rerank.base import passage_text, with_scores
+    from local_rag.rerank.base import with_scores
 
     record = {"model": str(cfg.model), "backend": cfg.backend, "max_length": cfg.max_length,
               "candidates": cfg.candidates, "prior_weight": cfg.prior_weight}
+    if cfg.unit != "passage":  # (the cache keys of passage-unit runs stay as they were)
+        record["unit"] = cfg.unit
     key = json.dumps(record, sort_keys=True)
     stored = read_cache(cache, key, "scores")
     reranker = None
@@ -279,7 +281,7 @@ def with_cross_encoder(sets: dict[str, list[Example]], settings: Settings, cache
             scores = stored.get(e.id)
             if scores is None or len(scores) != len(head):
                 reranker = reranker or load_reranker(cfg.model_copy(update={"fallback": "error"}), settings.models_dir)
-                scores = reranker.score(e.conversation.last_user_turn, [passage_text(h) for h in head]) if head else []
+                scores = reranker.score_hits(e.conversation.last_user_turn, head) if head else []
                 fh.write(json.dumps({"key": key, "id": e.id, "scores": scores}) + "\n")
                 fh.flush()
             e.hits = with_scores(e.hits, scores, cfg)[:EVIDENCE]
