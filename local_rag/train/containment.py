@@ -1,18 +1,19 @@
-"""Containment pairs: does a passage *hold the answer*, or only talk about the question's subject?
+"""Containment examples: does a text *hold the answer*, or only talk about the question's subject?
 
 A relevance cross-encoder scores MTRAG's unanswerable questions as high as answerable ones: their passages are on
-topic. This builds the opposite kind of pair from answerable tasks, without an LLM: each gold passage twice, with the
-same question,
+topic. These examples teach the other distinction, from the reference answers of answerable tasks, without an LLM:
 
-- **label 1**: the passage with as many sentences removed as below, taken among those that do not carry the answer
-  (the passage still answers; the length and the question's words around are alike);
-- **label 0**: the passage without the sentences that carry the reference answer (on topic, no answer).
+- ``unit="sentence"`` (`answer_sentence_pairs`): the sentence of a gold passage that carries most of the answer
+  (label 1) against sentences of the same passage, and optionally of other retrieved documents, that hold at most one
+  of its words (label 0); a model trained on them scores a passage by its best sentence (``reranker.unit: sentence``);
+- ``unit="passage"`` (`ablate`): the passage without the sentences that carry the answer (label 0) against the
+  passage without as many other sentences (label 1: it still answers; length and the question's words alike).
 
 The sentences that carry the answer are found by a greedy cover of the reference answer's content words that the
 question does not already say (its new information) and that the passage holds: the sentence covering most of the
 words still uncovered, then the next, while a sentence adds ``min_new`` words or more. A passage gives no pair when it
-holds under ``min_held`` of the answer's new words (the answer draws on another passage) or when the chosen sentences
-cover under ``min_cover`` of those it holds (the answer is spread thin: no clean cut).
+holds under ``min_held`` of the answer's new words (the answer draws on another passage) or, for the passage unit,
+when the chosen sentences cover under ``min_cover`` of those it holds (the answer is spread thin: no clean cut).
 
 Example:
     >>> cut = ablate("Mars\\nMars is red. Its two moons are Phobos and Deimos. It has dust storms. Winds are strong.",
@@ -50,9 +51,9 @@ class Ablation:
 
 
 def answer_sentences(sentences: Sequence[str], question: str, answer: str, min_new: int = 2) -> tuple[list[int], float, float]:
-    """Indexes of the sentences that carry ``answer``, best first: a greedy cover of its content words that ``question`` does not
-    say and the sentences hold. Also returns the share of those words the sentences hold (``held``) and the share of
-    the held ones the chosen sentences cover."""
+    """Indexes of the sentences that carry ``answer``, best first: a greedy cover of its content words that
+    ``question`` does not say and the sentences hold. Also returns the share of those words the sentences hold
+    (``held``) and the share of the held ones the chosen sentences cover."""
     wanted = set(content_words(answer)) - set(content_words(question))
     words = [set(content_words(s)) for s in sentences]
     held = wanted & set().union(*words)
@@ -113,9 +114,10 @@ def _clean_sentences(passages: Sequence[str], question: str, answer: str, skip: 
     return [text for *_, text in sorted(ranked)]
 
 
-def answer_sentence_pairs(passage: str, question: str, answer: str, negatives: int = 3, min_held: float = 0.3,
-                          min_new: int = 2, mined: Sequence[str] = (), mined_negatives: int = 0,
-                          ) -> tuple[str, list[str], list[str]] | None:
+def answer_sentence_pairs(
+    passage: str, question: str, answer: str, negatives: int = 3, min_held: float = 0.3, min_new: int = 2,
+    mined: Sequence[str] = (), mined_negatives: int = 0,
+) -> tuple[str, list[str], list[str]] | None:
     """The sentence of ``passage`` that carries most of the answer, and up to ``negatives`` sentences of the same
     passage that hold at most one of its words (those sharing most of the question's words first), then up to
     ``mined_negatives`` such sentences of the ``mined`` passages (other documents the retriever found for the
