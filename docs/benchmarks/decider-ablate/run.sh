@@ -29,6 +29,10 @@ LOCAL_RAG_RERANKER__PRIOR_WEIGHT=1000 LOCAL_RAG_RERANKER__MAX_LENGTH=128 LOCAL_R
   | grep -av "it/s\]$\|s/it\]$\|turn/s\]$" | tail -40
 [ -f $D/turn-auc-sentence.json ] || { step turn-auc; t .venv/bin/python $D/turn_auc.py models/i24-sent sentence \
   $D/turn-auc-sentence.json 2>&1 | grep -av "it/s\]$\|s/it\]$" | tail -20; }
+# the own rewrite scored instead of the last turn (the cached rewrites: `local-rag train rewrites --profile cpu-qwen
+# --split test --llm-cache runs/i23/rewrites.jsonl`, ~3-5 s a task with the 1.5B)
+[ -f $D/turn-auc-sentence-rewrite.json ] || [ ! -f runs/i23/rewrites.jsonl ] || { step turn-auc own rewrite; t .venv/bin/python $D/turn_auc.py models/i24-sent sentence \
+  $D/turn-auc-sentence-rewrite.json runs/i23/rewrites.jsonl 2>&1 | grep -av "it/s\]$\|s/it\]$" | tail -20; }
 # with sentences of other documents as negatives too (the hard negatives `train data` mined for the same questions)
 [ -f runs/i23/train-data-hybrid.jsonl ] || $LR train data --split train --mode lastturn,rewrite --out runs/i23/train-data-hybrid.jsonl
 $LR train containment --mined runs/i23/train-data-hybrid.jsonl --out runs/i24/contain-mined-train.jsonl
