@@ -103,7 +103,7 @@ def containment(split, domains, modes, min_held, min_cover, unit, negatives, min
     generation = load_generation_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl")
     examples = containment_examples([t for t in generation if str(t.get("task_id")) in queries], load_split(mtrag, split),
                                     queries, min_held, min_cover, unit=unit, negatives=negatives, mined=mined,
-                                    mined_negatives=mined_negatives if mined else 0)
+                                    mined_negatives=mined_negatives)
     if not examples:
         raise BadInputError(f"no containment pair: no ANSWERABLE task of the {split} split has a reference answer "
                             "found in its passages")

@@ -35,7 +35,7 @@ from local_rag.decide.turns import content_words
 from local_rag.evaluation.generation.official import answerability
 from local_rag.mtrag import task_domain
 from local_rag.text import split_sentences
-from local_rag.train.data import Example
+from local_rag.train.data import Example, passage_text
 
 MODE = "contain"
 
@@ -138,14 +138,6 @@ def _user_turn(task: dict[str, Any]) -> str:
     return str(turns[-1].get("text", "")).strip() if turns else ""
 
 
-def _context_text(context: dict[str, Any]) -> str:
-    title, text = str(context.get("title") or "").strip(), str(context.get("text") or "").strip()
-    return f"{title}\n{text}" if title and not text.startswith(title) else text
-
-
-UNITS = ("passage", "sentence")
-
-
 def containment_examples(
     tasks: Sequence[dict[str, Any]], conversations: set[str], queries: dict[str, dict[str, str]] | None = None,
     min_held: float = 0.3, min_cover: float = 0.8, seed: int = 12, unit: str = "passage", negatives: int = 3,
@@ -169,7 +161,7 @@ def containment_examples(
             if not question.strip():
                 continue
             for context in [c for c in task.get("contexts") or [] if isinstance(c, dict)]:
-                pid, passage = str(context.get("document_id", "")), _context_text(context)
+                pid, passage = str(context.get("document_id", "")), passage_text(context)
                 if unit == "sentence":
                     found = answer_sentence_pairs(passage, question, answer, negatives, min_held,
                                                   mined=(mined or {}).get((task_id, mode), ()), mined_negatives=mined_negatives)
