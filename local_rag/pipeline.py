@@ -22,6 +22,7 @@ from local_rag.retrieve.queries import conversation_queries
 from local_rag.settings import GenerateConfig, Settings
 
 if TYPE_CHECKING:
+    from local_rag.decide.draft import DraftGate
     from local_rag.decide.model import Decider
     from local_rag.decide.support import SupportChecker
     from local_rag.embed.base import Embedder
@@ -50,6 +51,7 @@ class Pipeline:
         self._reranker: Reranker | Literal[False] | None = reranker  # False: its model is missing (fallback: skip)
         self._decider: Decider | None = None
         self._support: SupportChecker | Literal[False] | None = False  # False: not loaded yet; None: no trained model
+        self._gate: DraftGate | Literal[False] | None = False  # the draft gate; False: not loaded yet; None: none
         self._calls_before = 0
         self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
@@ -230,6 +232,16 @@ class Pipeline:
             answer = Generator.idk(cfg.generate)
             self.skipped.append({"type": "skip", "stage": "generate", "text": "generate: no passage left, the fixed answer"})
         timings["generate"] = time.perf_counter() - started
+        if answer.kind == "answer" and passages and (gate := self.draft_gate) is not None:
+            started = time.perf_counter()
+            declined, p = gate.check(answer.text, passages, decision.scores.get("decline"))
+            timings["draft-gate"] = time.perf_counter() - started
+            if declined:
+                decision = Decision("decline", round(p, 4), {**decision.scores, "draft": round(p, 4)}, reason="draft gate",
+                                    latency_s=decision.latency_s + timings["draft-gate"])
+                answer = Answer(cfg.generate.idk_answer, "decline", passages=passages, raw=answer.raw, call=answer.call)
+                self.skipped.append({"type": "gate", "stage": "draft",
+                                     "text": f"draft gate: the passages do not support the draft (P(decline) {p:.2f})"})
         support = None
         if cfg.support.mode != "off" and answer.kind == "answer" and evidence:
             started = time.perf_counter()
@@ -240,6 +252,19 @@ class Pipeline:
         return TurnResult(answer, queries, retrieved, passages, timings, list(calls), list(self.skipped), decision=decision,
                           support=support)
 
+
+    @property
+    def draft_gate(self) -> DraftGate | None:
+        """The draft gate (`local_rag.decide.draft`), loaded on first use; None when ``decide.draft_model`` is ''
+        or its model (or the support model it reads) is missing."""
+        if self._gate is False:
+            self._gate = None
+            if self.settings.decide.enabled and self.settings.decide.draft_model:
+                from local_rag.decide.draft import load_draft_gate
+                from local_rag.decide.support import load_support_checker
+
+                self._gate = load_draft_gate(self.settings, lambda: load_support_checker(self.settings, self._retriever))
+        return self._gate
 
     def checked(self, answer: Answer, passages: list[Hit]) -> tuple[Answer, dict[str, Any] | None]:
         """The answer after the support check (`local_rag.decide.support`): citations moved to the passage that

@@ -205,14 +205,14 @@ class Answer:
         return data
 
 
-TraceType = Literal["skip", "compress", "think", "search", "information", "invalid", "answer", "error"]
+TraceType = Literal["skip", "compress", "gate", "think", "search", "information", "invalid", "answer", "error"]
 
 
 class TraceStep(TypedDict):
     """One step of a turn's trace, already in its JSON shape. The pipeline writes ``skip`` (a stage not run: ``stage``,
-    ``text``) and ``compress`` (the evidence kept); the agentic mode ``think``, ``search`` (``query``,
-    ``latency_s``), ``information`` (``passage_ids``, ``numbers``), ``invalid`` (``problem``), ``answer``
-    (``forced``) and ``error``."""
+    ``text``), ``compress`` (the evidence kept) and ``gate`` (the draft gate declined the draft: ``text``); the
+    agentic mode ``think``, ``search`` (``query``, ``latency_s``), ``information`` (``passage_ids``, ``numbers``),
+    ``invalid`` (``problem``), ``answer`` (``forced``) and ``error``."""
 
     type: TraceType
     text: NotRequired[str]

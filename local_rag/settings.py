@@ -228,6 +228,13 @@ class DecideConfig(_Config):
     )
     chitchat: bool = Field(True, description="reply to thanks and greetings without retrieval")
     max_options: int = Field(8, ge=2, le=12, description="options a clarifying question names at most")
+    draft_model: str = Field(
+        "draft-gate", description="the draft gate (`local-rag train draft-gate`): after generation, decline a draft "
+        "its passages do not support; '' = no gate (also when the model or the support model is missing)"
+    )
+    draft_threshold: float = Field(
+        -1.0, le=1.0, description="the draft gate declines when its P(decline) reaches this; -1 = the model's"
+    )
 
 
 class SupportConfig(_Config):

@@ -100,7 +100,8 @@ def test_recheck_command_writes_a_new_file_and_its_counts(settings: Any, tmp_pat
     summary = json.loads((tmp_path / "rechecked" / "predictions.summary.json").read_text())
     assert summary | {"decisions": None} == {"records": 2, "changed": 2, "decided": {"decline": 1}, "checked": 1, "sentences": 1,
                                              "unsupported": 0, "moved": 1, "dropped": 0, "emptied": 0, "support": "flag",
-                                             "support_model": settings.support.model, "decisions": None}
+                                             "support_model": settings.support.model, "decisions": None,
+                                             "draft_gate": None}
     moved = json.loads(out.read_text().splitlines()[0])["predictions"][0]
     assert moved["text"] == "A cat sleeps twelve to sixteen hours a day [1]." and moved["citations"][0]["document_id"] == "p0"
     same = CliRunner().invoke(cli, [*args[:6], "--out", str(answers)])

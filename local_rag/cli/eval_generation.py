@@ -137,9 +137,12 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
 @click.option("--decisions", "decisions_file", type=click.Path(dir_okay=False, exists=True),
               help="A decider's choices (JSONL with task_id and kind, e.g. the predictions.jsonl of "
                    "`local-rag train decider --report`): declines, clarifications and small talk replace the answer.")
+@click.option("--draft-gate", "draft_gate", help="A draft gate (`local-rag train draft-gate`: a models/ name or a folder) "
+              "that declines drafts their passages do not support; it reads the decider's P(decline) from --decisions.")
 @handle_errors
-def recheck(profile, config_file, index_name, predictions_file, out_file, support_mode, decisions_file):
-    """Apply the stages after generation (decisions, support check) to committed answers, without the generator."""
+def recheck(profile, config_file, index_name, predictions_file, out_file, support_mode, decisions_file, draft_gate):
+    """Apply the stages after generation (decisions, draft gate, support check) to committed answers, without the
+    generator."""
     from local_rag.errors import BadInputError
     from local_rag.evaluation.generation.official import read_records, write_records
     from local_rag.evaluation.generation.recheck import RecheckTally, read_decisions, recheck_record
@@ -157,14 +160,31 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
             raise BadInputError(f"no trained support model {settings.support.model!r}; build one with "
                                 "`local-rag train support`, or pass --support off")
     decisions = read_decisions(decisions_file) if decisions_file else {}
+    gate, declines = None, None
+    if draft_gate:
+        from local_rag.decide.draft import read_gate
+        from local_rag.decide.support import load_support_checker
+        from local_rag.evaluation.generation.recheck import read_decline_probabilities
+        from local_rag.modelstore.manifest import resolve_model
+
+        folder, _ = resolve_model(draft_gate, settings.models_dir, role="draft-gate")
+        support = checker or load_support_checker(settings)
+        if support is None:
+            raise BadInputError(f"the draft gate reads the support model {settings.support.model!r}, which is missing; "
+                                "build one with `local-rag train support`")
+        gate = read_gate(folder, support, settings.decide.draft_threshold)
+        if gate.needs_decider and not decisions_file:
+            raise BadInputError("this draft gate reads the decider's P(decline): give --decisions")
+        declines = read_decline_probabilities(decisions_file) if decisions_file else {}
     tally = RecheckTally()
     rows = []
     for record in read_records(predictions_file):
-        rows.append(recheck_record(record, checker=checker, decisions=decisions, settings=settings))
+        rows.append(recheck_record(record, checker=checker, decisions=decisions, settings=settings, gate=gate,
+                                   declines=declines))
         tally.add(record["predictions"][0]["text"], rows[-1])
     out.parent.mkdir(parents=True, exist_ok=True)
     write_records(out, rows)
     summary = tally.to_json() | {"support": settings.support.mode, "support_model": settings.support.model,
-                                 "decisions": decisions_file}
+                                 "decisions": decisions_file, "draft_gate": draft_gate}
     out.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     click.echo(json.dumps(summary, indent=2) + f"\nwritten to {out}")

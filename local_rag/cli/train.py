@@ -364,6 +364,42 @@ def support(profile, config_file, index_name, name, report_dir, answers, labels,
     click.echo(json.dumps({k: report[k] for k in report if k in ("kept", "threshold", "pairs", "wall_s")}, indent=2))
 
 
+@train.command(name="draft-gate")
+@settings_options
+@click.option("--answers", multiple=True, required=True, type=click.Path(dir_okay=False, exists=True),
+              help="Generated answers to learn from (predictions.jsonl of `eval generation --setting rag`); repeatable.")
+@click.option("--decisions", type=click.Path(dir_okay=False, exists=True),
+              help="The decision stage's P(decline) for those tasks (a decider's predictions.jsonl, out of fold).")
+@click.option("--features", default=",".join(("decider", "weak_share", "weak_mean", "weak_max", "weak_min")),
+              show_default=True, help="Gate features (comma-separated); without 'decider' the gate needs no trained decider.")
+@click.option("--budget", default=0.10, show_default=True, type=click.FloatRange(0.0, 0.5),
+              help="Share of answerable drafts the threshold may decline.")
+@click.option("--test-answers", multiple=True, type=click.Path(dir_okay=False, exists=True),
+              help="Answers to measure the fitted gate on (never learned from).")
+@click.option("--name", default="draft-gate", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Where report.json goes.")
+@handle_errors
+def draft_gate(profile, config_file, index_name, answers, decisions, features, budget, test_answers, name, report_dir):
+    """Train the draft gate: after generation, decline a draft its passages do not support (CV by conversation)."""
+    import shlex
+    import sys
+
+    from local_rag.decide.support import load_support_checker
+    from local_rag.errors import BadInputError
+    from local_rag.train.draft import train_draft_gate
+
+    settings = load(profile, config_file, index_name)
+    checker = load_support_checker(settings)
+    if checker is None:
+        raise BadInputError(f"no trained support model {settings.support.model!r}: the gate reads it; build one with "
+                            "`local-rag train support`")
+    report = train_draft_gate(checker, [Path(a) for a in answers], Path(decisions) if decisions else None,
+                              Path(settings.models_dir) / name, Path(report_dir) if report_dir else None,
+                              Path(settings.models_dir), split_csv((features,)) or [], budget,
+                              [Path(a) for a in test_answers], command=shlex.join(["local-rag", *sys.argv[1:]]))
+    click.echo(json.dumps({k: report[k] for k in ("examples", "threshold", "cv", "test") if k in report}, indent=2))
+
+
 @train.command()
 @settings_options
 @click.option("--name", required=True, help="Model name in models/manifest.json (then fusion.method: learned, fusion.model: NAME).")

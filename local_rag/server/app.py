@@ -214,8 +214,9 @@ class TurnStream(StreamingResponse):
 async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: dict[str, Any], settings: Settings) -> AsyncIterator[bytes]:
     """The SSE stream: a role chunk, status chunks while the turn searches (an empty delta and
     ``local_rag: {"status": "3 sources: …"}``, which OpenAI clients pass over), content chunks as the model writes,
-    a final chunk with ``finish_reason``, ``usage`` and the ``local_rag`` field, then ``data: [DONE]``. A failure
-    after the first byte becomes an ``error`` event (the OpenAI client raises it)."""
+    a final chunk with ``finish_reason``, ``usage`` and the ``local_rag`` field, then ``data: [DONE]``. A draft that
+    a check after generation declines (the draft gate, or a support check that left nothing) is followed by the
+    decline, as in the chat. A failure after the first byte becomes an ``error`` event (the OpenAI client raises it)."""
     cid = protocol.completion_id()
     yield protocol.sse(protocol.chunk(cid, model, {"role": "assistant", "content": ""}))
     prefix = ClarifyPrefix(settings.generate.clarify)
@@ -236,6 +237,8 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
     rest = prefix.flush()
     if not sent:
         rest = result.answer.text  # nothing was streamed (e.g. the fixed IDK answer without a model call)
+    elif result.answer.kind == "decline" and result.answer.text.strip():
+        rest += "\n\n" + result.answer.text  # a check after generation withdrew the streamed draft: say so
     if settings.server.sources_footer:
         rest += protocol.sources_footer(result)
     if rest:

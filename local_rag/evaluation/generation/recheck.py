@@ -7,6 +7,8 @@ pipeline would have with those stages on, without calling the generator:
 - ``decisions``: a decider's choice per task (``task_id`` -> ``kind``, e.g. the ``predictions.jsonl`` of
   ``local-rag train decider --report``). A task it declines, clarifies or treats as small talk gets the reply the
   pipeline gives then (`local_rag.decide.reply_text`, the clarifying question built from the record's contexts);
+- ``gate``: the draft gate (`local_rag.decide.draft`) on each remaining answer, with the decider's P(decline) of the
+  task; a draft it declines becomes the IDK sentence;
 - ``checker``: the support check on each answer against the contexts the generator saw, with the pipeline's own
   `local_rag.pipeline.support_checked` (citations moved, unsupported sentences flagged or dropped, the IDK sentence
   when nothing is left).
@@ -74,6 +76,17 @@ def read_decisions(path: str | Path) -> dict[str, Kind]:
     return decisions
 
 
+def read_decline_probabilities(path: str | Path) -> dict[str, float]:
+    """``task_id`` -> P(decline) from a decider's ``predictions.jsonl`` (``{"task_id", "p": {"decline": ...}}``)."""
+    out: dict[str, float] = {}
+    for i, row in enumerate(read_jsonl(path), start=1):
+        try:
+            out[str(row["task_id"])] = float(row["p"]["decline"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BadInputError(f"{path}, line {i}: no task_id and p.decline ({exc})") from exc
+    return out
+
+
 @dataclass
 class RecheckTally:
     """What a recheck changed, over all records."""
@@ -110,9 +123,11 @@ class RecheckTally:
 
 
 def recheck_record(record: dict[str, Any], *, checker: Any, decisions: dict[str, Kind],
-                   settings: Settings) -> dict[str, Any]:
+                   settings: Settings, gate: Any = None, declines: dict[str, float] | None = None) -> dict[str, Any]:
     """A copy of ``record`` with its prediction rewritten (see the module docstring). ``checker``: a
-    `SupportChecker` or None (no support check); ``decisions``: task id -> kind (a task not in it keeps its kind)."""
+    `SupportChecker` or None (no support check); ``decisions``: task id -> kind (a task not in it keeps its kind);
+    ``gate``: a `local_rag.decide.draft.DraftGate` (or None), which reads ``declines`` (task id -> the decider's
+    P(decline)) and, as in the pipeline, looks at the draft before the support check does."""
     from local_rag.decide import reply_text
 
     out = copy.deepcopy(record)
@@ -125,8 +140,15 @@ def recheck_record(record: dict[str, Any], *, checker: Any, decisions: dict[str,
         answer = Answer(reply_text(Decision(kind, reason="decisions file"), conversation, passages, settings), kind,
                         passages=passages)
         note["decision"] = kind
-    elif checker is not None and answer.kind == "answer" and passages:
-        answer, note["support"] = support_checked(checker, answer, passages, settings.generate)
+    elif answer.kind == "answer" and passages:
+        if gate is not None:
+            declined, p = gate.check(answer.text, passages, (declines or {}).get(str(record.get("task_id"))))
+            note["draft_gate"] = round(p, 4)
+            if declined:
+                answer = Answer(settings.generate.idk_answer, "decline", passages=passages)
+                note["decision"] = "decline"
+        if checker is not None and answer.kind == "answer":
+            answer, note["support"] = support_checked(checker, answer, passages, settings.generate)
     prediction = prediction_of(answer)
     if note:
         prediction["recheck"] = note
