@@ -50,3 +50,13 @@ def test_streamer_prints_no_empty_agent_line():
         answered(piece)
     answered.finish("Atomic renames [1].", streamed_is_final=True)
     assert out.getvalue() == "agent> Atomic renames [1].\n"
+
+
+def test_a_withdrawn_draft_is_followed_by_why_then_the_decline():
+    out = io.StringIO()
+    drafted = Streamer(out=out)
+    for piece in ("Carthage", " 1.3.2 [1]."):
+        drafted(piece)
+    drafted.finish("I don't know.", streamed_is_final=False, why="withdrawn: the passages do not support that draft")
+    assert out.getvalue() == ("agent> Carthage 1.3.2 [1].\n(withdrawn: the passages do not support that draft)\n"
+                              "agent> I don't know.\n")

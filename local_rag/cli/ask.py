@@ -89,7 +89,9 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
-    if result.answer.kind != "answer" or not result.answer.raw:
+    if stream and result.decision is not None and result.decision.reason == "draft gate":
+        click.echo("\n(withdrawn: the passages do not support that draft)\n" + result.answer.text)
+    elif result.answer.kind != "answer" or not result.answer.raw:
         click.echo(("\r" if stream else "") + result.answer.text)
     else:
         click.echo()
@@ -167,7 +169,9 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
             continue
-        streamer.finish(last.answer.text, last.answer.kind == "answer")
+        withdrawn = last.decision is not None and last.decision.reason == "draft gate"
+        streamer.finish(last.answer.text, last.answer.kind == "answer",
+                        "withdrawn: the passages do not support that draft" if withdrawn else "")
         print_sources(last)
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:

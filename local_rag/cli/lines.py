@@ -72,11 +72,13 @@ class Streamer:
             self.out.write(f"  … {line}\n")
             self.out.flush()
 
-    def finish(self, text: str, streamed_is_final: bool) -> None:
+    def finish(self, text: str, streamed_is_final: bool, why: str = "") -> None:
         """End the turn: a newline after streamed text that stands as the answer, else the final ``text`` on its
-        own line (after the streamed draft, if any, which the checks replaced)."""
+        own line (after the streamed draft, if any, which the checks replaced: ``why`` says why, in brackets)."""
         if self.started:
             self.out.write("\n")
+        if self.started and not streamed_is_final and why:
+            self.out.write(f"({why})\n")
         if not (self.started and streamed_is_final):
             self.out.write(f"{self.prefix}{text}\n")
         self.out.flush()

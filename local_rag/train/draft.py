@@ -7,8 +7,9 @@ official shape: the task's answerability, the draft in ``predictions[0].text`` a
 drafts are positives, ANSWERABLE and PARTIAL ones negatives; other classes are only reported.
 
 A logistic regression over `draft_signals` (standardised, balanced classes) is measured by cross-validation grouped
-by conversation; its threshold keeps at most ``budget`` of the answerable drafts declined, set on the out-of-fold
-probabilities (each fold's figures use the threshold of its own training folds). scikit-learn, not hand-written code.
+by conversation; its threshold keeps at most ``budget`` of the answerable turns declined (by the decider and the gate
+together, when the decisions give the decider's kinds: the gate sees only the drafts of the turns the decider
+answers), set on the out-of-fold probabilities (each fold's figures use the threshold of its own training folds). scikit-learn, not hand-written code.
 """
 
 from __future__ import annotations
@@ -89,20 +90,32 @@ def make_model() -> Any:
     return make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced", max_iter=1000))
 
 
-def threshold_for(scores: np.ndarray, budget: float) -> float:
-    """The lowest threshold that declines at most ``budget`` of ``scores`` (the answerable drafts' P(decline)).
+def threshold_for(scores: np.ndarray, budget: float, total: int | None = None, already: int = 0) -> float:
+    """The lowest threshold on P(decline) that declines at most ``budget`` of the answerable drafts: of ``total`` of
+    them (default: as many as ``scores``), ``already`` declined before the gate (by the decider), and ``scores``
+    those of the drafts the gate sees.
 
     Example:
-        >>> threshold_for(np.array([0.1, 0.2, 0.3, 0.9]), 0.25) > 0.9
-        False
         >>> round(threshold_for(np.array([0.1, 0.2, 0.3, 0.9]), 0.25), 3)
         0.3
+        >>> threshold_for(np.array([0.1, 0.2, 0.3, 0.9]), 0.25, total=8, already=2) > 0.9   # the decider took it all
+        True
     """
     if not len(scores):
         return 0.5
     ranked = np.sort(scores)[::-1]
-    k = int(np.floor(budget * len(ranked) + 1e-9))
+    k = max(int(np.floor(budget * (len(ranked) if total is None else total) + 1e-9)) - already, 0)
     return float(np.nextafter(ranked[k], np.inf)) if k < len(ranked) else float(ranked[-1])
+
+
+def pipeline_threshold(p: np.ndarray, rows: Sequence[DraftRow], kinds: dict[str, str], budget: float) -> float:
+    """`threshold_for` the answerable ``rows`` (with their P(decline) ``p``): when ``kinds`` (the decider's choice by
+    task id) are known, the budget is the pipeline's, decider and gate together, and the gate sees only the drafts
+    of the turns the decider answers."""
+    answerable = [i for i, r in enumerate(rows) if r.gold in ANSWERABLE]
+    seen = [i for i in answerable if kinds.get(rows[i].task_id, "answer") == "answer"]
+    already = sum(kinds.get(rows[i].task_id) == "decline" for i in answerable)
+    return threshold_for(p[seen], budget, len(answerable), already)
 
 
 def auc(p: np.ndarray, y: np.ndarray) -> float | None:
@@ -113,15 +126,15 @@ def auc(p: np.ndarray, y: np.ndarray) -> float | None:
     return round(float(roc_auc_score(y, p)), 3)
 
 
-def rates(declined: np.ndarray, rows: Sequence[DraftRow]) -> dict[str, Any]:
-    """Declines by gold class: the share of UNANSWERABLE and of answerable drafts declined, and of each class."""
+def rates(chosen: np.ndarray, rows: Sequence[DraftRow], what: str = "declined") -> dict[str, Any]:
+    """The share of each gold class (and of answerable = ANSWERABLE + PARTIAL) that ``chosen`` marks, as ``what``."""
     out: dict[str, Any] = {}
     for gold in sorted({r.gold for r in rows}):
         mask = np.array([r.gold == gold for r in rows])
-        out[gold] = {"n": int(mask.sum()), "declined": round(float(declined[mask].mean()), 3)}
+        out[gold] = {"n": int(mask.sum()), what: round(float(chosen[mask].mean()), 3)}
     answerable = np.array([r.gold in ANSWERABLE for r in rows])
     if answerable.any():
-        out["answerable"] = {"n": int(answerable.sum()), "declined": round(float(declined[answerable].mean()), 3)}
+        out["answerable"] = {"n": int(answerable.sum()), what: round(float(chosen[answerable].mean()), 3)}
     return out
 
 
@@ -131,15 +144,17 @@ def pipeline_kinds(gate: np.ndarray, rows: Sequence[DraftRow], kinds: dict[str, 
     final = [kinds.get(r.task_id, "answer") if kinds.get(r.task_id, "answer") != "answer" else
              ("decline" if g else "answer") for r, g in zip(rows, gate, strict=True)]
     declined, clarified = np.array([k == "decline" for k in final]), np.array([k == "clarify" for k in final])
-    return {"declined": rates(declined, rows), "clarified": rates(clarified, rows)}
+    return {"declined": rates(declined, rows), "clarified": rates(clarified, rows, "clarified")}
 
 
 def matrix(rows: Sequence[DraftRow], features: Sequence[str]) -> np.ndarray:
     return np.array([[r.signals[f] for f in features] for r in rows], dtype=np.float64).reshape(len(rows), len(features))
 
 
-def cross_validate(rows: Sequence[DraftRow], features: Sequence[str], budget: float, folds: int = 5) -> dict[str, Any]:
-    """Out-of-fold P(decline) and declines, folds grouped by conversation (and stratified)."""
+def cross_validate(rows: Sequence[DraftRow], features: Sequence[str], budget: float, kinds: dict[str, str],
+                   folds: int = 5) -> dict[str, Any]:
+    """Out-of-fold P(decline) and declines, folds grouped by conversation (and stratified); each fold's threshold
+    from its training folds (`pipeline_threshold`)."""
     from sklearn.model_selection import StratifiedGroupKFold
 
     x, y = matrix(rows, features), np.array([r.positive for r in rows], dtype=int)
@@ -148,9 +163,8 @@ def cross_validate(rows: Sequence[DraftRow], features: Sequence[str], budget: fl
     for train, held in StratifiedGroupKFold(folds, shuffle=True, random_state=0).split(x, y, groups):
         model = make_model().fit(x[train], y[train])
         fitted = model.predict_proba(x[train])[:, 1]
-        negatives = np.array([rows[i].gold in ANSWERABLE for i in train])
         oof[held] = model.predict_proba(x[held])[:, 1]
-        declined[held] = oof[held] >= threshold_for(fitted[negatives], budget)
+        declined[held] = oof[held] >= pipeline_threshold(fitted, [rows[i] for i in train], kinds, budget)
     return {"oof": oof, "declined": declined, "auc": auc(oof, y)}
 
 
@@ -179,10 +193,11 @@ def train_draft_gate(checker: SupportChecker, answers: Sequence[Path], decisions
     if positives < 5 or len(rows) - positives < 5:
         raise BadInputError(f"the answers hold {positives} UNANSWERABLE and {len(rows) - positives} answerable drafts: "
                             "the gate needs at least 5 of each")
-    cv = cross_validate(rows, features, budget)
+    kinds: dict[str, str] = dict(read_decisions(decisions_path)) if decisions_path else {}
+    cv = cross_validate(rows, features, budget, kinds)
     x, y = matrix(rows, features), np.array([r.positive for r in rows], dtype=int)
     model = make_model().fit(x, y)
-    threshold = threshold_for(cv["oof"][y == 0], budget)
+    threshold = pipeline_threshold(cv["oof"], rows, kinds, budget)
     meta = {"features": list(features), "threshold": threshold, "budget": budget, "examples": len(rows),
             "unanswerable": positives, "support_threshold": checker.threshold}
     save_gate(folder, model, meta)
@@ -197,7 +212,6 @@ def train_draft_gate(checker: SupportChecker, answers: Sequence[Path], decisions
         "coefficients": dict(zip(features, np.round(model[-1].coef_[0], 3).tolist(), strict=True)),
         "cv": {"auc": cv["auc"], "declines": rates(cv["declined"], rows), "feature_auc": single},
     }
-    kinds: dict[str, str] = dict(read_decisions(decisions_path)) if decisions_path else {}
     if kinds:
         decider_only = pipeline_kinds(np.zeros(len(every), dtype=bool), every, kinds)
         everything = np.zeros(len(every), dtype=bool)
