@@ -64,6 +64,9 @@ def test_a_saved_rag_run_is_restored_exactly_and_only_once(
         assert lines(fresh / name) == lines(run / name)
     assert script.restore(dest, fresh, by_id, chunks) == (0, 0, [])  # nothing twice
     assert script.restore(tmp_path / "none", fresh, by_id, chunks) is None
+    judged = tmp_path / "fresh" / "judged-anything"  # any run not named gen-reference-* is a Task C run
+    assert script.restore(dest, judged, by_id, chunks) == (3, 2, [])
+    assert lines(judged / "predictions.jsonl") == lines(run / "predictions.jsonl")
 
     answers = lines(dest / "answers.jsonl")
     answers[2]["contexts"][0]["text_sha256"] = "0" * 64  # a passage the index no longer holds

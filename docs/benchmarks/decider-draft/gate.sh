@@ -13,6 +13,10 @@ $LR train draft-gate --answers $W/gen-un-cpu/predictions.jsonl --decisions $DEC 
   --test-answers $W/gen-test-cpu/predictions.jsonl --name i24-draft-gate --report $D/gate
 $LR train draft-gate --answers $W/gen-un-cpu/predictions.jsonl --features weak_share,weak_mean,weak_max,weak_min --decisions $DEC \
   --test-answers $W/gen-test-cpu/predictions.jsonl --name i24-draft-gate-alone --report $D/gate-alone
+for b in 0.05 0.15; do
+  $LR train draft-gate --answers $W/gen-un-cpu/predictions.jsonl --decisions $DEC --budget $b \
+    --test-answers $W/gen-test-cpu/predictions.jsonl --name i24-draft-gate-b$b --report $D/gate-budget-$b
+done
 # Task C on the 20 judged test tasks: cpu-qwen (session 18) and the default cpu (session 19), decider without and with the gate
 .venv/bin/python scripts/gen_eval_checkpoint.py restore --runs runs/gen-rag-test20-cpu-qwen runs/i26/gen-rag-test20-qwen-levers \
   runs/i26/judged-cpu-qwen runs/i26/judged-qwen-levers --dest docs/benchmarks/levers/taskc

@@ -13,6 +13,10 @@ PROFILE=${PROFILE:-cpu}
 W=runs/i24-draft
 mkdir -p $W
 $PY docs/benchmarks/decider-draft/test_subset.py --mtrag "$MTRAG" --answerable 40 --out $W/test-tasks.jsonl
+# the committed answers (docs/benchmarks/decider-draft/<run>/answers.jsonl: ids, not texts) first: only missing tasks are generated
+$PY scripts/gen_eval_checkpoint.py restore --runs $W/gen-un-$PROFILE --dest docs/benchmarks/decider-draft \
+  --tasks "$MTRAG/mtragun-dev/generation_tasks/mtragun_dev_tasks.jsonl" --index-prefix i24-mtrag- || true
+$PY scripts/gen_eval_checkpoint.py restore --runs $W/gen-test-$PROFILE --dest docs/benchmarks/decider-draft || true
 flock /tmp/heavy.lock $LR eval generation --setting rag --profile "$PROFILE" --no-llm-judges --no-charts \
   --tasks "$MTRAG/mtragun-dev/generation_tasks/mtragun_dev_tasks.jsonl" --index-prefix i24-mtrag- \
   --out $W/gen-un-$PROFILE

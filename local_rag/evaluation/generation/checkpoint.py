@@ -104,7 +104,7 @@ def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: Chu
     from local_rag.evaluation.generation.official import prediction_record
     from local_rag.mtrag import task_domain
 
-    setting: Setting = "rag" if run.name.startswith("gen-rag-") else "reference"
+    setting: Setting = "reference" if run.name.startswith("gen-reference-") else "rag"  # judged-*, gen-test-*: rag
     lines = read_lines(dest / "answers.jsonl")
     if not lines or (setting == "rag" and "prediction" not in lines[0]):
         return None
