@@ -19,7 +19,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Callable, Sequence
@@ -28,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from local_rag.decide.saved import read_fitted, save_fitted
 from local_rag.decide.support import SupportChecker, split_sentences
 from local_rag.errors import ModelError
 from local_rag.records import Hit
@@ -36,7 +36,6 @@ from local_rag.settings import Settings
 log = logging.getLogger("local_rag.decide")
 DRAFT_FEATURES = ("decider", "weak_share", "weak_mean", "weak_max", "weak_min")
 META = "draft.json"
-MODEL = "model.joblib"
 
 
 def logit(p: float) -> float:
@@ -100,24 +99,12 @@ class DraftGate:
 
 def save_gate(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
     """Write ``model.joblib`` and ``draft.json`` into ``folder`` (created)."""
-    import joblib
-
-    folder.mkdir(parents=True, exist_ok=True)
-    joblib.dump(model, folder / MODEL)
-    (folder / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return folder
+    return save_fitted(folder, model, meta, META)
 
 
 def read_gate(folder: Path, checker: SupportChecker, threshold: float = -1.0) -> DraftGate:
     """The `DraftGate` saved in ``folder``."""
-    import joblib
-
-    try:
-        meta = json.loads((folder / META).read_text(encoding="utf-8"))
-        model = joblib.load(folder / MODEL)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ModelError(f"the draft gate in {folder} cannot be read ({exc}); rebuild it with "
-                         "`local-rag train draft-gate`") from exc
+    model, meta = read_fitted(folder, META, "draft gate", "local-rag train draft-gate")
     return DraftGate(model, meta, checker, threshold)
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from local_rag.decide.clarify import clarifying_question, options
 from local_rag.decide.features import CE_TOP, NO_CE_FEATURES, Embed, FeatureExtractor
+from local_rag.decide.saved import read_fitted, save_fitted
 from local_rag.decide.turns import (
     CHITCHAT_REPLIES,
     chitchat_kind,
@@ -38,7 +39,6 @@ from local_rag.settings import DecideConfig, Settings
 
 log = logging.getLogger("local_rag.decide")
 META = "decider.json"
-MODEL = "model.joblib"
 MAX_TURN_CHARS = 4000  # features read at most this much of a turn: a pasted document is not a question
 
 
@@ -178,24 +178,13 @@ def reply_text(decision: Decision, conversation: Conversation, evidence: Sequenc
 # ---------------------------------------------------------------- saving and loading
 def save_decider(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
     """Write ``model.joblib`` and ``decider.json`` into ``folder`` (created)."""
-    import joblib
-
-    folder.mkdir(parents=True, exist_ok=True)
-    joblib.dump(model, folder / MODEL)
-    (folder / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return folder
+    return save_fitted(folder, model, meta, META)
 
 
 def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed | None = None,
                  reranker: Callable[[], Any] | None = None, rescore: bool = False) -> TrainedDecider:
     """The `TrainedDecider` saved in ``folder`` (``reranker``, ``rescore``: see `TrainedDecider`)."""
-    import joblib
-
-    try:
-        meta = json.loads((folder / META).read_text(encoding="utf-8"))
-        model = joblib.load(folder / MODEL)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ModelError(f"the decider in {folder} cannot be read ({exc}); rebuild it with `local-rag train decider`") from exc
+    model, meta = read_fitted(folder, META, "decider", "local-rag train decider")
     return TrainedDecider(model, meta, config, embed, reranker, rescore)
 
 

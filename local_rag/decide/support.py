@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from local_rag.decide.saved import read_fitted, save_fitted
 from local_rag.decide.turns import content_words, words
 from local_rag.errors import ModelError
 from local_rag.records import Hit
@@ -39,7 +40,6 @@ PAIR_FEATURES = ("cosine", "best_sentence_cosine", "word_share", "pair_share", "
                  "log_words")
 EMBEDDING_FEATURES = ("cosine", "best_sentence_cosine")  # the two that need MiniLM (most of the check's time)
 META = "support.json"
-MODEL = "model.joblib"
 _SENTENCE = re.compile(r"(?<=[.!?])(?:\s*\[\d+(?:\s*,\s*\d+)*\])*\s+(?=[A-Z0-9\"'(])")
 _CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
@@ -192,24 +192,12 @@ class SupportChecker:
 
 
 def save_support(folder: Path, model: Any, meta: dict[str, Any]) -> Path:
-    import joblib
-
-    folder.mkdir(parents=True, exist_ok=True)
-    joblib.dump(model, folder / MODEL)
-    (folder / META).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
-    return folder
+    return save_fitted(folder, model, meta, META)
 
 
 def load_support(folder: Path, embed: Embed | None, config: SupportConfig | None = None) -> SupportChecker:
     """The `SupportChecker` saved in ``folder``."""
-    import joblib
-
-    try:
-        meta = json.loads((folder / META).read_text(encoding="utf-8"))
-        model = joblib.load(folder / MODEL)
-    except (OSError, ValueError, EOFError) as exc:
-        raise ModelError(f"the support model in {folder} cannot be read ({exc}); rebuild it with "
-                         "`local-rag train support`") from exc
+    model, meta = read_fitted(folder, META, "support model", "local-rag train support")
     return SupportChecker(model, meta, embed, config)
 
 
