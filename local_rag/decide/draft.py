@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from local_rag.decide.saved import read_fitted, save_fitted
-from local_rag.decide.support import SupportChecker, split_sentences
+from local_rag.decide.support import SupportChecker, passage_texts, split_sentences
 from local_rag.errors import ModelError
 from local_rag.records import Hit
 from local_rag.settings import Settings
@@ -54,9 +54,11 @@ def draft_signals(support: np.ndarray, threshold: float, p_decline: float | None
     return out
 
 
-def passage_texts(passages: Sequence[Hit]) -> list[str]:
-    """The passages as the support check reads them: title, newline, text."""
-    return [f"{h.title}\n{h.text}" if h.title else h.text for h in passages]
+def score_draft(checker: SupportChecker, text: str, passages: Sequence[Hit], p_decline: float | None = None) -> dict[str, float]:
+    """`draft_signals` of the draft ``text`` against ``passages``, by the support classifier ``checker``."""
+    sentences = split_sentences(text)
+    support = checker.probabilities(sentences, passage_texts(passages)) if sentences and passages else np.zeros((0, 0))
+    return draft_signals(support, checker.threshold, p_decline)
 
 
 class DraftGate:
@@ -78,10 +80,8 @@ class DraftGate:
         return "decider" in self.features
 
     def signals(self, text: str, passages: Sequence[Hit], p_decline: float | None = None) -> dict[str, float]:
-        """`draft_signals` of the draft ``text`` against ``passages``."""
-        sentences = split_sentences(text)
-        support = self.checker.probabilities(sentences, passage_texts(passages)) if sentences and passages else np.zeros((0, 0))
-        return draft_signals(support, self.checker.threshold, p_decline if self.needs_decider else None)
+        """`score_draft` with this gate's support classifier (``p_decline`` only when the gate reads it)."""
+        return score_draft(self.checker, text, passages, p_decline if self.needs_decider else None)
 
     def probability(self, signals: dict[str, float]) -> float:
         """P(decline) of one row of `signals`."""

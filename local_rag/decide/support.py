@@ -60,6 +60,11 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+def passage_texts(passages: Sequence[Hit]) -> list[str]:
+    """The passages as the support check reads them: title, newline, text."""
+    return [f"{h.title}\n{h.text}" if h.title else h.text for h in passages]
+
+
 def cited(sentence: str) -> list[int]:
     """The citation numbers of a sentence, in order."""
     return [int(n) for m in _CITE.finditer(sentence) for n in m.group(1).split(",")]
@@ -167,7 +172,7 @@ class SupportChecker:
     def check(self, text: str, passages: Sequence[Hit]) -> tuple[str, SupportReport]:
         """The checked answer text and its report (see the module docstring)."""
         sentences = split_sentences(text)
-        p = self.probabilities(sentences, [f"{h.title}\n{h.text}" if h.title else h.text for h in passages])
+        p = self.probabilities(sentences, passage_texts(passages))
         report = SupportReport()
         kept = []
         for i, sentence in enumerate(sentences):

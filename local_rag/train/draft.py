@@ -24,11 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from local_rag.decide.draft import DRAFT_FEATURES, draft_signals, save_gate
-from local_rag.decide.support import SupportChecker, split_sentences
+from local_rag.decide.draft import DRAFT_FEATURES, save_gate, score_draft
+from local_rag.decide.support import SupportChecker
 from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.official import answerability
-from local_rag.evaluation.generation.recheck import read_decisions, read_decline_probabilities
+from local_rag.evaluation.generation.recheck import context_hits, read_decisions, read_decline_probabilities
 from local_rag.modelstore.manifest import record_folder
 from local_rag.mtrag import read_jsonl
 from local_rag.subset import conversation_of
@@ -52,11 +52,6 @@ class DraftRow:
         return self.gold == "UNANSWERABLE"
 
 
-def passage_text(context: dict[str, Any]) -> str:
-    title, text = str(context.get("title") or ""), str(context.get("text") or "")
-    return f"{title}\n{text}" if title else text
-
-
 def draft_rows(paths: Sequence[Path], checker: SupportChecker, decisions: dict[str, float] | None) -> tuple[list[DraftRow], int]:
     """The rows of every answer in ``paths`` (and how many were left out for want of a decision, when
     ``decisions`` is given)."""
@@ -74,10 +69,7 @@ def draft_rows(paths: Sequence[Path], checker: SupportChecker, decisions: dict[s
                     continue
                 p_decline = decisions[task_id]
             t0 = time.perf_counter()
-            sentences = split_sentences(text)
-            passages = [passage_text(c) for c in record.get("contexts") or []]
-            support = checker.probabilities(sentences, passages) if sentences and passages else np.zeros((0, 0))
-            signals = draft_signals(support, checker.threshold, p_decline)
+            signals = score_draft(checker, text, context_hits(record), p_decline)
             rows.append(DraftRow(task_id, answerability(record), signals, text, time.perf_counter() - t0))
     return rows, missing
 
@@ -212,18 +204,17 @@ def train_draft_gate(checker: SupportChecker, answers: Sequence[Path], decisions
         "coefficients": dict(zip(features, np.round(model[-1].coef_[0], 3).tolist(), strict=True)),
         "cv": {"auc": cv["auc"], "declines": rates(cv["declined"], rows), "feature_auc": single},
     }
-    if kinds:
-        decider_only = pipeline_kinds(np.zeros(len(every), dtype=bool), every, kinds)
-        everything = np.zeros(len(every), dtype=bool)
-        index = {id(r): i for i, r in enumerate(rows)}
-        for i, r in enumerate(every):
-            everything[i] = cv["declined"][index[id(r)]] if id(r) in index else \
-                model.predict_proba(matrix([r], features))[0, 1] >= threshold
-        report["cv"]["pipeline"] = {"decider alone": decider_only, "decider then gate": pipeline_kinds(everything, every, kinds)}
-    others = [r for r in every if r not in rows]
+    # the gate's call on every draft: out of fold where it was fitted, the fitted model on the other classes
+    fitted_at = {id(r): i for i, r in enumerate(rows)}
+    others = [i for i, r in enumerate(every) if id(r) not in fitted_at]
+    gate = np.array([cv["declined"][fitted_at[id(r)]] if id(r) in fitted_at else False for r in every])
     if others:
-        p = model.predict_proba(matrix(others, features))[:, 1]
-        report["cv"]["other_classes"] = rates(p >= threshold, others)
+        gate[others] = model.predict_proba(matrix([every[i] for i in others], features))[:, 1] >= threshold
+    if kinds:
+        report["cv"]["pipeline"] = {"decider alone": pipeline_kinds(np.zeros(len(every), dtype=bool), every, kinds),
+                                    "decider then gate": pipeline_kinds(gate, every, kinds)}
+    if others:
+        report["cv"]["other_classes"] = rates(gate[others], [every[i] for i in others])
     if test_answers:
         test_rows, test_missing = draft_rows(test_answers, checker, decisions)
         ps, times = [], []
