@@ -60,3 +60,31 @@ def test_a_withdrawn_draft_is_followed_by_why_then_the_decline():
     drafted.finish("I don't know.", streamed_is_final=False, why="withdrawn: the passages do not support that draft")
     assert out.getvalue() == ("agent> Carthage 1.3.2 [1].\n(withdrawn: the passages do not support that draft)\n"
                               "agent> I don't know.\n")
+
+
+def test_a_revised_draft_is_followed_by_what_the_check_did_then_the_checked_answer():
+    from local_rag.decide.support import revised, revision_note
+
+    report = {"dropped": 1, "moved": 0, "sentences": [
+        {"text": "Cats purr [1].", "supported": True, "kept": True},
+        {"text": "The latest version of Carthage is 1.3.2 [1].", "supported": False, "kept": False}]}
+    note = revision_note(report)
+    assert revised(report) and note == ('checked: removed 1 sentence the passages do not support '
+                                        '("The latest version of Carthage is 1.3.2 [1].")')
+    out = io.StringIO()
+    drafted = Streamer(out=out)
+    drafted("Cats purr [1]. The latest version of Carthage is 1.3.2 [1].")
+    drafted.finish("Cats purr [1].", streamed_is_final=False, why=note)
+    assert out.getvalue() == ("agent> Cats purr [1]. The latest version of Carthage is 1.3.2 [1].\n"
+                              f"({note})\nagent> Cats purr [1].\n")
+    flagged = {"dropped": 0, "moved": 0, "sentences": [{"text": "x" * 100, "supported": False, "kept": True}]}
+    assert not revised(flagged)  # flag mode: the streamed draft stands, with a note
+    assert revision_note(flagged) == f'checked: the passages do not support 1 sentence ("{"x" * 79}…")'
+    out = io.StringIO()
+    kept = Streamer(out=out)
+    kept("x" * 100)
+    kept.finish("x" * 100, streamed_is_final=True, why=revision_note(flagged))
+    assert out.getvalue() == "agent> " + "x" * 100 + f"\n({revision_note(flagged)})\n"
+    moved = {"dropped": 0, "moved": 2, "sentences": []}
+    assert revised(moved) and revision_note(moved) == "checked: moved 2 citations to the passage that supports their sentences"
+    assert revision_note(None) == revision_note({"sentences": [], "moved": 0}) == "" and not revised(None)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from local_rag.decide.support import PAIR_FEATURES, SupportChecker, cited, load_support, save_support, split_sentences
-from local_rag.records import Hit
+from local_rag.records import Conversation, Hit, Turn
 from local_rag.settings import SupportConfig
 from local_rag.train.support import (
     ContextTexts,
@@ -110,6 +110,39 @@ def test_the_pipeline_drops_what_no_passage_supports(checker: SupportChecker, fa
     result = pipeline.answer(Conversation([Turn("user", "how long do cats sleep?")]))
     assert result.answer.kind == "decline" and result.support["dropped"] == 1  # nothing left: the IDK sentence
     assert "support" in result.timings and result.to_json()["support"]["unsupported"] == 1
+
+
+@needs_minilm
+def test_a_streamed_draft_the_check_cuts_is_followed_by_what_it_removed(checker: SupportChecker, fake_settings,
+                                                                         hash_embedder, corpus_file: Path):
+    """A real local server and the OpenAI client, support mode drop: the whole draft streams (the check runs after
+    generation), then a note names the sentence removed; the final chunk carries the checked answer. The chat and
+    `ask` get the same note and the checked text (`checked_draft`)."""
+    from local_rag.cli.ask import checked_draft
+    from local_rag.index import build_index, open_index
+    from local_rag.pipeline import Pipeline
+    from local_rag.retrieve import HybridRetriever
+
+    from .test_server import CONV, SlowLLM, client, create_app, running
+
+    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    settings = fake_settings.model_copy(update={
+        "pipeline": fake_settings.pipeline.model_copy(update={"rewrite": False}),
+        "support": SupportConfig(mode="drop"), "decide": fake_settings.decide.model_copy(update={"enabled": False})})
+    draft = "A cat sleeps twelve to sixteen hours a day [1]. The latest version of Carthage is 1.3.2 [1]."
+    pipeline = Pipeline(settings, retriever=HybridRetriever(open_index(settings), settings, hash_embedder),
+                        llm=SlowLLM(draft))
+    pipeline._support = SupportChecker(checker.model, checker.meta, checker.embed, settings.support)
+    with running(create_app(settings, pipeline)) as url:
+        chunks = list(client(url).chat.completions.create(model="m", messages=CONV, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    note = '(checked: removed 1 sentence the passages do not support ("The latest version of Carthage is 1.3.2 [1]."))'
+    assert text.startswith("A cat sleeps twelve") and text.endswith("\n\n" + note)
+    final = chunks[-1].model_extra["local_rag"]
+    assert final["kind"] == "answer" and final["answer"].startswith("A cat sleeps") and "Carthage" not in final["answer"]
+    assert final["support"]["dropped"] == 1
+    result = pipeline.answer(Conversation([Turn("user", "how long do cats sleep?")]))
+    assert checked_draft(result) == (False, note[1:-1])  # chat: the note, then the checked answer on its own line
 
 
 def task(conversation: str, turn: int, title: str, passage: str, answer: str, doc: str) -> dict:

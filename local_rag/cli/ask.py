@@ -44,6 +44,22 @@ def clip_message(text: str) -> tuple[str, bool]:
     return text, False
 
 
+WITHDRAWN = "withdrawn: the passages do not support that draft"
+
+
+def checked_draft(result: Any) -> tuple[bool, str]:
+    """After a streamed draft: whether it stands as the answer, and what the checks after generation did to it (the
+    draft gate or the support check withdrew it, removed or flagged sentences, moved citations; "" for nothing)."""
+    from local_rag.decide.support import revised, revision_note
+
+    if (result.decision is not None and result.decision.reason == "draft gate") or (
+            result.answer.kind == "decline" and revised(result.support)):
+        return False, WITHDRAWN
+    if result.answer.kind != "answer":
+        return False, ""
+    return not revised(result.support), revision_note(result.support)
+
+
 def print_sources(result: Any, echo: Any = click.echo) -> None:
     for c in result.answer.citations:
         where = f" <{c.url}>" if c.url else ""
@@ -89,8 +105,9 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
     if as_json:
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
-    if stream and result.decision is not None and result.decision.reason == "draft gate":
-        click.echo("\n(withdrawn: the passages do not support that draft)\n" + result.answer.text)
+    final, why = checked_draft(result)
+    if stream and why:
+        click.echo(f"\n({why})" + ("" if final else "\n" + result.answer.text))
     elif result.answer.kind != "answer" or not result.answer.raw:
         click.echo(("\r" if stream else "") + result.answer.text)
     else:
@@ -169,9 +186,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
             continue
-        withdrawn = last.decision is not None and last.decision.reason == "draft gate"
-        streamer.finish(last.answer.text, last.answer.kind == "answer",
-                        "withdrawn: the passages do not support that draft" if withdrawn else "")
+        streamer.finish(last.answer.text, *checked_draft(last))
         print_sources(last)
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:

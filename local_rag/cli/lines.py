@@ -74,10 +74,11 @@ class Streamer:
 
     def finish(self, text: str, streamed_is_final: bool, why: str = "") -> None:
         """End the turn: a newline after streamed text that stands as the answer, else the final ``text`` on its
-        own line (after the streamed draft, if any, which the checks replaced: ``why`` says why, in brackets)."""
+        own line. After a streamed draft, ``why`` (in brackets) says what the checks after generation did to it:
+        withdrew it, removed or flagged sentences, moved citations."""
         if self.started:
             self.out.write("\n")
-        if self.started and not streamed_is_final and why:
+        if self.started and why:
             self.out.write(f"({why})\n")
         if not (self.started and streamed_is_final):
             self.out.write(f"{self.prefix}{text}\n")

@@ -150,6 +150,41 @@ class SupportReport:
                 "dropped": sum(not s.kept for s in self.sentences), "sentences": [asdict(s) for s in self.sentences]}
 
 
+def revision_note(report: dict[str, Any] | None, width: int = 80) -> str:
+    """What the support check did to a draft a reader already saw streamed (``report``: `SupportReport.to_json`,
+    ``TurnResult.support``), in one line; "" when it changed and flagged nothing.
+
+    Example:
+        >>> revision_note({"moved": 1, "sentences": [{"text": "Cats bark [2].", "supported": False, "kept": False}]})
+        'checked: removed 1 sentence the passages do not support ("Cats bark [2]."); moved 1 citation to the passage that supports its sentence'
+    """
+    if not report:
+        return ""
+    sentences = report.get("sentences") or []
+
+    def quoted(items: list[dict[str, Any]]) -> str:
+        return "; ".join(f'"{s["text"] if len(s["text"]) <= width else s["text"][: width - 1] + "…"}"' for s in items)
+
+    parts = []
+    dropped = [s for s in sentences if not s.get("kept", True)]
+    flagged = [s for s in sentences if s.get("kept", True) and not s.get("supported", True)]
+    if dropped:
+        parts.append(f"removed {len(dropped)} sentence{'s' if len(dropped) > 1 else ''} the passages do not support "
+                     f"({quoted(dropped)})")
+    if flagged:
+        parts.append(f"the passages do not support {len(flagged)} sentence{'s' if len(flagged) > 1 else ''} "
+                     f"({quoted(flagged)})")
+    if moved := int(report.get("moved") or 0):
+        parts.append(f"moved {moved} citation{'s' if moved > 1 else ''} to the passage that supports "
+                     f"{'their sentences' if moved > 1 else 'its sentence'}")
+    return "checked: " + "; ".join(parts) if parts else ""
+
+
+def revised(report: dict[str, Any] | None) -> bool:
+    """Whether the support check changed the text of the draft (a sentence removed or a citation moved)."""
+    return bool(report and (report.get("dropped") or report.get("moved")))
+
+
 class SupportChecker:
     """A fitted classifier over `pair_features` and the threshold that calls a pair supported."""
 

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from local_rag import __version__
+from local_rag.decide.support import revision_note
 from local_rag.errors import BadInputError, LocalRagError
 from local_rag.records import TurnResult
 from local_rag.server import protocol
@@ -239,6 +240,8 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
         rest = result.answer.text  # nothing was streamed (e.g. the fixed IDK answer without a model call)
     elif result.answer.kind == "decline" and result.answer.text.strip():
         rest += "\n\n" + result.answer.text  # a check after generation withdrew the streamed draft: say so
+    elif note := revision_note(result.support):
+        rest += f"\n\n({note})"  # the support check removed or flagged sentences of the streamed draft
     if settings.server.sources_footer:
         rest += protocol.sources_footer(result)
     if rest:
