@@ -319,9 +319,16 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
               help="Rerank the evidence with the cross-encoder and learn from its scores (settings: reranker).")
 @click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
 @click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx"]), help="Cross-encoder backend (default reranker.backend).")
+@click.option("--decline-budget", default=0.08, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Share of answerable training turns (out of fold) the decline threshold may decline.")
+@click.option("--clarify-budget", default=0.04, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              help="Share of answerable training turns (out of fold) the clarify threshold may ask about.")
+@click.option("--pick", default="pool", show_default=True, type=click.Choice(["pool", "real"]),
+              help="Pick the variant by its cross-validated recall on the whole pool, or on its real turns only "
+                   "(the synthetic underspecified turns left out).")
 @handle_errors
 def decider(profile, config_file, index_name, name, report_dir, index_prefix, dev_index_prefix, synthetic, synthetic_the,
-            domains, work, variants, cross_encoder, reranker_model, reranker_backend):
+            domains, work, variants, cross_encoder, reranker_model, reranker_backend, decline_budget, clarify_budget, pick):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
@@ -331,7 +338,7 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
                                                          "pipeline.cross_encoder": True if cross_encoder else None})
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
                            synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [],
-                           synthetic_the=synthetic_the)
+                           synthetic_the=synthetic_the, budgets=(decline_budget, clarify_budget), pick=pick)
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "cross_encoder", "targets_met")}, indent=2))
 
 

@@ -3,7 +3,9 @@
 Protocol (nothing learned from an MTRAG test conversation):
 - pool = MTRAG train-split tasks + synthetic underspecified turns made from them + MTRAG-UN development tasks
   (those stitched onto a test conversation left out);
-- variant pick and thresholds: cross-validation by conversation over the pool;
+- variant pick and thresholds: cross-validation by conversation over the pool (``--pick real``: the pick counts
+  its real turns only, since the synthetic ones are easy to recall; the thresholds hold ``--decline-budget`` and
+  ``--clarify-budget`` of its answerable turns);
 - MTRAG test figures: the variant fitted on the whole pool, on the test-split tasks;
 - MTRAG-UN figures: 5-fold cross-validation by conversation over the development tasks, each fold's model fitted on
   the MTRAG train tasks, the synthetic turns and the other folds, with thresholds from the pool's out-of-fold
@@ -61,6 +63,8 @@ from local_rag.train.decider_report import confusion_markdown, latency, plot_con
 
 VARIANTS = ("lr-features", "gbm-features", "lr-embedding", "lr-features+embedding", "lr-features-base", "gbm-features-base")
 ANSWERABLE = ("ANSWERABLE", "PARTIAL")
+BUDGETS = (0.08, 0.04)  # shares of answerable training turns the thresholds may decline, clarify (under the targets' 0.10, 0.05)
+PICKS = ("pool", "real")  # the turns the variant pick counts: the whole pool, or its real (not synthetic) turns
 
 
 @dataclass
@@ -138,8 +142,8 @@ def trained_kind(example: Example) -> str:
     return "decline" if example.kind == "chitchat" else example.kind
 
 
-def set_thresholds(p: np.ndarray, examples: Sequence[Example], decline_budget: float = 0.08,
-                   clarify_budget: float = 0.04) -> Thresholds:
+def set_thresholds(p: np.ndarray, examples: Sequence[Example], decline_budget: float = BUDGETS[0],
+                   clarify_budget: float = BUDGETS[1]) -> Thresholds:
     """Thresholds that decline at most ``decline_budget`` and clarify at most ``clarify_budget`` of the answerable
     examples (by their out-of-fold probabilities ``p``)."""
     answerable = np.array([e.gold in ANSWERABLE for e in examples])
@@ -301,12 +305,14 @@ def after_clarify(examples: Sequence[Example]) -> np.ndarray:
 
 
 def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Example], mats: dict[str, Any],
-            folds: int, seed: int) -> dict[str, Any]:
+            folds: int, seed: int, budgets: tuple[float, float] = BUDGETS, pick: str = "pool") -> dict[str, Any]:
     """Pool cross-validation, test and development cross-validation figures of one variant (``mats``: the named
-    features and embeddings of ``pool`` and ``test``, and ``names``, the named columns)."""
+    features and embeddings of ``pool`` and ``test``, and ``names``, the named columns; ``budgets``: the shares of
+    answerable turns the thresholds may decline and clarify; ``pick``: the pool's turns the pick score counts,
+    ``pool`` all or ``real`` those not synthetic)."""
     x_pool = columns(variant, mats["pool"][0], mats["pool"][1], mats["names"])
     oof = out_of_fold(variant, x_pool, pool, folds, seed)
-    thresholds = set_thresholds(oof, pool)
+    thresholds = set_thresholds(oof, pool, *budgets)
     pool_kinds = choose_kinds(oof, thresholds, after_clarify(pool))
     model = fit(variant, x_pool, pool, seed)
     p_test = proba_frame(model, columns(variant, mats["test"][0], mats["test"][1], mats["names"]), CLASSES)
@@ -324,7 +330,7 @@ def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Ex
         rows = rest + [dev_rows[dev[i].id] for i in train_dev]
         part = [pool[i] for i in rows]
         x_part = x_pool[rows]
-        inner = set_thresholds(oof[rows], part)  # the pool's out-of-fold probabilities of the rows kept
+        inner = set_thresholds(oof[rows], part, *budgets)  # the pool's out-of-fold probabilities of the rows kept
         fold_model = fit(variant, x_part, part, seed)
         x_held = x_pool[[dev_rows[dev[i].id] for i in held]]
         p = proba_frame(fold_model, x_held, CLASSES)
@@ -332,11 +338,14 @@ def measure(variant: str, pool: list[Example], test: list[Example], dev: list[Ex
         for i, k in zip(held, choose_kinds(p, inner, after_clarify([dev[i] for i in held])), strict=True):
             dev_kinds[i] = k
     score = kind_metrics([e.gold for e in pool], pool_kinds)
+    real = [i for i, e in enumerate(pool) if e.source != "synthetic"]
+    real_score = kind_metrics([pool[i].gold for i in real], [pool_kinds[i] for i in real])
     aucs = {"pool_cv": separability(oof, pool), "test": separability(p_test, test), "dev_cv": separability(dev_p, dev)}
-    pick = np.mean([score["decline_unanswerable"] or 0.0, score["clarify_underspecified"] or 0.0])
+    counted = real_score if pick == "real" else score
+    pick_score = np.mean([counted["decline_unanswerable"] or 0.0, counted["clarify_underspecified"] or 0.0])
     return {
-        "variant": variant, "thresholds": thresholds.to_json(), "pick_score": round(float(pick), 4),
-        "pool_cv": score, "test": kind_metrics([e.gold for e in test], test_kinds),
+        "variant": variant, "thresholds": thresholds.to_json(), "pick_score": round(float(pick_score), 4),
+        "pool_cv": score, "pool_cv_real": real_score, "test": kind_metrics([e.gold for e in test], test_kinds),
         "dev_cv": kind_metrics([e.gold for e in dev], dev_kinds), "auc": aucs,
         "_kinds": {"test": test_kinds, "dev": dev_kinds}, "_p": {"test": p_test, "dev": dev_p},
     }
@@ -379,9 +388,17 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
                   index_prefix: str = "mtrag-", dev_index_prefix: str = "i24-mtrag-", synthetic: int = 150,
                   domains: Sequence[str] = ("clapnq", "cloud", "fiqa", "govt"), folds: int = 5, seed: int = 0,
                   work: Path = Path("runs/decider"), variants: Sequence[str] = VARIANTS,
-                  synthetic_the: int = 0) -> dict[str, Any]:
+                  synthetic_the: int = 0, budgets: tuple[float, float] = BUDGETS, pick: str = "pool") -> dict[str, Any]:
     """Measure `VARIANTS`, save the best under ``models/<name>`` and write ``report.json``/``report.md``, the
-    confusion plot and the per-task predictions into ``report_dir``. Returns the report."""
+    confusion plot and the per-task predictions into ``report_dir``. Returns the report. ``budgets``: the shares of
+    answerable training turns the thresholds may decline and clarify; ``pick`` (`PICKS`): the pool's turns whose
+    cross-validated recall picks the variant (``real``: the synthetic turns, easy to recall, left out)."""
+    from local_rag.errors import BadInputError
+
+    if pick not in PICKS:
+        raise BadInputError(f"--pick must be one of {', '.join(PICKS)}, not {pick!r}")
+    if not all(0 < b < 1 for b in budgets):
+        raise BadInputError(f"the decline and clarify budgets are shares of answerable turns, between 0 and 1: {budgets}")
     started = time.perf_counter()
     sets = load_examples(mtrag, synthetic, domains, seed, synthetic_the)
     with_evidence(sets, settings, index_prefix, dev_index_prefix, work / "evidence.jsonl")
@@ -391,7 +408,7 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     pool = sets["train"] + sets["synthetic"] + sets["dev"]
     mats: dict[str, Any] = {k: matrices(v, embed, names) for k, v in (("pool", pool), ("test", sets["test"]))}
     mats["names"] = names
-    results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed) for v in variants]
+    results = [measure(v, pool, sets["test"], sets["dev"], mats, folds, seed, budgets, pick) for v in variants]
     best = max(results, key=lambda r: r["pick_score"])
     variant = best["variant"]
 
@@ -429,6 +446,8 @@ def train_decider(settings: Settings, mtrag: Path, report_dir: Path, name: str =
         "command": f"local-rag train decider --name {name} --report {report_dir} --index-prefix {index_prefix} "
                    f"--dev-index-prefix {dev_index_prefix} --variants {','.join(variants)}"
                    + (f" --synthetic-the {synthetic_the}" if synthetic_the else "")
+                   + (f" --decline-budget {budgets[0]} --clarify-budget {budgets[1]}" if tuple(budgets) != BUDGETS else "")
+                   + (f" --pick {pick}" if pick != "pool" else "")
                    + (f" --cross-encoder --reranker {cross_encoder['model']} --reranker-backend {cross_encoder['backend']}"
                       if cross_encoder else ""),
         "machine": {"cpu": platform.processor() or platform.machine(), "python": platform.python_version()},
@@ -463,7 +482,9 @@ def write_report(report: dict[str, Any], best: dict[str, Any], sets: dict[str, l
              "| variant | set | decline UNANSWERABLE | decline answerable | clarify UNDERSPECIFIED | clarify answerable |",
              "|---|---|---:|---:|---:|---:|"]
     for r in report["variants"]:
-        for split in ("pool_cv", "test", "dev_cv"):
+        for split in ("pool_cv", "pool_cv_real", "test", "dev_cv"):
+            if split not in r:  # (reports written before the real-turn figures)
+                continue
             m = r[split]
             lines.append(f"| {r['variant']} | {split} | {m['decline_unanswerable']} | {m['decline_answerable']} | "
                          f"{m['clarify_underspecified']} | {m['clarify_answerable']} |")
