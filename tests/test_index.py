@@ -202,3 +202,24 @@ def test_loaded_index_types_are_the_ones_placement_knows(tmp_path: Path):
         assert not loaded.on_gpu
         rows, _ = loaded.search(vectors[:2], 3)
         assert rows[0, 0] == 0 and rows[1, 0] == 1
+
+
+def test_one_corpus_gives_the_same_sparse_files_under_any_hash_seed(tmp_path: Path):
+    """bm25s numbers a stemmed vocabulary in Python set order, which follows the per-process hash seed; the index
+    numbers it by first occurrence, so two builds in processes with different seeds write identical files (a
+    build and an incremental add, through the CLI)."""
+    from .test_cli import run
+
+    first = write_jsonl(tmp_path / "first.jsonl", CORPUS[:3])
+    rest = write_jsonl(tmp_path / "rest.jsonl", CORPUS[3:])
+    files = []
+    for seed in ("1", "2"):
+        where = tmp_path / f"seed{seed}"
+        where.mkdir()
+        for args in (("build", str(first), "--sparse-only"), ("add", str(rest))):
+            env = {"PYTHONHASHSEED": seed, "LOCAL_RAG_DENSE__ENABLED": "false", "LOCAL_RAG_RETRIEVAL__RETRIEVERS": '["bm25"]'}
+            assert run("index", *args, cwd=where, env=env).returncode == 0
+        sparse = where / "indexes" / "default" / "sparse"
+        files.append({p.relative_to(sparse).as_posix(): p.read_bytes() for p in sorted(sparse.rglob("*")) if p.is_file()})
+    assert files[0].keys() == files[1].keys() and any(name.startswith("vocab") for name in files[0])
+    assert files[0] == files[1]

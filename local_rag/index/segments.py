@@ -29,7 +29,7 @@ import numpy as np
 
 from local_rag._optional import require
 from local_rag.errors import BadInputError, IndexError_
-from local_rag.index.sparse import SparseIndex
+from local_rag.index.sparse import SparseIndex, numbered
 from local_rag.settings import SparseConfig
 
 SEGMENTS_FILE = "segments.json"
@@ -59,7 +59,7 @@ def _index_with_stats(tokens: list[list[str]], config: SparseConfig, base: dict[
 
     retriever = bm25s.BM25(method=config.method, k1=config.k1, b=config.b)
     if base is None or retriever.method in retriever.methods_requiring_nonoccurrence:
-        retriever.index(tokens, show_progress=False)
+        retriever.index(numbered(tokens), show_progress=False)
         return retriever
     vocab: dict[str, int] = {}
     ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]

@@ -12,6 +12,26 @@ from local_rag.errors import BadInputError, IndexError_
 from local_rag.settings import SparseConfig
 
 
+def numbered(tokens: object) -> object:
+    """A bm25s ``Tokenized`` corpus whose token ids follow the order in which each token first occurs.
+
+    ``tokens``: what ``bm25s.tokenize`` returns (ids and vocabulary), or token strings per document. bm25s numbers a
+    stemmed vocabulary (and one it builds from token strings) in the iteration order of a Python ``set`` of strings,
+    which changes with the per-process hash seed: one corpus gave index files that differed from build to build (a
+    permuted vocabulary and score matrix, and a different order of additions when a query's scores are summed).
+    Numbered here, one corpus always gives the same files."""
+    from bm25s.tokenization import Tokenized
+
+    if isinstance(tokens, Tokenized):
+        word = {i: t for t, i in tokens.vocab.items()}
+        docs = [[word[i] for i in doc] for doc in tokens.ids]
+    else:
+        docs = tokens  # type: ignore[assignment]
+    vocab: dict[str, int] = {}
+    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in docs]
+    return Tokenized(ids=ids, vocab=vocab)
+
+
 class SparseIndex:
     """A bm25s index; row ``i`` is chunk ``i`` of the index folder.
 
@@ -52,7 +72,7 @@ class SparseIndex:
                 f"none of the {len(texts)} chunks has a word BM25 can index (2+ letters, not a stopword); "
                 "add text or build with --sparse-only off"
             )
-        retriever.index(tokens, show_progress=progress)
+        retriever.index(numbered(tokens), show_progress=progress)
         return index
 
     def save(self, folder: Path) -> None:
