@@ -4,7 +4,9 @@
    bond?" after "0% yield bond", "zero-coupon bond", "par value of a bond"): the most distinct words the earlier
    turns put right before a word of the last turn (``history_family``), and the same for the heads of its
    "the/this/that X" phrases only (``definite_family``): AUC of UNDERSPECIFIED against answerable turns.
-2. Weighting the real (MTRAG-UN) UNDERSPECIFIED turns 3x and 6x in training (the synthetic ones outnumber them 6 to
+2. Topic continuity, for the same turns and for UNANSWERABLE ones: the MiniLM cosine of the last turn with the
+   closest earlier user turn and with the last agent turn (AUC either way; and on multi-turn conversations only).
+3. Weighting the real (MTRAG-UN) UNDERSPECIFIED turns 3x and 6x in training (the synthetic ones outnumber them 6 to
    1): the decider's figures at the pool's thresholds, as `local-rag train decider` measures them.
 
 Run from the repository root after `docs/benchmarks/decider-budget/run.sh` (the evidence cache in runs/i24-decider):
@@ -53,6 +55,27 @@ def proxies(sets) -> None:
               f"mean {v[gold == 'UNDERSPECIFIED'].mean():.2f} (UNDERSPECIFIED) vs {v[np.isin(gold, D.ANSWERABLE)].mean():.2f}")
 
 
+def continuity(sets, settings) -> None:
+    embed = D.embedder_function(settings)
+    for name in ("dev", "test"):
+        examples = sets[name]
+        last = embed([e.conversation.last_user_turn for e in examples])
+        users = [[t.text for t in e.conversation.turns[:-1] if t.speaker == "user"] for e in examples]
+        agents = [[t.text for t in e.conversation.turns[:-1] if t.speaker != "user"] for e in examples]
+        feats = {"max_cos_earlier_user": np.array([float(max(embed(u) @ v)) if u else 1.0 for u, v in zip(users, last)]),
+                 "cos_last_agent": np.array([float((embed(a[-1:]) @ v)[0]) if a else 1.0 for a, v in zip(agents, last)])}
+        gold = np.array([e.gold for e in examples])
+        multi = np.array([bool(u) for u in users])
+        for feature, values in feats.items():
+            for cls in ("UNDERSPECIFIED", "UNANSWERABLE"):
+                for label, where in (("all", np.ones(len(gold), bool)), ("multi-turn", multi)):
+                    keep = np.isin(gold, (cls, *D.ANSWERABLE)) & where
+                    if (gold[keep] == cls).any():
+                        auc = roc_auc_score(gold[keep] == cls, values[keep])
+                        print(f"{feature}: {name} {cls} vs answerable ({label}, {int((gold[keep] == cls).sum())} / "
+                              f"{int(keep.sum())}): AUC {max(auc, 1 - auc):.3f} ({'higher' if auc > 0.5 else 'lower'} for {cls})")
+
+
 def weighted(sets, settings, weight: float, variant: str) -> dict:
     """`decider.measure` with the real UNDERSPECIFIED turns weighted ``weight`` in every fit."""
     pool = sets["train"] + sets["synthetic"] + sets["dev"]
@@ -89,6 +112,7 @@ def main() -> None:
     D.with_evidence(sets, settings, "mtrag-", "i24-mtrag-", Path("runs/i24-decider/evidence.jsonl"))
     D.with_cross_encoder(sets, settings, Path("runs/i24-decider/cross-encoder.jsonl"))
     proxies(sets)
+    continuity(sets, settings)
     for variant in ("gbm-features", "lr-features+embedding"):
         for weight in (1.0, 3.0, 6.0):
             r = weighted(sets, settings, weight, variant)
