@@ -38,6 +38,7 @@ from local_rag.decide.support import (
     SupportChecker,
     load_support,
     pair_matrix,
+    passage_texts,
     save_support,
     split_sentences,
 )
@@ -339,8 +340,8 @@ def labelled_scores(checker: SupportChecker, labels: Path, texts: ContextTexts) 
         sentence = split_sentences(record["text"])[int(row["sentence_index"])]
         passage = record["contexts"][int(row["cited"]) - 1]
         title = texts.corpus.get(str(passage["document_id"]), {}).get("title", "")
-        text = texts.text(passage)
-        p.append(float(checker.probabilities([sentence], [f"{title}\n{text}" if title else text])[0, 0]))
+        hit = Hit(str(passage["document_id"]), 0.0, title=title, text=texts.text(passage))
+        p.append(float(checker.probabilities([sentence], passage_texts([hit]))[0, 0]))
         y.append(int(row["supported"]))
     return np.array(y), np.array(p)
 
