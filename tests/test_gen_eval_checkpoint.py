@@ -67,12 +67,23 @@ def test_a_saved_rag_run_is_restored_exactly_and_only_once(
     judged = tmp_path / "fresh" / "judged-anything"  # any run not named gen-reference-* is a Task C run
     assert script.restore(dest, judged, by_id, chunks) == (3, 2, [])
     assert lines(judged / "predictions.jsonl") == lines(run / "predictions.jsonl")
+    assert not (judged / "scores.json").exists()  # the checkpoint of an unfinished run: no scores.json to bring
+
+    # the checkpoint of a finished run carries its scores.json: restored whole, `eval generation --reuse` takes it
+    from local_rag.evaluation.generation.runner import SCORED_WITH, reusable_scores
+
+    info = dict.fromkeys(SCORED_WITH, "same")
+    (dest / "scores.json").write_text(json.dumps({"info": info}), encoding="utf-8")
+    finished = tmp_path / "fresh" / "judged-finished"
+    assert script.restore(dest, finished, by_id, chunks) == (3, 2, [])
+    assert set(reusable_scores(finished, info)) == {r["task_id"] for r in records[:2]}
 
     answers = lines(dest / "answers.jsonl")
     answers[2]["contexts"][0]["text_sha256"] = "0" * 64  # a passage the index no longer holds
     (dest / "answers.jsonl").write_text("".join(json.dumps(a) + "\n" for a in answers), encoding="utf-8")
     other = tmp_path / "other" / run.name
     assert script.restore(dest, other, by_id, chunks) == (2, 2, [tasks[2]["task_id"]])
+    assert not (other / "scores.json").exists()  # a run that lost tasks is not finished here
 
 
 def test_the_rewrite_cache_is_merged_by_key(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,10 @@ def restore(dest: Path, run: Path, tasks: dict[str, dict[str, Any]], chunks: Chu
         if records:
             with (run / name).open("a", encoding="utf-8") as fh:
                 fh.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    if not left_out:  # a finished run comes back finished: `eval generation --reuse` reads its scores.json
+        for name in ("scores.json", "scores.md"):
+            if (dest / name).exists() and not (run / name).exists():
+                shutil.copyfile(dest / name, run / name)
     return len(new["predictions.jsonl"]), len(new["scored.jsonl"]), left_out
 
 
