@@ -38,7 +38,7 @@ def family(conversation, heads: set[str]) -> int:
     tokens = [norm(t.strip("'.-")) for t in words(before)]
     topical = set(content_words(before))
     mods: dict[str, set[str]] = {}
-    for a, b in zip(tokens, tokens[1:]):
+    for a, b in zip(tokens, tokens[1:], strict=False):
         if b in heads and a in topical and a != b:
             mods.setdefault(b, set()).add(a)
     return min(6, max((len(v) for v in mods.values()), default=0))
@@ -62,8 +62,8 @@ def continuity(sets, settings) -> None:
         last = embed([e.conversation.last_user_turn for e in examples])
         users = [[t.text for t in e.conversation.turns[:-1] if t.speaker == "user"] for e in examples]
         agents = [[t.text for t in e.conversation.turns[:-1] if t.speaker != "user"] for e in examples]
-        feats = {"max_cos_earlier_user": np.array([float(max(embed(u) @ v)) if u else 1.0 for u, v in zip(users, last)]),
-                 "cos_last_agent": np.array([float((embed(a[-1:]) @ v)[0]) if a else 1.0 for a, v in zip(agents, last)])}
+        feats = {"max_cos_earlier_user": np.array([float(max(embed(u) @ v)) if u else 1.0 for u, v in zip(users, last, strict=True)]),
+                 "cos_last_agent": np.array([float((embed(a[-1:]) @ v)[0]) if a else 1.0 for a, v in zip(agents, last, strict=True)])}
         gold = np.array([e.gold for e in examples])
         multi = np.array([bool(u) for u in users])
         for feature, values in feats.items():

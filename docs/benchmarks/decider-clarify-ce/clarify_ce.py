@@ -53,7 +53,7 @@ def fit(rows, base: str):
 
     torch.manual_seed(SEED)
     model = CrossEncoder(base, num_labels=1, max_length=MAX_LENGTH, device="cpu", local_files_only=True)
-    a, b = zip(*(pair(e) for e in rows))
+    a, b = zip(*(pair(e) for e in rows), strict=True)
     data = Dataset.from_dict({"sentence1": list(a), "sentence2": list(b),
                               "label": [float(e.gold == "UNDERSPECIFIED") for e in rows]})
     work = tempfile.mkdtemp(prefix="clarify-ce-")
@@ -107,7 +107,7 @@ def main() -> None:
     out = HERE / ("predictions.jsonl" if len(sys.argv) != 3 else f"predictions-{EPOCHS}-{LR:g}.jsonl")
     with out.open("w", encoding="utf-8") as fh:
         for split, rows, p in (("dev", [e for e in pool if e.source == "mtragun-dev"], oof[dev]), ("test", test, p_test)):
-            for e, v in zip(rows, p):
+            for e, v in zip(rows, p, strict=True):
                 fh.write(json.dumps({"split": split, "task_id": e.id, "gold": e.gold, "p_clarify": round(float(v), 4)}) + "\n")
 
 
