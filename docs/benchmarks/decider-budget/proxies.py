@@ -6,7 +6,9 @@
    "the/this/that X" phrases only (``definite_family``): AUC of UNDERSPECIFIED against answerable turns.
 2. Topic continuity, for the same turns and for UNANSWERABLE ones: the MiniLM cosine of the last turn with the
    closest earlier user turn and with the last agent turn (AUC either way; and on multi-turn conversations only).
-3. Weighting the real (MTRAG-UN) UNDERSPECIFIED turns 3x and 6x in training (the synthetic ones outnumber them 6 to
+3. A second embedding beside the turn's, in `lr-features+embedding` and `lr-embedding`: the previous user turn
+   (``prev``) or the distinct titles of the top 5 hits (``titles``), at the decider's default thresholds.
+4. Weighting the real (MTRAG-UN) UNDERSPECIFIED turns 3x and 6x in training (the synthetic ones outnumber them 6 to
    1): the decider's figures at the pool's thresholds, as `local-rag train decider` measures them.
 
 Run from the repository root after `docs/benchmarks/decider-budget/run.sh` (the evidence cache in runs/i24-decider):
@@ -106,6 +108,35 @@ def weighted(sets, settings, weight: float, variant: str) -> dict:
         D.out_of_fold, D.fit = saved
 
 
+def with_context(sets, settings, which: str) -> None:
+    """`decider.measure` of the embedding variants with a second MiniLM embedding appended: the previous user turn
+    (``prev``) or the top 5 hits' distinct titles (``titles``)."""
+    pool = sets["train"] + sets["synthetic"] + sets["dev"]
+    names = D.NO_CE_FEATURES
+    embed = D.embedder_function(settings)
+
+    def context(examples):
+        texts = []
+        for e in examples:
+            users = [t.text for t in e.conversation.turns[:-1] if t.speaker == "user"]
+            texts.append(users[-1] if which == "prev" and users else
+                         "; ".join(dict.fromkeys(h.title for h in e.hits[:5])) if which == "titles" else "")
+        return np.asarray(embed([t or "-" for t in texts]), dtype=np.float32)
+
+    mats = {}
+    for key, examples in (("pool", pool), ("test", sets["test"])):
+        named, turn = D.matrices(examples, embed, names)
+        mats[key] = (named, np.hstack([turn, context(examples)]))
+    mats["names"] = names
+    for variant in ("lr-features+embedding", "lr-embedding"):
+        r = D.measure(variant, pool, sets["test"], sets["dev"], mats, 5, 0)
+        t, d = r["test"], r["dev_cv"]
+        print(f"{variant} + {which} embedding: MTRAG-UN dev CV decline {d['decline_unanswerable']:.3f} @ "
+              f"{d['decline_answerable']:.3f}, clarify {d['clarify_underspecified']:.3f} @ {d['clarify_answerable']:.3f}; "
+              f"test decline {t['decline_unanswerable']:.3f} @ {t['decline_answerable']:.3f}, clarify @ "
+              f"{t['clarify_answerable']:.3f}; AUC dev {r['auc']['dev_cv']}, test decline {r['auc']['test']['decline']}")
+
+
 def main() -> None:
     settings = load(None, None, None)
     sets = D.load_examples(default_mtrag_dir(), 150, ("clapnq", "cloud", "fiqa", "govt"))
@@ -113,6 +144,8 @@ def main() -> None:
     D.with_cross_encoder(sets, settings, Path("runs/i24-decider/cross-encoder.jsonl"))
     proxies(sets)
     continuity(sets, settings)
+    for which in ("prev", "titles"):
+        with_context(sets, settings, which)
     for variant in ("gbm-features", "lr-features+embedding"):
         for weight in (1.0, 3.0, 6.0):
             r = weighted(sets, settings, weight, variant)
