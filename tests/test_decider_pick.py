@@ -67,10 +67,13 @@ def test_the_pick_counts_the_real_turns_and_a_larger_budget_asks_more():
 
 
 def test_bad_budgets_and_picks_are_refused_before_any_work(tmp_path):
-    from .test_cli import run
+    from .test_cli import assert_clean_error, run
 
     for args, says in ((("--clarify-budget", "1.5"), "--clarify-budget"), (("--decline-budget", "0"), "--decline-budget"),
                        (("--pick", "best"), "--pick")):
         result = run("train", "decider", *args, cwd=tmp_path)
         assert result.returncode == 2 and says in result.stderr and "Traceback" not in result.stderr
     assert not (tmp_path / "runs").exists()
+    # no MTRAG data where LOCAL_RAG_MTRAG_DIR points (it was a FileNotFoundError traceback)
+    assert_clean_error(run("train", "decider", cwd=tmp_path, env={"LOCAL_RAG_MTRAG_DIR": str(tmp_path / "nowhere")}), 2,
+                       "split file not found")

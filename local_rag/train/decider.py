@@ -48,6 +48,7 @@ from local_rag.decide.features import AMBIGUITY_FEATURES, FEATURES, NO_CE_FEATUR
 from local_rag.decide.model import embedder_function, read_decider, save_decider
 from local_rag.decide.turns import is_clarification, last_agent_turn
 from local_rag.evaluation.generation.kinds import kind_metrics, targets_met
+from local_rag.evaluation.splits import load_split
 from local_rag.modelstore.manifest import record_folder
 from local_rag.settings import Settings
 from local_rag.train.decider_data import (
@@ -56,7 +57,6 @@ from local_rag.train.decider_data import (
     attach_evidence,
     mtrag_examples,
     mtragun_examples,
-    read_split,
     synthetic_examples,
 )
 from local_rag.train.decider_report import confusion_markdown, latency, plot_confusions
@@ -198,8 +198,8 @@ def load_examples(mtrag: Path, synthetic: int, domains: Sequence[str], seed: int
     """``train``, ``synthetic`` ("this <thing>" turns, then ``synthetic_the`` "the <thing>" ones), ``dev`` and
     ``test`` examples of ``domains``."""
     tasks = mtrag / "generation_tasks" / "mtrag_tasks.jsonl"
-    train = mtrag_examples(tasks, read_split(mtrag / "splits" / "mtrag_train_conversations.txt"), "mtrag-train")
-    test = mtrag_examples(tasks, read_split(mtrag / "splits" / "mtrag_test_conversations.txt"), "mtrag-test")
+    train = mtrag_examples(tasks, load_split(mtrag, "train"), "mtrag-train")
+    test = mtrag_examples(tasks, load_split(mtrag, "test"), "mtrag-test")
     dev = mtragun_examples(mtrag / "mtragun-dev" / "generation_tasks" / "mtragun_dev_tasks.jsonl", avoid=test)
     made = synthetic_examples(train, synthetic, seed) + (synthetic_examples(train, synthetic_the, seed, "the") if synthetic_the else [])
     sets = {"train": train, "synthetic": made, "dev": dev, "test": test}

@@ -57,11 +57,6 @@ class Example:
         return KIND_OF.get(self.gold, "answer")
 
 
-def read_split(path: Path) -> set[str]:
-    """Conversation ids of a split file (one a line)."""
-    return {line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
-
-
 def task_examples(tasks: Iterable[dict[str, Any]], source: str, keep: Callable[[dict[str, Any]], bool]) -> list[Example]:
     out = []
     for task in tasks:

@@ -440,12 +440,12 @@ def train_support(settings: Settings, mtrag: Path, report_dir: Path, name: str =
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import GroupKFold
 
-    from local_rag.train.decider_data import read_split
+    from local_rag.evaluation.splits import load_split
 
     variants = list(variants) or list(VARIANTS)
     started = time.perf_counter()
     tasks = load_generation_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl")
-    splits = {s: read_split(mtrag / "splits" / f"mtrag_{s}_conversations.txt") for s in ("train", "test")}
+    splits = {s: load_split(mtrag, s) for s in ("train", "test")}
     train = sample(build_pairs(tasks, splits["train"]), limit)
     test = sample(build_pairs(tasks, splits["test"]), limit // 2)
     embed = cached_embed(embedder_function(settings))
