@@ -61,8 +61,9 @@ def _index_with_stats(tokens: list[list[str]], config: SparseConfig, base: dict[
     if base is None or retriever.method in retriever.methods_requiring_nonoccurrence:
         retriever.index(numbered(tokens), show_progress=False)
         return retriever
-    vocab: dict[str, int] = {}
-    ids = [[vocab.setdefault(t, len(vocab)) for t in doc] for doc in tokens]
+    corpus = numbered(tokens)
+    vocab: dict[str, int] = corpus.vocab
+    ids: list[list[int]] = corpus.ids
     vocab.setdefault("", len(vocab))  # bm25s's empty token: a query with no known term scores nothing
     local_df = scoring._calculate_doc_freqs(ids, list(vocab.values()), show_progress=False)
     n_docs = len(ids) + base["docs"]

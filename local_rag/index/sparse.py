@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -11,8 +12,11 @@ from local_rag._optional import require
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.settings import SparseConfig
 
+if TYPE_CHECKING:
+    from bm25s.tokenization import Tokenized
 
-def numbered(tokens: object) -> object:
+
+def numbered(tokens: object) -> Tokenized:
     """A bm25s ``Tokenized`` corpus whose token ids follow the order in which each token first occurs.
 
     ``tokens``: what ``bm25s.tokenize`` returns (ids and vocabulary), or token strings per document. bm25s numbers a
