@@ -4,10 +4,11 @@
 #   bash scripts/install_llama_cpp.sh [VENV]      (default .venv)
 #
 # Flavour: CUDA (-DGGML_CUDA=on) only when nvcc is present AND a GPU is visible (nvidia-smi -L succeeds); otherwise
-# a CPU build with AMX disabled (the default native build crashes on CPUs with AMX). Wheels are cached under
-# ~/.cache/local-rag/wheels/<key>/ (key: cuda | cpu-noamx), so a second venv or a CI run installs in seconds.
-# Building takes ~10-15 min (CPU) or about an hour (CUDA) on 2 cores. Overrides: LLAMA_CPP_VERSION,
-# LOCAL_RAG_WHEEL_CACHE, LLAMA_CPP_FLAVOUR=cpu|cuda.
+# a CPU build; AMX disabled in both (the default native build crashes on CPUs with AMX). Wheels are cached under
+# ~/.cache/local-rag/wheels/<key>/ (key: cuda-noamx | cpu-noamx), so a second venv or a CI run installs in seconds.
+# Building takes ~10-15 min (CPU) or about an hour (CUDA) on 2 cores; the CUDA build took 4-5.5 min on 16 cores of a
+# lent H100 machine (docs/benchmarks.md, session 25). Overrides: LLAMA_CPP_VERSION,
+# LOCAL_RAG_WHEEL_CACHE, LLAMA_CPP_FLAVOUR=cpu|cuda, LLAMA_CPP_CMAKE_ARGS (appended, e.g. -DLLAVA_BUILD=OFF).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${1:-${VENV:-.venv}}
@@ -28,14 +29,17 @@ if [ -z "$flavour" ]; then
     fi
   fi
 fi
+# AMX off in both flavours: a CUDA build has the same CPU backend, which holds what llama.cpp keeps on the CPU (the
+# token embeddings, all of the model with n_gpu_layers 0)
+noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
 if [ "$flavour" = cuda ]; then
-  key=cuda
-  cmake_args="-DGGML_CUDA=on"
+  key=cuda-noamx
+  cmake_args="-DGGML_CUDA=on -DCMAKE_C_FLAGS='$noamx' -DCMAKE_CXX_FLAGS='$noamx'"
 else
   key=cpu-noamx
-  noamx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
   cmake_args="-DCMAKE_C_FLAGS='$noamx' -DCMAKE_CXX_FLAGS='$noamx'"
 fi
+cmake_args="$cmake_args ${LLAMA_CPP_CMAKE_ARGS:-}"
 
 stamp="$VENV/.llama-cpp-$key-$VERSION"
 if [ -f "$stamp" ] && "$PY" -c "import llama_cpp, sys; sys.exit(llama_cpp.__version__ != '$VERSION')" 2>/dev/null; then

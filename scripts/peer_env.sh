@@ -27,7 +27,7 @@ key=$(cat pyproject.toml scripts/peer_env.sh | sha256sum | cut -c1-16)
 stamp="$VENV/.peer-$key"
 [ -f "$stamp" ] && { echo "peer_env: $VENV is up to date"; exit 0; }
 
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then key_dir=cuda; else key_dir=cpu-noamx; fi
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then key_dir=cuda-noamx; else key_dir=cpu-noamx; fi
 wheel=$(ls "$CACHE/$key_dir"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl 2>/dev/null | head -n1 || true)
 if [ -z "$wheel" ]; then
   echo "peer_env: no cached llama-cpp-python $LLAMA_CPP_VERSION wheel under $CACHE/$key_dir;" \

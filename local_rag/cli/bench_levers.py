@@ -103,6 +103,55 @@ def profile_cmd(profile, tokens, repeats, threads, out_dir):
     lever_runs.decode_profile(profile, tokens, repeats, threads, Path(out_dir))
 
 
+@bench_levers.command("llm-speed")
+@click.option("--gguf", "ggufs", multiple=True, type=click.Path(exists=True, dir_okay=False),
+              help="A GGUF to time (repeatable).")
+@click.option("--shape", "shapes", multiple=True, help="A model's shape with random weights (repeatable): "
+              "qwen2.5-1.5b, qwen2.5-7b, qwen2.5-14b. Needs --vocab-from.")
+@click.option("--vocab-from", type=click.Path(exists=True, dir_okay=False),
+              help="A real GGUF (or a vocab-only one) whose tokenizer and chat template the --shape files take.")
+@click.option("--work", default="/tmp/local-rag-shapes", show_default=True, help="Folder for the random-weight files.")
+@click.option("--prompt-tokens", default="659,1343", show_default=True,
+              help="Prompt sizes (the default profile's and cpu-qwen's new prompt tokens per turn).")
+@click.option("--new-tokens", type=int, default=128, show_default=True)
+@click.option("--repeats", type=int, default=2, show_default=True)
+@click.option("--gpu-layers", type=int, default=-1, show_default=True, help="-1 = all that fit, 0 = CPU only.")
+@THREADS
+@click.option("--out", "out_file", default="docs/benchmarks/levers/llm-speed.json", show_default=True)
+@handle_errors
+def llm_speed_cmd(ggufs, shapes, vocab_from, work, prompt_tokens, new_tokens, repeats, gpu_layers, threads, out_file):
+    """Prefill and decode speed through local-rag's llama.cpp backend, of GGUF files or of model shapes with random
+    weights (speed depends on shapes and types, not values: a GPU machine that cannot download can still time a 7B)."""
+    from local_rag.bench import shape_gguf
+    from local_rag.bench.levers import write_json
+    from local_rag.bench.llm_speed import llm_speed
+    from local_rag.errors import BadInputError
+
+    unknown = [s for s in shapes if s not in shape_gguf.SHAPES]
+    if unknown:
+        raise BadInputError(f"unknown shape {unknown[0]!r}: one of {', '.join(shape_gguf.SHAPES)}")
+    if shapes and not vocab_from:
+        raise BadInputError("--shape needs --vocab-from (a real GGUF of the same tokenizer family)")
+    if not ggufs and not shapes:
+        raise BadInputError("nothing to time: give --gguf FILE or --shape NAME")
+    sizes = [int(n) for n in _names(prompt_tokens)]
+    results = []
+    out = Path(out_file)
+    files = [Path(g) for g in ggufs]
+    for name in shapes:
+        target = Path(work) / f"{name}-random-q4_k_m.gguf"
+        if not target.exists():
+            click.echo(f"writing {target} (random weights, {name})", err=True)
+            shape_gguf.write_shape_gguf(target, shape_gguf.SHAPES[name], vocab_from, progress=True)
+        files.append(target)
+    for f in files:
+        results.append(llm_speed(f, sizes, new_tokens, repeats=repeats, n_gpu_layers=gpu_layers, n_threads=threads))
+        click.echo(" ".join(f"{r['prompt_tokens']}: ttft {r['ttft_s']} s, prefill {r['prefill_tok_s']} tok/s, decode "
+                            f"{r['decode_tok_s']} tok/s;" for r in results[-1]["rows"]) + f" ({results[-1]['name']}, "
+                   f"{results[-1]['n_gpu_layers']} gpu layers)")
+        write_json(out, {"runs": results})  # after each model: a stopped run keeps what it measured
+
+
 @bench_levers.command()
 @OUT
 @handle_errors
