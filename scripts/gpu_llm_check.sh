@@ -5,6 +5,7 @@
 # local-rag's own backend (`local-rag bench-levers llm-speed`) for the profiles' model shapes with random weights
 # (no GGUF fits in what travels), on the GPU and, for the 1.5B, on the machine's CPU. Writes $OUT (or ./gpu-llm-out).
 # The build runs detached: if the call ends first, run the script again on the warm machine and it waits for it.
+# Env: BUILD_WAIT (s to wait for the build, 420), REPEATS (3), QUICK=1 (only the GPU rows of 1.5B and 7B).
 # Results: docs/benchmarks/gpu-llm/.
 set -uo pipefail
 OUT=${OUT:-gpu-llm-out}; mkdir -p "$OUT"
@@ -41,9 +42,11 @@ for kw in "" "n_threads=$(nproc)" "n_threads_batch=$(nproc)" "seed=0" "n_batch=5
   python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False${kw:+, $kw})" > /dev/null 2>&1
   echo "Llama(... ${kw:-nothing more}): rc $?" | tee -a "$OUT/load-args.txt"
 done
-step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3}
+# the timing runs below pass --threads: when all cores crash and llama-cpp-python's default (half) loads, use half
+T=""; grep -q "^Llama(... n_threads=$(nproc)): rc 0" "$OUT/load-args.txt" || T="--threads $(( $(nproc) / 2 ))"
+step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3} $T
 [ -z "${QUICK:-}" ] || { step "done (QUICK: no CPU row, no 14B)"; exit 0; }
 step "cpu (the machine's cores): qwen2.5-1.5b"
-speed llm-speed-cpu.json --gguf /tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf --gpu-layers 0 --repeats 1
-step "gpu: qwen2.5-14b"; speed llm-speed-gpu-14b.json --shape qwen2.5-14b $V --repeats 3
+speed llm-speed-cpu.json --gguf /tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf --gpu-layers 0 --repeats 1 $T
+step "gpu: qwen2.5-14b"; speed llm-speed-gpu-14b.json --shape qwen2.5-14b $V --repeats 3 $T
 step done
