@@ -42,6 +42,10 @@ for kw in "" "n_threads=$(nproc)" "n_threads_batch=$(nproc)" "seed=0" "n_batch=5
   python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False${kw:+, $kw})" > /dev/null 2>&1
   echo "Llama(... ${kw:-nothing more}): rc $?" | tee -a "$OUT/load-args.txt"
 done
+for first in numpy local_rag.llm.llamacpp; do  # the crash came with local-rag imported before llama_cpp: the order?
+  python3 -c "import $first; import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)" > /dev/null 2>&1
+  echo "import $first first, then Llama(... nothing more): rc $?" | tee -a "$OUT/load-args.txt"
+done
 # the timing runs below pass --threads: when all cores crash and llama-cpp-python's default (half) loads, use half
 T=""; grep -q "^Llama(... n_threads=$(nproc)): rc 0" "$OUT/load-args.txt" || T="--threads $(( $(nproc) / 2 ))"
 step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3} $T

@@ -100,16 +100,16 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
             click.echo(f"note: the question was cut to {MAX_MESSAGE_CHARS} characters", err=True)
         conversation = Conversation([Turn("user", text)])
     pipeline = make_pipeline(settings)
-    stream = None if as_json else echo_piece
-    result = pipeline.answer(conversation, on_token=stream)
     if as_json:
+        result = pipeline.answer(conversation)
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
+    result = pipeline.answer(conversation, on_token=echo_piece)  # the draft streams; the checks may revise it after
     final, why = checked_draft(result)
-    if stream and why:
+    if why:
         click.echo(f"\n({why})" + ("" if final else "\n" + result.answer.text))
     elif result.answer.kind != "answer" or not result.answer.raw:
-        click.echo(("\r" if stream else "") + result.answer.text)
+        click.echo("\r" + result.answer.text)
     else:
         click.echo()
     print_sources(result)
