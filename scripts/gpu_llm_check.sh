@@ -37,8 +37,10 @@ step "which Llama() arguments load (rc 0) or crash (rc 139)"
 F=/tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf
 [ -f $F ] || python3 -c "from local_rag.bench.shape_gguf import SHAPES, write_shape_gguf
 write_shape_gguf('$F', SHAPES['qwen2.5-1.5b'], '.llm/qwen2-vocab.gguf')"
-for kw in "" "n_threads=$(nproc)" "n_threads_batch=$(nproc)" "seed=0" "n_batch=512" \
-          "n_threads=$(nproc), n_threads_batch=$(nproc), seed=0, n_batch=512"; do
+P=$(python3 -c "from local_rag.llm.llamacpp import physical_cores; print(physical_cores())")  # what local-rag passes
+echo "nproc $(nproc), local-rag's physical_cores() $P" | tee "$OUT/load-args.txt"
+for kw in "" "n_threads=$(nproc)" "n_threads_batch=$(nproc)" "n_threads=$P, n_threads_batch=$P" "seed=0" "n_batch=512" \
+          "n_threads=$P, n_threads_batch=$P, seed=0, n_batch=512"; do
   python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False${kw:+, $kw})" > /dev/null 2>&1
   echo "Llama(... ${kw:-nothing more}): rc $?" | tee -a "$OUT/load-args.txt"
 done
@@ -46,8 +48,8 @@ for first in numpy local_rag.llm.llamacpp; do  # the crash came with local-rag i
   python3 -c "import $first; import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)" > /dev/null 2>&1
   echo "import $first first, then Llama(... nothing more): rc $?" | tee -a "$OUT/load-args.txt"
 done
-# the timing runs below pass --threads: when all cores crash and llama-cpp-python's default (half) loads, use half
-T=""; grep -q "^Llama(... n_threads=$(nproc)): rc 0" "$OUT/load-args.txt" || T="--threads $(( $(nproc) / 2 ))"
+# when local-rag's thread count crashes the load, the timing runs below use half the cores (llama-cpp-python's default)
+T=""; grep -q "^Llama(... n_threads=$P, n_threads_batch=$P): rc 0" "$OUT/load-args.txt" || T="--threads $(( $(nproc) / 2 ))"
 step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3} $T
 [ -z "${QUICK:-}" ] || { step "done (QUICK: no CPU row, no 14B)"; exit 0; }
 step "cpu (the machine's cores): qwen2.5-1.5b"
