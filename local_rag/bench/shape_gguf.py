@@ -7,7 +7,7 @@ for ``attn_v``/``ffn_down`` in llama.cpp's "more bits" layers and for ``output``
 What random weights cannot show is anything that depends on the text: the answer itself, when it stops, and how many
 draft tokens prompt lookup gets accepted. The tokenizer and chat template are copied from a real GGUF (a vocab-only
 file is enough), so prompts tokenize as they would for the real model. Checked on the CPU against the real
-Qwen2.5-Coder-1.5B (docs/benchmarks.md, "The LLM on a GPU").
+Qwen2.5-Coder-1.5B: 3-4% apart in prefill and decode (docs/benchmarks.md, "The LLM on a lent NVIDIA H100").
 
 Example:
     >>> write_shape_gguf("/tmp/q7.gguf", SHAPES["qwen2.5-7b"], vocab_from="models/qwen/q.gguf")  # doctest: +SKIP
@@ -27,7 +27,12 @@ from local_rag.errors import BadInputError
 QK_K = 256  # values per K-quant block
 BLOCK_BYTES = {"Q4_K": 144, "Q6_K": 210}
 FTYPE_Q4_K_M = 15  # llama_ftype LLAMA_FTYPE_MOSTLY_Q4_K_M
-SCALE = np.float16(2.0 ** -12)  # each block's d (and dmin): small weights, so activations stay finite
+WEIGHT_STD = 0.02  # of every random weight: zero-mean like a trained layer's, so activations stay in range
+# Q4_K: every 6-bit sub-block scale and min is 32 (12 packed bytes), dmin = 7.5 d, so w = 32 d (q - 7.5), q in 0..15
+Q4_K_SCALES = np.array([160] * 8 + [0] * 4, dtype=np.uint8)
+Q4_K_D = np.float16(WEIGHT_STD / (32 * 4.61))  # 4.61: the standard deviation of q - 7.5
+Q6_K_SCALE = 16  # Q6_K: every int8 sub-block scale, so w = 16 d (q - 32), q in 0..63
+Q6_K_D = np.float16(WEIGHT_STD / (16 * 18.5))
 
 
 @dataclass(frozen=True)
@@ -90,16 +95,19 @@ def q4_k_m_tensors(shape: Shape) -> list[tuple[str, str, tuple[int, ...]]]:
 
 
 def random_blocks(kind: str, ne: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
-    """Random K-quant blocks (rows x bytes) whose scale fields hold ``SCALE``, so every weight is small and finite."""
+    """Random K-quant blocks (rows x bytes): random quants under fixed scales, so the weights are zero-mean with a
+    standard deviation of ``WEIGHT_STD``, like a trained layer's (random scales and mins gave every weight a positive
+    bias, and activations far from a real model's)."""
     rows, cols = ne[1], ne[0]
     size = BLOCK_BYTES[kind]
     data = np.frombuffer(rng.bytes(rows * (cols // QK_K) * size), dtype=np.uint8).reshape(-1, size).copy()
-    scale = np.frombuffer(SCALE.tobytes(), dtype=np.uint8)
-    if kind == "Q4_K":  # d, dmin (f16), 12 bytes of 6-bit scales, 128 bytes of 4-bit values
-        data[:, 0:2] = scale
-        data[:, 2:4] = scale
+    if kind == "Q4_K":  # d, dmin (f16), 12 bytes of 6-bit scales and mins, 128 bytes of 4-bit values
+        data[:, 0:2] = np.frombuffer(Q4_K_D.tobytes(), dtype=np.uint8)
+        data[:, 2:4] = np.frombuffer(np.float16(7.5 * float(Q4_K_D)).tobytes(), dtype=np.uint8)
+        data[:, 4:16] = Q4_K_SCALES
     else:  # Q6_K: 128 + 64 bytes of values, 16 int8 scales, d (f16) last
-        data[:, 208:210] = scale
+        data[:, 192:208] = Q6_K_SCALE
+        data[:, 208:210] = np.frombuffer(Q6_K_D.tobytes(), dtype=np.uint8)
     return data.reshape(rows, cols // QK_K * size)
 
 
