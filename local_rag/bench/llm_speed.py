@@ -42,7 +42,8 @@ def llm_speed(path: str | Path, prompt_tokens: list[int], new_tokens: int, repea
     from local_rag.llm.llamacpp import LlamaCppLLM
 
     if not prompt_tokens or min(prompt_tokens) < 16 or max(prompt_tokens) + new_tokens > n_ctx:
-        raise BadInputError(f"prompt sizes {prompt_tokens} + {new_tokens} new tokens must fit in n_ctx {n_ctx}")
+        raise BadInputError(f"prompt sizes {prompt_tokens}: each at least 16 tokens, and with the {new_tokens} new "
+                            f"tokens within n_ctx {n_ctx}")
     config = LLMConfig(model=str(path), n_ctx=n_ctx, n_gpu_layers=n_gpu_layers, n_threads=n_threads,
                        n_threads_batch=n_threads, prefix_cache=0, loop_repeats=0, max_tokens=new_tokens)
     started = time.perf_counter()

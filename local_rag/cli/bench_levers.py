@@ -113,8 +113,8 @@ def profile_cmd(profile, tokens, repeats, threads, out_dir):
 @click.option("--work", default="/tmp/local-rag-shapes", show_default=True, help="Folder for the random-weight files.")
 @click.option("--prompt-tokens", default="659,1343", show_default=True,
               help="Prompt sizes (the default profile's and cpu-qwen's new prompt tokens per turn).")
-@click.option("--new-tokens", type=int, default=128, show_default=True)
-@click.option("--repeats", type=int, default=2, show_default=True)
+@click.option("--new-tokens", type=click.IntRange(1), default=128, show_default=True)
+@click.option("--repeats", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--gpu-layers", type=int, default=-1, show_default=True, help="-1 = all that fit, 0 = CPU only.")
 @THREADS
 @click.option("--out", "out_file", default="docs/benchmarks/levers/llm-speed.json", show_default=True)
@@ -134,7 +134,10 @@ def llm_speed_cmd(ggufs, shapes, vocab_from, work, prompt_tokens, new_tokens, re
         raise BadInputError("--shape needs --vocab-from (a real GGUF of the same tokenizer family)")
     if not ggufs and not shapes:
         raise BadInputError("nothing to time: give --gguf FILE or --shape NAME")
-    sizes = [int(n) for n in _names(prompt_tokens)]
+    try:
+        sizes = [int(n) for n in _names(prompt_tokens)]
+    except ValueError:
+        raise BadInputError(f"--prompt-tokens {prompt_tokens!r}: give whole numbers separated by commas") from None
     results = []
     out = Path(out_file)
     files = [Path(g) for g in ggufs]
