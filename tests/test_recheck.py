@@ -17,7 +17,7 @@ from local_rag.cli.main import cli
 from local_rag.decide.support import PAIR_FEATURES, load_support, save_support
 from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.official import prediction_record, validate_record
-from local_rag.evaluation.generation.recheck import RecheckTally, read_decisions, recheck_record
+from local_rag.evaluation.generation.recheck import RecheckTally, read_decision_file, read_decisions, recheck_record
 from local_rag.settings import SupportConfig, load_settings
 from local_rag.train.support import features, make_model, variant_features
 
@@ -84,6 +84,20 @@ def test_decisions_replace_the_answer_and_need_no_support_model(settings: Any, t
     bad.write_text('{"task_id": "c0<::>1", "kind": "maybe"}\n', encoding="utf-8")
     with pytest.raises(BadInputError, match="line 1"):
         read_decisions(bad)
+
+
+def test_a_decisions_file_gives_kinds_and_declines_in_one_pass(tmp_path: Path) -> None:
+    rows = tmp_path / "predictions.jsonl"
+    rows.write_text('{"task_id": "c0<::>1", "kind": "decline", "p": {"decline": 0.9}}\n'
+                    '{"task_id": "c1<::>1", "kind": "answer", "p": {"decline": 0.1}}\n', encoding="utf-8")
+    assert read_decision_file(rows, declines=True) == ({"c0<::>1": "decline", "c1<::>1": "answer"},
+                                                       {"c0<::>1": 0.9, "c1<::>1": 0.1})
+    assert read_decision_file(rows) == ({"c0<::>1": "decline", "c1<::>1": "answer"}, {})
+    kinds_only = tmp_path / "decisions.jsonl"
+    kinds_only.write_text('{"task_id": "c0<::>1", "kind": "decline"}\n', encoding="utf-8")
+    assert read_decisions(kinds_only) == {"c0<::>1": "decline"}
+    with pytest.raises(BadInputError, match="line 1: no p.decline"):
+        read_decision_file(kinds_only, declines=True)  # a draft gate reading the decider needs its probabilities
 
 
 def test_recheck_command_writes_a_new_file_and_its_counts(settings: Any, tmp_path: Path) -> None:

@@ -9,7 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from local_rag.decide.support import PAIR_FEATURES, SupportChecker, cited, load_support, save_support, split_sentences
+from local_rag.decide.support import (
+    PAIR_FEATURES,
+    SupportChecker,
+    cited,
+    load_support,
+    passage_texts,
+    save_support,
+    split_sentences,
+)
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.settings import SupportConfig
 from local_rag.train.support import (
@@ -163,6 +171,14 @@ def test_pairs_have_a_gold_and_each_kind_of_negative():
     assert kinds["gold"].label == 1 and all(p.label == 0 for p in pairs if p.kind != "gold")
     assert kinds["near"].passage.startswith("Lions")  # shares 'sleep', 'hour', 'day' with the sentence; Dogs shares none
     assert "16" not in kinds["numbers"].sentence and "Egypt" not in kinds["name"].sentence
+
+
+def test_training_pairs_read_a_passage_as_the_check_does_with_or_without_a_title():
+    tasks = [task("a", 1, "", "Cats sleep 16 hours a day in Egypt.", "Cats sleep 16 hours a day.", "d1"),
+             task("b", 1, "Lions", "Lions hunt zebras at night.", "Lions hunt zebras.", "d2")]
+    gold = {p.group: p.passage for p in build_pairs(tasks, {"a", "b"}) if p.kind == "gold"}
+    assert [gold["a"], gold["b"]] == passage_texts([Hit("d1", 0.0, title="", text="Cats sleep 16 hours a day in Egypt."),
+                                                    Hit("d2", 0.0, title="Lions", text="Lions hunt zebras at night.")])
 
 
 def test_the_nearest_other_passage_is_a_hard_negative_not_a_paraphrase():

@@ -145,7 +145,7 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
     generator."""
     from local_rag.errors import BadInputError
     from local_rag.evaluation.generation.official import read_records, write_records
-    from local_rag.evaluation.generation.recheck import RecheckTally, read_decisions, recheck_record
+    from local_rag.evaluation.generation.recheck import RecheckTally, read_decision_file, recheck_record
 
     settings = load(profile, config_file, index_name, **{"support.mode": support_mode})
     out = Path(out_file)
@@ -159,12 +159,10 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
         if checker is None:
             raise BadInputError(f"no trained support model {settings.support.model!r}; build one with "
                                 "`local-rag train support`, or pass --support off")
-    decisions = read_decisions(decisions_file) if decisions_file else {}
-    gate, declines = None, None
+    gate = None
     if draft_gate:
         from local_rag.decide.draft import read_gate
         from local_rag.decide.support import load_support_checker
-        from local_rag.evaluation.generation.recheck import read_decline_probabilities
         from local_rag.modelstore.manifest import resolve_model
 
         folder, _ = resolve_model(draft_gate, settings.models_dir, role="draft-gate")
@@ -175,7 +173,9 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
         gate = read_gate(folder, support, settings.decide.draft_threshold)
         if gate.needs_decider and not decisions_file:
             raise BadInputError("this draft gate reads the decider's P(decline): give --decisions")
-        declines = read_decline_probabilities(decisions_file) if decisions_file else {}
+    # one pass over the file: the kinds, and the P(decline) a draft gate reads
+    decisions, probabilities = read_decision_file(decisions_file, declines=gate is not None) if decisions_file else ({}, {})
+    declines = probabilities if gate is not None else None
     tally = RecheckTally()
     rows = []
     for record in read_records(predictions_file):

@@ -60,9 +60,15 @@ def split_sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
+def passage_text(title: str, text: str) -> str:
+    """A passage as the support check reads it, in training and in use: title, newline, text (the text alone
+    without a title)."""
+    return f"{title}\n{text}" if title else text
+
+
 def passage_texts(passages: Sequence[Hit]) -> list[str]:
-    """The passages as the support check reads them: title, newline, text."""
-    return [f"{h.title}\n{h.text}" if h.title else h.text for h in passages]
+    """The passages as the support check reads them (`passage_text`)."""
+    return [passage_text(h.title, h.text) for h in passages]
 
 
 def cited(sentence: str) -> list[int]:

@@ -28,7 +28,7 @@ from local_rag.decide.draft import DRAFT_FEATURES, save_gate, score_draft
 from local_rag.decide.support import SupportChecker
 from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.official import answerability
-from local_rag.evaluation.generation.recheck import context_hits, read_decisions, read_decline_probabilities
+from local_rag.evaluation.generation.recheck import context_hits, read_decision_file
 from local_rag.modelstore.manifest import record_folder
 from local_rag.mtrag import read_jsonl
 from local_rag.subset import conversation_of
@@ -178,14 +178,15 @@ def train_draft_gate(checker: SupportChecker, answers: Sequence[Path], decisions
     if with_decider and decisions_path is None:
         raise BadInputError("the feature 'decider' needs --decisions (a decider's predictions.jsonl), or leave it out "
                             "of --features")
-    decisions = read_decline_probabilities(decisions_path) if with_decider and decisions_path else None
+    read, probabilities = read_decision_file(decisions_path, declines=with_decider) if decisions_path else ({}, {})
+    decisions = probabilities if with_decider else None
+    kinds: dict[str, str] = dict(read)
     every, missing = draft_rows(answers, checker, decisions)
     rows = [r for r in every if r.positive or r.gold in ANSWERABLE]
     positives = sum(r.positive for r in rows)
     if positives < 5 or len(rows) - positives < 5:
         raise BadInputError(f"the answers hold {positives} UNANSWERABLE and {len(rows) - positives} answerable drafts: "
                             "the gate needs at least 5 of each")
-    kinds: dict[str, str] = dict(read_decisions(decisions_path)) if decisions_path else {}
     cv = cross_validate(rows, features, budget, kinds)
     x, y = matrix(rows, features), np.array([r.positive for r in rows], dtype=int)
     model = make_model().fit(x, y)

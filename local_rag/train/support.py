@@ -38,6 +38,7 @@ from local_rag.decide.support import (
     SupportChecker,
     load_support,
     pair_matrix,
+    passage_text,
     passage_texts,
     save_support,
     split_sentences,
@@ -76,7 +77,7 @@ def corrupt_numbers(sentence: str, rng: random.Random) -> str | None:
 
 
 def _passage(context: dict[str, Any]) -> str:
-    return f"{context.get('title', '')}\n{context['text']}"
+    return passage_text(context.get("title") or "", context["text"])
 
 
 def nearest_other(said: set[str], titles: set[str], candidates: Sequence[tuple[str, str, set[str]]]) -> str | None:

@@ -65,26 +65,28 @@ def prediction_of(answer: Answer) -> dict[str, Any]:
     return {"text": answer.text, "kind": answer.kind, "citations": cited}
 
 
-def read_decisions(path: str | Path) -> dict[str, Kind]:
-    """``task_id`` -> ``kind`` from a JSONL file of decisions (one object a line with ``task_id`` and ``kind``)."""
-    decisions: dict[str, Kind] = {}
+def read_decision_file(path: str | Path, *, declines: bool = False) -> tuple[dict[str, Kind], dict[str, float]]:
+    """One pass over a JSONL file of decisions (one object a line with ``task_id`` and ``kind``): ``task_id`` ->
+    ``kind``, and with ``declines`` also ``task_id`` -> P(decline), which every row must then carry as a decider's
+    ``predictions.jsonl`` does (``{"task_id", "kind", "p": {"decline": ...}}``); without it, an empty dict."""
+    kinds: dict[str, Kind] = {}
+    probabilities: dict[str, float] = {}
     for i, row in enumerate(read_jsonl(path), start=1):
         kind = row.get("kind")
         if not isinstance(row.get("task_id"), str) or kind not in KINDS:
             raise BadInputError(f"{path}, line {i}: a decision needs a 'task_id' and a 'kind' among {', '.join(KINDS)}")
-        decisions[row["task_id"]] = kind
-    return decisions
+        kinds[row["task_id"]] = kind
+        if declines:
+            try:
+                probabilities[row["task_id"]] = float(row["p"]["decline"])
+            except (KeyError, TypeError, ValueError) as exc:
+                raise BadInputError(f"{path}, line {i}: no p.decline ({exc}): give a decider's predictions.jsonl") from exc
+    return kinds, probabilities
 
 
-def read_decline_probabilities(path: str | Path) -> dict[str, float]:
-    """``task_id`` -> P(decline) from a decider's ``predictions.jsonl`` (``{"task_id", "p": {"decline": ...}}``)."""
-    out: dict[str, float] = {}
-    for i, row in enumerate(read_jsonl(path), start=1):
-        try:
-            out[str(row["task_id"])] = float(row["p"]["decline"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise BadInputError(f"{path}, line {i}: no task_id and p.decline ({exc})") from exc
-    return out
+def read_decisions(path: str | Path) -> dict[str, Kind]:
+    """``task_id`` -> ``kind`` (`read_decision_file`)."""
+    return read_decision_file(path)[0]
 
 
 @dataclass
