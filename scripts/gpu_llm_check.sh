@@ -9,7 +9,7 @@
 # Results: docs/benchmarks/gpu-llm/.
 set -uo pipefail
 OUT=${OUT:-gpu-llm-out}; mkdir -p "$OUT"
-export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site:$PWD PATH=$PATH:/usr/local/cuda/bin
+export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=/tmp/site:$PWD PATH=$PATH:/usr/local/cuda/bin
 command -v nvcc >/dev/null || { n=$(find /usr /opt -name nvcc -type f 2>/dev/null | head -n 1); [ -z "$n" ] || export PATH=$PATH:${n%/nvcc}; }
 step() { echo "=== $(date -u +%T) $*"; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .llm/whl/*.whl || exit 1
@@ -44,10 +44,33 @@ for kw in "" "n_threads=$(nproc)" "n_threads_batch=$(nproc)" "n_threads=$P, n_th
   python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False${kw:+, $kw})" > /dev/null 2>&1
   echo "Llama(... ${kw:-nothing more}): rc $?" | tee -a "$OUT/load-args.txt"
 done
+python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=True)" > /dev/null 2>&1
+echo "Llama(... verbose=True instead of False): rc $?" | tee -a "$OUT/load-args.txt"
 for first in numpy local_rag.llm.llamacpp; do  # the crash came with local-rag imported before llama_cpp: the order?
   python3 -c "import $first; import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)" > /dev/null 2>&1
   echo "import $first first, then Llama(... nothing more): rc $?" | tee -a "$OUT/load-args.txt"
 done
+# what LlamaCppLLM does before its Llama() call, each alone before a plain load: NVML (init, query, shutdown), the
+# GGUF header read and the size check, the KV-size read of the tensor shapes
+for before in "from local_rag.device import nvml_gpus; print(nvml_gpus())" \
+              "from local_rag.modelstore.gguf_check import check_gguf; check_gguf('$F')" \
+              "from local_rag.modelstore.shapes import gguf_shape; gguf_shape('$F').kv_bytes(4096)"; do
+  python3 -c "$before
+import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)" > /dev/null 2>&1
+  echo "${before#*; } first, then Llama(... nothing more): rc $?" | tee -a "$OUT/load-args.txt"
+done
+# and the backend itself, with Python's stack at the crash (faulthandler) and, where gdb is there, the C stack
+cat > /tmp/load-backend.py <<PY
+from local_rag.llm.llamacpp import LlamaCppLLM
+from local_rag.settings import LLMConfig
+LlamaCppLLM(LLMConfig(model='$F', n_ctx=4096))
+print("LlamaCppLLM loaded")
+PY
+python3 -X faulthandler /tmp/load-backend.py > "$OUT/load-backend.txt" 2>&1
+echo "LlamaCppLLM(...): rc $? (stack: load-backend.txt)" | tee -a "$OUT/load-args.txt"
+grep -a -A12 "Fatal Python error" "$OUT/load-backend.txt" | head -n 14
+! command -v gdb > /dev/null || timeout 120 gdb -q -batch -ex run -ex bt --args python3 /tmp/load-backend.py \
+  > "$OUT/load-backend-gdb.txt" 2>&1
 # when local-rag's thread count crashes the load, the timing runs below use half the cores (llama-cpp-python's default)
 T=""; grep -q "^Llama(... n_threads=$P, n_threads_batch=$P): rc 0" "$OUT/load-args.txt" || T="--threads $(( $(nproc) / 2 ))"
 step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3} $T
