@@ -67,18 +67,23 @@ SIMD_FLAGS = ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw", "avx512_vnni"
               "amx_tile", "amx_int8", "amx_bf16")
 
 
-def cpu_flags() -> list[str]:
-    """The vector-instruction flags of this CPU that llama.cpp and torch use (AVX2, AVX-512, VNNI, AMX), as
-    /proc/cpuinfo lists them; [] where it cannot be read. Two CPUs of one name can differ here (a VM may hide some)."""
+def cpu_flag_set() -> set[str] | None:
+    """Every flag of this CPU as /proc/cpuinfo lists it; None where it cannot be read (not Linux)."""
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:
             for line in fh:
                 if line.startswith("flags"):
-                    have = set(line.split(":", 1)[1].split())
-                    return [f for f in SIMD_FLAGS if f in have]
+                    return set(line.split(":", 1)[1].split())
     except OSError:
         pass
-    return []
+    return None
+
+
+def cpu_flags() -> list[str]:
+    """The vector-instruction flags of this CPU that llama.cpp and torch use (AVX2, AVX-512, VNNI, AMX), as
+    /proc/cpuinfo lists them; [] where it cannot be read. Two CPUs of one name can differ here (a VM may hide some)."""
+    have = cpu_flag_set() or set()
+    return [f for f in SIMD_FLAGS if f in have]
 
 
 def cpu_has_amx() -> bool:

@@ -27,12 +27,9 @@ key=$(cat pyproject.toml scripts/peer_env.sh | sha256sum | cut -c1-16)
 stamp="$VENV/.peer-$key"
 [ -f "$stamp" ] && { echo "peer_env: $VENV is up to date"; exit 0; }
 
-# the flavour scripts/install_llama_cpp.sh built: CUDA only where nvcc is there and a GPU is visible
-if command -v nvcc >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-  key_dir=cuda-noamx
-else
-  key_dir=cpu-noamx
-fi
+# the wheel scripts/install_llama_cpp.sh built for this machine: its flavour (CUDA only where nvcc is there and a GPU
+# is visible) and this CPU's vector extensions
+key_dir=$(bash scripts/install_llama_cpp.sh --print-key)
 wheel=$(ls "$CACHE/$key_dir"/llama_cpp_python-"$LLAMA_CPP_VERSION"-*.whl 2>/dev/null | head -n1 || true)
 if [ -z "$wheel" ]; then
   echo "peer_env: no cached llama-cpp-python $LLAMA_CPP_VERSION wheel under $CACHE/$key_dir;" \
@@ -43,7 +40,7 @@ fi
 [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check "$@"; }
 pip install -q --upgrade pip
-if [ "$key_dir" = cuda-noamx ]; then
+if [ "${key_dir#cuda-}" != "$key_dir" ]; then
   pip install -q torch
   extra=gpu
 else

@@ -28,7 +28,7 @@ if [ -n "${COMPILE_ONLY:-}" ]; then
 fi
 [ -x "$VENV/bin/python" ] || "$UV" venv -q --python "$MAIN/bin/python" "$VENV"
 "$UV" pip install --python "$VENV/bin/python" --resolution lowest-direct "${links[@]}" -r "$req"
-wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}"/*/llama_cpp_python-*.whl 2>/dev/null | head -n1 || true)
+wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}/$(bash scripts/install_llama_cpp.sh --print-key)"/llama_cpp_python-*.whl 2>/dev/null | head -n1 || true)
 # with its own dependencies (diskcache, jinja2; numpy is already there at its floor and stays)
 [ -n "$wheel" ] && "$UV" pip install --python "$VENV/bin/python" "${links[@]}" "$wheel"
 echo "test-lowest: direct dependencies at their floors:"

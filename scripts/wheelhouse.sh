@@ -12,6 +12,9 @@
 #   .venv/bin/pip install --no-index --find-links DIR -r DIR/requirements.txt
 #   .venv/bin/local-rag models unpack DIR/models.tar
 #
+# llama.cpp is built for this CPU (-march=native); the extensions it may use go to DIR/llama-cpp-cpu-flags.txt, and
+# `local-rag doctor` on the other machine names any its CPU lacks. For another kind of CPU, build a portable wheel
+# first: LLAMA_CPP_PORTABLE=1 bash scripts/install_llama_cpp.sh && LLAMA_CPP_PORTABLE=1 make wheelhouse.
 # Overrides: VENV (default .venv), EXTRAS (default cpu,server or gpu,server), MODELS (names; default the demo's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +38,12 @@ echo "wheelhouse: collecting wheels for local-rag[$EXTRAS] into $OUT"
 # llama-cpp-python: the wheel this venv runs, built for this machine (never rebuilt here)
 llama_version=$("$PY" -c "import llama_cpp; print(llama_cpp.__version__)" 2>/dev/null || true)
 if [ -n "$llama_version" ]; then
-  wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}"/*/llama_cpp_python-"$llama_version"-*.whl 2>/dev/null | head -n1 || true)
+  # the wheel built for this machine (LLAMA_CPP_PORTABLE=1: the portable one, for an air-gap machine with another CPU)
+  key=$(bash scripts/install_llama_cpp.sh --print-key)
+  wheel=$(ls "${LOCAL_RAG_WHEEL_CACHE:-$HOME/.cache/local-rag/wheels}/$key"/llama_cpp_python-"$llama_version"-*.whl 2>/dev/null | head -n1 || true)
+  [ -n "$wheel" ] || echo "wheelhouse: no llama-cpp-python $llama_version wheel under the cache's $key/: run" \
+    "${LLAMA_CPP_PORTABLE:+LLAMA_CPP_PORTABLE=1 }bash scripts/install_llama_cpp.sh first" >&2
+  [ -n "$wheel" ] && cp "$(dirname "$wheel")/cpu-flags.txt" "$OUT/llama-cpp-cpu-flags.txt" 2>/dev/null || true
   # the wheel and its own dependencies (diskcache, jinja2 ...)
   [ -n "$wheel" ] && "$PY" -m pip wheel -q --disable-pip-version-check --wheel-dir "$OUT" -c "$OUT/constraints.txt" "$wheel"
 fi

@@ -78,12 +78,17 @@ def collect(settings: Settings) -> dict[str, Any]:
         report["onnxruntime_providers"] = ort.get_available_providers()
     except ImportError:
         report["onnxruntime_providers"] = None
-    try:
-        import llama_cpp
+    report["llama_cpp"] = None
+    if _version("llama_cpp_python"):
+        from local_rag.llm.cpu_build import advice, probe
 
-        report["llama_cpp"] = {"version": llama_cpp.__version__, "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload())}
-    except ImportError:
-        report["llama_cpp"] = None
+        build = probe()  # in a child process first: a build for another CPU would kill this one at import
+        report["llama_cpp_cpu_build"] = build | {"advice": advice(build)}
+        if "error" not in build:
+            import llama_cpp
+
+            report["llama_cpp"] = {"version": llama_cpp.__version__,
+                                   "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload())}
     manifest = Manifest.load(settings.models_dir)
     report["models"] = {
         name: {"role": e.role, "present": manifest.is_present(e), "source": e.source} for name, e in manifest.entries.items()
@@ -121,12 +126,17 @@ def doctor(profile, config_file, index_name, verify, as_json):
     click.echo(f"torch         {torch_info and torch_info['version']} (CUDA build {torch_info and torch_info['cuda_build']}, GPU usable: {torch_info and torch_info['cuda_available']})")
     click.echo(f"faiss         {report['faiss']['build']} build, {report['faiss']['gpus']} GPU(s)")
     click.echo(f"onnxruntime   providers {report['onnxruntime_providers']}")
-    click.echo(f"llama.cpp     {report['llama_cpp'] or 'not installed (bash scripts/install_llama_cpp.sh)'}")
+    built_for = " ".join((report.get("llama_cpp_cpu_build") or {}).get("features") or [])
+    click.echo(f"llama.cpp     {report['llama_cpp'] or 'not installed (bash scripts/install_llama_cpp.sh)'}"
+               + (f", built for {built_for}" if report["llama_cpp"] and built_for else ""))
     if report["gpus"]:
         for gpu in report["gpus"]:
             click.echo(f"gpu {gpu['index']}         {gpu['name']}: {gpu['free'] / 2**30:.1f} of {gpu['total'] / 2**30:.1f} GiB free (driver {gpu['driver']})")
     else:
         click.echo("gpu           none seen by NVML: every stage runs on the CPU")
+    build = report.get("llama_cpp_cpu_build") or {}
+    if build.get("advice") or build.get("error"):
+        click.echo(f"warning       {build.get('advice') or build.get('error')}")
     for warning in report["cpu_fallbacks"]:
         click.echo(f"warning       {warning}")
     click.echo(f"profile       {report['profile']} (available: {', '.join(report['profiles'])})")

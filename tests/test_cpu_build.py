@@ -1,0 +1,60 @@
+"""The llama.cpp build against this CPU (`local_rag.llm.cpu_build`): the real build probed in a child process, a child
+killed by SIGILL reported as a build for another CPU, and doctor's line."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+from local_rag.device import cpu_flag_set
+from local_rag.llm.cpu_build import advice, build_features, missing_features, probe
+
+from .llm_fixtures import llama_cpp_or_skip
+from .test_cli import ROOT, run
+
+CUDA_INFO = ("CUDA : ARCHS = 890 | USE_GRAPHS = 1 | PEER_MAX_BATCH_SIZE = 128 | CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | "
+             "AVX2 = 1 | F16C = 1 | FMA = 1 | AVX512 = 0 | LLAMAFILE = 1 | OPENMP = 1 | REPACK = 1 | ")
+
+
+def test_the_cpu_section_is_read_and_other_backends_are_not():
+    assert build_features(CUDA_INFO) == ["SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA"]  # AVX512 = 0, USE_GRAPHS not CPU
+    assert missing_features(["AVX2", "AVX512", "AVX512_VNNI"], {"avx2", "fma"}) == ["AVX512", "AVX512_VNNI"]
+    assert advice({"features": ["AVX2"], "missing": []}) is None
+    line = advice({"features": ["AVX2", "AVX512"], "missing": ["AVX512"]})
+    assert line is not None and "AVX512" in line and "install_llama_cpp.sh" in line and "\n" not in line
+
+
+def test_the_installed_build_runs_on_this_cpu():
+    llama_cpp_or_skip()
+    result = probe()
+    assert "error" not in result, result
+    features = result["features"]
+    assert isinstance(features, list) and features  # every x86 build lists some (SSE3 at least)
+    if cpu_flag_set() is not None:
+        assert result["missing"] == []  # built here, for this CPU, by scripts/install_llama_cpp.sh
+
+
+def test_a_child_killed_by_sigill_is_named_a_build_for_another_cpu(tmp_path: Path):
+    python = tmp_path / "python"  # stands in for an interpreter whose llama.cpp uses an instruction this CPU lacks
+    python.write_text("#!/bin/sh\nkill -ILL $$\n", encoding="utf-8")
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    result = probe(str(python))
+    assert "SIGILL" in str(result["error"]) and "another CPU" in str(result["error"])
+    line = advice(result)
+    assert line is not None and "install_llama_cpp.sh" in line
+    failing = tmp_path / "python-fails"
+    failing.write_text("#!/bin/sh\necho 'ModuleNotFoundError: No module named llama_cpp' >&2\nexit 1\n", encoding="utf-8")
+    failing.chmod(failing.stat().st_mode | stat.S_IEXEC)
+    assert probe(str(failing)) == {"error": "importing llama_cpp failed: ModuleNotFoundError: No module named llama_cpp"}
+    assert advice(probe(str(failing))) is None  # not a CPU mismatch: doctor prints the error itself
+
+
+def test_doctor_reports_what_the_build_uses():
+    llama_cpp_or_skip()
+    result = run("doctor", "--json", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    build = json.loads(result.stdout)["llama_cpp_cpu_build"]
+    assert build["features"] and build["advice"] is None
+    text = run("doctor", cwd=ROOT)
+    assert "built for" in text.stdout and "SSE3" in text.stdout
