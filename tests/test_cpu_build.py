@@ -4,7 +4,10 @@ killed by SIGILL reported as a build for another CPU, and doctor's line."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import stat
+import subprocess
 from pathlib import Path
 
 from local_rag.device import cpu_flag_set
@@ -58,3 +61,13 @@ def test_doctor_reports_what_the_build_uses():
     assert build["features"] and build["advice"] is None
     text = run("doctor", cwd=ROOT)
     assert "built for" in text.stdout and "SSE3" in text.stdout
+
+
+def test_the_wheel_cache_key_names_the_cpu_or_portable():
+    script = str(ROOT / "scripts" / "install_llama_cpp.sh")
+    env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_CPP_PORTABLE", "LLAMA_CPP_FLAVOUR")}
+    native = subprocess.run(["bash", script, "--print-key"], capture_output=True, text=True, env=env, check=True)
+    assert re.fullmatch(r"(cpu|cuda)-noamx-[0-9a-f]{8}", native.stdout.strip()), native.stdout
+    portable = subprocess.run(["bash", script, "--print-key"], capture_output=True, text=True, check=True,
+                              env=env | {"LLAMA_CPP_PORTABLE": "1", "LLAMA_CPP_FLAVOUR": "cpu"})
+    assert portable.stdout.strip() == "cpu-noamx-portable"
