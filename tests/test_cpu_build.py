@@ -10,10 +10,13 @@ import stat
 import subprocess
 from pathlib import Path
 
-from local_rag.device import cpu_flag_set
-from local_rag.llm.cpu_build import advice, build_features, missing_features, probe
+import pytest
 
-from .llm_fixtures import llama_cpp_or_skip
+from local_rag.device import cpu_flag_set
+from local_rag.errors import ModelError
+from local_rag.llm.cpu_build import advice, build_features, build_key, check_installed, missing_features, probe
+
+from .llm_fixtures import SMOLLM, llama_cpp_or_skip, load_real
 from .test_cli import ROOT, run
 
 CUDA_INFO = ("CUDA : ARCHS = 890 | USE_GRAPHS = 1 | PEER_MAX_BATCH_SIZE = 128 | CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | "
@@ -71,3 +74,29 @@ def test_the_wheel_cache_key_names_the_cpu_or_portable():
     portable = subprocess.run(["bash", script, "--print-key"], capture_output=True, text=True, check=True,
                               env=env | {"LLAMA_CPP_PORTABLE": "1", "LLAMA_CPP_FLAVOUR": "cpu"})
     assert portable.stdout.strip() == "cpu-noamx-portable"
+
+
+@pytest.fixture
+def fresh_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    check_installed.cache_clear()
+    yield tmp_path / "cache" / "local-rag" / "llama-cpu-check.json"
+    check_installed.cache_clear()
+
+
+def test_the_check_probes_once_and_remembers_the_answer(fresh_check: Path):
+    llama_cpp_or_skip()
+    check_installed()  # this build runs here: nothing raised
+    key = build_key()
+    remembered = json.loads(fresh_check.read_text(encoding="utf-8"))
+    assert key in remembered and remembered[key]["missing"] == [] and remembered[key]["features"]
+
+
+def test_the_backend_stops_with_one_line_on_a_build_for_another_cpu(fresh_check: Path):
+    llama_cpp_or_skip()
+    fresh_check.parent.mkdir(parents=True)  # what the probe would have found on an older CPU than the build's
+    fresh_check.write_text(json.dumps({build_key(): {"features": ["AVX2", "AVX512"], "missing": ["AVX512"]}}),
+                           encoding="utf-8")
+    with pytest.raises(ModelError, match="built for another CPU: it uses AVX512") as err:
+        load_real(SMOLLM, n_ctx=512)
+    assert "install_llama_cpp.sh" in str(err.value) and "\n" not in str(err.value)

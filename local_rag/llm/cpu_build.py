@@ -4,7 +4,9 @@
 vector extension that CPU has (AVX-512, VNNI, ...). Carried to an older CPU (a wheelhouse for an air-gapped machine,
 a venv or wheel cache on a shared home), it stops with an illegal instruction, with no message, at the first model
 load. `probe` asks the build which extensions it uses, in a child process (a crash there is reported, not suffered),
-and names those this CPU lacks; `local-rag doctor` prints it.
+and names those this CPU lacks; `local-rag doctor` prints it, and `LlamaCppLLM` calls `check_installed` before it
+imports llama_cpp, so a run stops with that line instead of dying mid-load (the answer is cached per build and CPU:
+the child process runs once).
 
 Example:
     >>> build_features("CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | OPENMP = 1 | ")
@@ -15,10 +17,16 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import importlib.util
+import json
+import os
 import signal
 import subprocess
 import sys
 from collections.abc import Iterable
+from pathlib import Path
 
 # llama.cpp's names in llama_print_system_info() -> the /proc/cpuinfo flag each needs
 FEATURE_FLAGS = {
@@ -82,3 +90,57 @@ def advice(result: dict[str, object]) -> str | None:
         return (f"llama.cpp was built for another CPU: it uses {', '.join(missing)}, which this CPU lacks, and will "
                 f"stop with an illegal instruction when a model loads; {rebuild}")
     return None
+
+
+def _cache_file() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
+    return base / "local-rag" / "llama-cpu-check.json"
+
+
+def build_key() -> str | None:
+    """What identifies the installed build on this CPU: its shared libraries (names, sizes, times) and the CPU's
+    flags; None when llama_cpp is not installed."""
+    from local_rag.device import cpu_flag_set
+
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or not spec.origin:
+        return None
+    lib = Path(spec.origin).parent / "lib"
+    files = sorted(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in lib.glob("*.so*") if p.is_file()) \
+        if lib.is_dir() else []
+    flags = " ".join(sorted(cpu_flag_set() or []))
+    return hashlib.sha256("\n".join([str(lib), *files, flags]).encode()).hexdigest()[:16]
+
+
+@functools.cache
+def check_installed() -> None:
+    """Raise `ModelError` with `advice`'s line when the installed llama.cpp build cannot run on this CPU.
+
+    The probe runs once per build and CPU (cached in ``~/.cache/local-rag/llama-cpu-check.json``); where llama_cpp is
+    missing or fails to import for another reason, nothing is raised here (the import that follows says why).
+    """
+    from local_rag.errors import ModelError
+
+    key = build_key()
+    if key is None:
+        return
+    path = _cache_file()
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    result = known.get(key) if isinstance(known, dict) else None
+    if not isinstance(result, dict):
+        result = probe()
+        if "error" not in result or "SIGILL" in str(result["error"]):  # a passing import failure is not remembered
+            known = (known if isinstance(known, dict) else {}) | {key: result}
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
+                tmp.replace(path)
+            except OSError:
+                pass
+    line = advice(result)
+    if line:
+        raise ModelError(line)

@@ -31,6 +31,7 @@ from local_rag._optional import require
 from local_rag.device import nvml_gpus
 from local_rag.errors import BadInputError, ModelError
 from local_rag.llm.base import LLM, Completion, Message, OnToken
+from local_rag.llm.cpu_build import check_installed
 from local_rag.llm.kv_cache import PrefixStates
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
 from local_rag.llm.speculative import Drafts, lookup_tokens
@@ -103,6 +104,7 @@ class LlamaCppLLM(LLM):
         info = check_gguf(path)
         if not info.chat_template:
             raise ModelError(f"{path} has no chat template in its GGUF metadata; use an instruct model")
+        check_installed()  # a build for another CPU would stop this process with SIGILL inside llama.cpp
         llama_cpp = require("llama_cpp", "the local LLM")
         model_bytes = sum(p.stat().st_size for p in path.parent.glob("*.gguf")) if info.split_count > 1 \
             else path.stat().st_size
