@@ -87,8 +87,8 @@ echo "install_llama_cpp: installing $wheel"
 if "$PY" -c "import local_rag" 2>/dev/null; then
   "$PY" - <<'PYEOF' || exit 1
 import sys
-from local_rag.llm.cpu_build import advice, probe
-result = probe(sys.executable)
+from local_rag.llm.cpu_build import advice, installed_build
+result = installed_build() or {"error": "llama_cpp is not installed"}  # cached: the first model load asks no more
 line = advice(result) or result.get("error")
 print("install_llama_cpp: " + (line or "the build runs on this CPU (" + " ".join(result["features"]) + ")"))
 sys.exit(1 if line else 0)

@@ -20,13 +20,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.util
-import json
-import os
 import signal
 import subprocess
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+
+from local_rag.modelstore.json_cache import cache_path, read_cache, write_cache
 
 # llama.cpp's names in llama_print_system_info() -> the /proc/cpuinfo flag each needs
 FEATURE_FLAGS = {
@@ -92,11 +92,6 @@ def advice(result: dict[str, object]) -> str | None:
     return None
 
 
-def _cache_file() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "local-rag" / "llama-cpu-check.json"
-
-
 def build_key() -> str | None:
     """What identifies the installed build on this CPU: its shared libraries (names, sizes, times) and the CPU's
     flags; None when llama_cpp is not installed."""
@@ -112,35 +107,32 @@ def build_key() -> str | None:
     return hashlib.sha256("\n".join([str(lib), *files, flags]).encode()).hexdigest()[:16]
 
 
-@functools.cache
-def check_installed() -> None:
-    """Raise `ModelError` with `advice`'s line when the installed llama.cpp build cannot run on this CPU.
-
-    The probe runs once per build and CPU (cached in ``~/.cache/local-rag/llama-cpu-check.json``); where llama_cpp is
-    missing or fails to import for another reason, nothing is raised here (the import that follows says why).
-    """
-    from local_rag.errors import ModelError
-
+def installed_build() -> dict[str, object] | None:
+    """`probe`'s answer for the installed build on this CPU, asked once per build and CPU (cached in
+    ``~/.cache/local-rag/llama-cpu-check.json``; an import failure other than SIGILL is not remembered); None where
+    llama_cpp is not installed."""
     key = build_key()
     if key is None:
-        return
-    path = _cache_file()
-    try:
-        known = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        known = {}
-    result = known.get(key) if isinstance(known, dict) else None
+        return None
+    cache_file = cache_path("llama-cpu-check.json")
+    cache = read_cache(cache_file)
+    result = cache.get(key)
     if not isinstance(result, dict):
         result = probe()
-        if "error" not in result or "SIGILL" in str(result["error"]):  # a passing import failure is not remembered
-            known = (known if isinstance(known, dict) else {}) | {key: result}
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(known, indent=1), encoding="utf-8")
-                tmp.replace(path)
-            except OSError:
-                pass
-    line = advice(result)
+        if "error" not in result or "SIGILL" in str(result["error"]):
+            cache[key] = result
+            write_cache(cache_file, cache)
+    return result
+
+
+@functools.cache
+def check_installed() -> None:
+    """Raise `ModelError` with `advice`'s line when the installed llama.cpp build cannot run on this CPU
+    (`installed_build`); where llama_cpp is missing or fails to import for another reason, nothing is raised here (the
+    import that follows says why)."""
+    from local_rag.errors import ModelError
+
+    result = installed_build()
+    line = advice(result) if result is not None else None
     if line:
         raise ModelError(line)

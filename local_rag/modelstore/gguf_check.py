@@ -13,14 +13,13 @@ Example:
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from local_rag._optional import require
 from local_rag.errors import ModelError
-from local_rag.modelstore.json_cache import read_cache, write_cache
+from local_rag.modelstore.json_cache import cache_path, read_cache, write_cache
 
 _SMALL_ARRAY = 4096  # numeric arrays up to this length are kept (per-layer values); vocabularies are not
 
@@ -60,11 +59,6 @@ class GGUFInfo:
     @property
     def split_count(self) -> int:
         return int(self.metadata.get("split.count", 1) or 1)
-
-
-def _cache_file() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "local-rag" / "gguf-headers.json"
 
 
 def _parse(path: Path) -> dict[str, Any]:
@@ -135,7 +129,7 @@ def read_gguf(path: str | Path) -> GGUFInfo:
     stat = path.stat()
     # keyed by name, size and mtime, not the folder: an import checks the file in a staging folder, then moves it
     key = f"{path.name}|{stat.st_size}|{stat.st_mtime_ns}"
-    cache_file = _cache_file()
+    cache_file = cache_path("gguf-headers.json")
     cache = read_cache(cache_file)
     parsed = cache.get(key)
     if parsed is None:

@@ -1,4 +1,5 @@
-"""A small JSON cache file (a dict of str keys) shared by the model checks: the sha256 cache and the GGUF header cache."""
+"""A small JSON cache file (a dict of str keys) shared by the model checks: the sha256 cache, the GGUF header cache and
+the llama.cpp build check (`local_rag.llm.cpu_build`)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,11 @@ import json
 import os
 from pathlib import Path
 from typing import Any
+
+
+def cache_path(name: str) -> Path:
+    """``name`` in local-rag's cache folder (``$XDG_CACHE_HOME/local-rag``, else ``~/.cache/local-rag``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "local-rag" / name
 
 
 def read_cache(cache_file: Path) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.errors import ModelError
-from local_rag.modelstore.json_cache import read_cache, write_cache
+from local_rag.modelstore.json_cache import cache_path, read_cache, write_cache
 
 MANIFEST_NAME = "manifest.json"
 _CHUNK = 1 << 20
@@ -121,11 +121,6 @@ class Manifest:
         return problems
 
 
-def _cache_path() -> Path:
-    base = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
-    return base / "local-rag" / "sha256-cache.json"
-
-
 def file_sha256(path: str | Path, use_cache: bool = True) -> str:
     """sha256 of a file by content, cached so large models hash once.
 
@@ -135,7 +130,7 @@ def file_sha256(path: str | Path, use_cache: bool = True) -> str:
     path = Path(path).resolve()
     stat = path.stat()
     key = f"{path}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}|{stat.st_ctime_ns}"
-    cache_file = _cache_path()
+    cache_file = cache_path("sha256-cache.json")
     cache = read_cache(cache_file) if use_cache else {}
     if key in cache:
         return str(cache[key])
