@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import logging
+import math
 import time
 from collections.abc import Callable
 from functools import cached_property
@@ -232,6 +233,12 @@ class Pipeline:
             answer = Generator.idk(cfg.generate)
             self.skipped.append({"type": "skip", "stage": "generate", "text": "generate: no passage left, the fixed answer"})
         timings["generate"] = time.perf_counter() - started
+        if answer.kind == "decline" and answer.call is None and answer.idk_score is not None:  # the IDK gate declined
+            scores = {**decision.scores, "idk": answer.idk_score}
+            decision = Decision("decline", round(math.exp(answer.idk_score), 4), scores, reason="generator P(IDK)",
+                                latency_s=decision.latency_s)
+            self.skipped.append({"type": "gate", "stage": "idk", "text": (
+                f"generator: declines before writing (log P(IDK) {answer.idk_score:.2f} > {cfg.generate.idk_gate})")})
         if answer.kind == "answer" and passages and (gate := self.draft_gate) is not None:
             started = time.perf_counter()
             declined, p = gate.check(answer.text, passages, decision.scores.get("decline"))

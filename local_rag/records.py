@@ -196,6 +196,8 @@ class Answer:
     raw: str = ""
     call: LLMCall | None = None
     attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
+    #: the generator's mean log-probability of beginning with its decline sentence (``generate.idk_gate``), when scored
+    idk_score: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -210,7 +212,8 @@ TraceType = Literal["skip", "compress", "gate", "think", "search", "information"
 
 class TraceStep(TypedDict):
     """One step of a turn's trace, already in its JSON shape. The pipeline writes ``skip`` (a stage not run: ``stage``,
-    ``text``), ``compress`` (the evidence kept) and ``gate`` (the draft gate declined the draft: ``text``); the
+    ``text``), ``compress`` (the evidence kept) and ``gate`` (a gate declined: ``stage`` ``draft``, the draft gate after
+    generation, or ``idk``, the generator's own P(IDK) before it writes; ``text``); the
     agentic mode ``think``, ``search`` (``query``, ``latency_s``), ``information`` (``passage_ids``, ``numbers``),
     ``invalid`` (``problem``), ``answer`` (``forced``) and ``error``."""
 

@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from importlib import resources
@@ -195,6 +196,16 @@ class GenerateConfig(_Config):
         "same history start: a prompt prefix the KV cache reuses with the answer_history_first prompt (1 = off)",
     )
     clarify: bool = Field(True, description="allow a clarifying question on ambiguous turns")
+    idk_gate: float | None = Field(
+        None, le=0.0, description="decline without writing when the generator's own mean log-probability of "
+        "beginning its reply with idk_answer (its first idk_gate_tokens tokens, scored on the answer's prompt) is above "
+        "this; set per model and prompt from measurement (docs/evaluation.md); 0 = score and record only; null = off",
+    )
+    idk_gate_tokens: int = Field(4, ge=1, le=16, description="tokens of idk_answer the gate scores")
+    idk_gate_model: str = Field(
+        "", description="the llm.model idk_gate was measured with: with another model the gate is off (a warning); "
+        "'' = any model",
+    )
     attribute: bool = Field(
         False, description="cite an answer the model left uncited by word overlap with the passages (the demo does)"
     )
@@ -430,6 +441,17 @@ class Settings(BaseSettings):
     gen_eval: GenEvalConfig = Field(default_factory=GenEvalConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+
+    @model_validator(mode="after")
+    def _idk_gate_for_its_model(self) -> Settings:
+        gate = self.generate
+        if gate.idk_gate is not None and gate.idk_gate_model and gate.idk_gate_model != self.llm.model:
+            logging.getLogger("local_rag.settings").warning(
+                "generate.idk_gate %s was measured with %s, not %s: the IDK gate is off (set generate.idk_gate for "
+                "this model, or generate.idk_gate_model to '' to keep it)", gate.idk_gate, gate.idk_gate_model,
+                self.llm.model)
+            gate.idk_gate = None
+        return self
 
     @property
     def index_dir(self) -> Path:

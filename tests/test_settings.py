@@ -100,3 +100,14 @@ def test_bundled_bases_that_loop_give_one_line(monkeypatch: pytest.MonkeyPatch) 
         settings_module.read_profile("a")
     with pytest.raises(SettingsError, match=r"its bases loop \(c -> c\)"):
         settings_module.read_profile("c")
+
+
+def test_the_idk_gate_is_off_with_another_model_than_the_one_it_was_measured_with(caplog: pytest.LogCaptureFixture):
+    gate = {"idk_gate": -1.5, "idk_gate_model": "qwen-measured"}
+    with caplog.at_level("WARNING", logger="local_rag.settings"):
+        other = load_settings("cpu-qwen", overrides={"generate": gate, "llm": {"model": "another-model"}})
+    assert other.generate.idk_gate is None and "the IDK gate is off" in caplog.text
+    same = load_settings("cpu-qwen", overrides={"generate": gate, "llm": {"model": "qwen-measured"}})
+    assert same.generate.idk_gate == -1.5
+    anyone = load_settings("cpu-qwen", overrides={"generate": {"idk_gate": -1.5}, "llm": {"model": "another-model"}})
+    assert anyone.generate.idk_gate == -1.5

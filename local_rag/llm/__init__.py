@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from local_rag.llm.base import LLM, Completion, Message
+from local_rag.llm.base import LLM, Completion, Message, Scored
 from local_rag.settings import LLMConfig
 
-__all__ = ["LLM", "Completion", "Message", "load_llm"]
+__all__ = ["LLM", "Completion", "Message", "Scored", "load_llm"]
 
 
 def load_llm(config: LLMConfig, models_dir: str | Path = "models") -> LLM:

@@ -35,6 +35,15 @@ class Completion:
     call: LLMCall
 
 
+@dataclass
+class Scored:
+    """What `LLM.continuation_logprobs` returns: one log-probability a continuation token, and the recorded call
+    (its prompt tokens and prefill time; no completion tokens)."""
+
+    logprobs: list[float]
+    call: LLMCall
+
+
 class LLM(ABC):
     """A chat LLM. Backends implement `complete`; ``count_tokens`` should be overridden when a tokenizer is at hand."""
 
@@ -69,6 +78,14 @@ class LLM(ABC):
                 text (so a caller can tell a stop from a ``max_tokens`` cut). Backends that predate it may omit it.
         """
 
+    def continuation_logprobs(self, messages: list[Message], continuation: str, *, stage: str,
+                              n_tokens: int = 4) -> Scored | None:
+        """Log-probabilities of the reply to ``messages`` beginning with the first ``n_tokens`` tokens of
+        ``continuation`` (teacher-forced: nothing is generated), and the recorded call. ``None`` where the backend
+        cannot score (this default); `local_rag.llm.llamacpp.LlamaCppLLM` does, and its next call on the same prompt
+        reuses the prefill."""
+        return None
+
     def forget_prompts(self) -> None:
         """Drop every cached prompt (KV cache, saved prefixes) so the next call prefills from scratch; benchmarks
         call it so that a repeated turn is not answered from its own earlier prompt. No-op by default."""
@@ -85,6 +102,14 @@ class LLM(ABC):
         done = self.complete(messages, stage=stage, max_tokens=max_tokens, on_token=on_token, **extra)
         self.calls.append(done.call)
         return done
+
+    def score(self, messages: list[Message], continuation: str, *, stage: str, n_tokens: int = 4) -> list[float] | None:
+        """`continuation_logprobs`, with the call recorded in ``self.calls``; ``None`` where the backend cannot score."""
+        done = self.continuation_logprobs(messages, continuation, stage=stage, n_tokens=n_tokens)
+        if done is None:
+            return None
+        self.calls.append(done.call)
+        return done.logprobs
 
     def run_json(
         self, messages: list[Message], schema: dict[str, Any], *, stage: str, max_tokens: int | None = None

@@ -92,6 +92,7 @@ class Generator:
         self.llm = llm
         self.config = config or GenerateConfig()
         self.prompt = load_prompt(self.config.prompt)
+        self._warned = False  # the IDK gate's backend warning, once
 
     @staticmethod
     def idk(config: GenerateConfig) -> Answer:
@@ -129,8 +130,28 @@ class Generator:
         if not hits:
             return self.idk(cfg)
         messages = self.messages(conversation, hits)
+        score, gate = self.idk_score(messages), cfg.idk_gate
+        if score is not None and gate is not None and score > gate:  # declined before a word is written
+            return Answer(cfg.idk_answer, "decline", passages=hits, idk_score=score)
         done = self.llm.run(messages, stage="generate", max_tokens=cfg.max_tokens, on_token=on_token)
-        return self.parse(done.text, hits, done.call)
+        answer = self.parse(done.text, hits, done.call)
+        answer.idk_score = score
+        return answer
+
+    def idk_score(self, messages: list[Message]) -> float | None:
+        """With ``generate.idk_gate`` set: the mean log-probability of the reply to ``messages`` beginning with the
+        decline sentence (its first ``idk_gate_tokens`` tokens). Scored on the answer's own prompt, whose prefill the
+        answer then reuses: the gate costs about two decode steps. ``None`` when off or the backend cannot score."""
+        cfg = self.config
+        if cfg.idk_gate is None:
+            return None
+        logprobs = self.llm.score(messages, cfg.idk_answer, stage="idk-gate", n_tokens=cfg.idk_gate_tokens)
+        if not logprobs:
+            if logprobs is None and not self._warned:
+                log.warning("generate.idk_gate: %s cannot score a reply; the gate is off", type(self.llm).__name__)
+                self._warned = True
+            return None
+        return round(sum(logprobs) / len(logprobs), 4)
 
     def parse(self, raw: str, hits: list[Hit], call: LLMCall | None = None) -> Answer:
         cfg = self.config

@@ -30,9 +30,9 @@ from typing import Any
 from local_rag._optional import require
 from local_rag.device import nvml_gpus
 from local_rag.errors import BadInputError, ModelError
-from local_rag.llm.base import LLM, Completion, Message, OnToken
+from local_rag.llm.base import LLM, Completion, Message, OnToken, Scored
 from local_rag.llm.cpu_build import check_installed
-from local_rag.llm.kv_cache import PrefixStates
+from local_rag.llm.kv_cache import PrefixStates, common_prefix
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
 from local_rag.llm.speculative import Drafts, lookup_tokens
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
@@ -166,6 +166,46 @@ class LlamaCppLLM(LLM):
     def render(self, messages: list[Message]) -> str:
         """The prompt text for ``messages`` under the model's chat template (generation prompt appended)."""
         return self._formatter(messages=messages).prompt  # type: ignore[arg-type]
+
+    def continuation_logprobs(self, messages: list[Message], continuation: str, *, stage: str,
+                              n_tokens: int = 4) -> Scored | None:
+        """See `LLM.continuation_logprobs`. One prefill of the prompt (the part the KV cache does not hold; the next
+        call with this prompt reuses it, re-evaluating one token) and one batched pass over the continuation's first
+        ``n_tokens - 1`` tokens: the first token's log-probability comes from the prompt's own logits."""
+        import numpy as np
+
+        if not messages:
+            raise BadInputError(f"{stage}: no messages to score")
+        llama = self._llama
+        start = time.perf_counter()
+        prompt = self.render(messages)
+        tokens = llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+        follow = llama.tokenize(continuation.encode("utf-8"), add_bos=False, special=False)[: max(0, n_tokens)]
+        if len(tokens) + len(follow) > self.n_ctx:
+            raise BadInputError(f"{stage}: the prompt has {len(tokens)} tokens, the context {self.n_ctx}: no room to "
+                                "score a reply (raise llm.n_ctx or lower the stage's passage/history budget)")
+        cached = self._prefix.before(llama, tokens)
+        live = common_prefix(llama._input_ids.tolist(), tokens) if llama.n_tokens else 0
+        llama.n_tokens = min(live, len(tokens) - 1)  # at least the last prompt token is evaluated: its logits
+        llama.eval(tokens[llama.n_tokens :])
+        n_vocab = llama.n_vocab()
+        rows = [np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(n_vocab,)).astype(np.float64)]
+        if len(follow) > 1:  # the continuation's tokens in one pass, logits for each (KV cells past n_tokens)
+            batch = follow[:-1]
+            llama._batch.set_batch(batch=batch, n_past=llama.n_tokens, logits_all=True)
+            llama._ctx.decode(llama._batch)
+            logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(batch) * n_vocab,))
+            rows += list(logits.reshape(len(batch), n_vocab).astype(np.float64))
+            llama._ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)  # the live cache holds the prompt alone again
+        llama._requires_eval = True  # the live logits are not the prompt's: the next call evaluates a token first
+        logprobs = []
+        for row, token in zip(rows, follow, strict=False):
+            top = row.max()
+            logprobs.append(float(row[token] - top - np.log(np.exp(row - top).sum())))
+        took = time.perf_counter() - start
+        call = LLMCall(stage=stage, prompt_tokens=len(tokens), completion_tokens=0, prefill_s=took, decode_s=0.0,
+                       total_s=took, prompt=prompt, response=continuation, cached_tokens=min(cached, len(tokens)))
+        return Scored(logprobs, call)
 
     def _grammar(self, schema: dict[str, Any] | None) -> Any:
         if schema is None:

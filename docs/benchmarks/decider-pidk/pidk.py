@@ -11,6 +11,10 @@ ranks. Resumable (`--out` is appended to). No learning: nothing is fitted, so no
 each set on its own.
 
     .venv/bin/python docs/benchmarks/decider-pidk/pidk.py --profile cpu-fast --out docs/benchmarks/decider-pidk/pidk-cpu-fast.jsonl
+
+Session 27: ``--method gate`` (the default now) scores with the pipeline's own ``LLM.score``, the code of
+``generate.idk_gate``; session 26's files were written with ``--method steps``. ``--run`` scores the tasks of an
+eval-generation run (the 20 judged Task C test tasks) on the chunks its generator saw.
 """
 
 from __future__ import annotations
@@ -69,21 +73,30 @@ def main() -> None:
     ap.add_argument("--decider", type=Path, help="a decider's predictions.jsonl (task_id, p.decline) to set beside")
     ap.add_argument("--limit", type=int, default=0, help="only the first N tasks (MTRAG-UN's come first)")
     ap.add_argument("--sets", default="un,test", help="un (MTRAG-UN dev), test (the MTRAG test subset), or both")
+    ap.add_argument("--method", choices=["gate", "steps"], default="gate",
+                    help="gate: the pipeline's own scoring (LLM.score: the prompt's logits and one batched pass over the "
+                         "sentence's tokens, as generate.idk_gate does; session 27), from a cold cache, then once more "
+                         "warm; steps: one decode step a token (session 26's files)")
+    ap.add_argument("--run", type=Path, help="score the tasks of this eval-generation run instead (its predictions.jsonl, "
+                    "contexts with their texts: the chunks the generator saw), as set 'run'")
     args = ap.parse_args()
 
     settings = load_settings(args.profile)
     tasks = {t["task_id"]: (t, "un") for t in read_jsonl(args.mtrag / "mtragun-dev" / "generation_tasks" / "mtragun_dev_tasks.jsonl")}
     tasks |= {t["task_id"]: (t, "test") for t in read_jsonl(args.mtrag / "generation_tasks" / "mtrag_tasks.jsonl")
               if t["task_id"] not in tasks}
-    rows = [(r, "un") for r in read_jsonl(DRAFTS / "gen-un-cpu" / "answers.jsonl")]
-    rows += [(r, "test") for r in read_jsonl(DRAFTS / "gen-test-cpu" / "answers.jsonl")]
-    rows = [(r, s) for r, s in rows if s in args.sets.split(",")]
+    if args.run:
+        rows = [(r, "run") for r in read_jsonl(args.run)]
+    else:
+        rows = [(r, "un") for r in read_jsonl(DRAFTS / "gen-un-cpu" / "answers.jsonl")]
+        rows += [(r, "test") for r in read_jsonl(DRAFTS / "gen-test-cpu" / "answers.jsonl")]
+        rows = [(r, s) for r, s in rows if s in args.sets.split(",")]
     if args.limit:
         rows = rows[: args.limit]
     done = {json.loads(line)["task_id"] for line in args.out.open()} if args.out.exists() else set()
     todo = [(r, s) for r, s in rows if r["task_id"] not in done]
     if todo:
-        texts = passages(args.mtrag, {c["document_id"] for r, _ in todo for c in r["contexts"]})
+        texts = {} if args.run else passages(args.mtrag, {c["document_id"] for r, _ in todo for c in r["contexts"]})
         llm = load_llm(settings.llm, settings.models_dir)
         generator = Generator(llm, settings.generate)
         embedder = load_embedder(settings.embedder, settings.models_dir)
@@ -98,26 +111,33 @@ def main() -> None:
                 started = time.perf_counter()
                 conversation = parse_conversation(task["input"])
                 hits, mismatched = [], 0
-                for c in row["contexts"]:
-                    p = texts.get(c["document_id"])
+                for c in row["contexts"][: settings.generate.passages]:
+                    p = c if args.run else texts.get(c["document_id"])
                     if p is None:
                         continue
-                    mismatched += hashlib.sha256(p["text"].encode()).hexdigest() != c.get("text_sha256")
+                    mismatched += "text_sha256" in c and hashlib.sha256(p["text"].encode()).hexdigest() != c["text_sha256"]
                     hits.append(Hit(c["document_id"], float(c.get("score") or 0.0), title=p.get("title", ""), text=p["text"]))
                 evidence = compressor.select(conversation.last_user_turn, hits, llm.count_tokens).hits if hits and settings.evidence.compress else hits
-                prompt = llm.render(generator.messages(conversation, evidence))  # type: ignore[attr-defined]
+                messages = generator.messages(conversation, evidence)
+                prompt = llm.render(messages)  # type: ignore[attr-defined]
                 tokens = llama.tokenize(prompt.encode(), add_bos=False, special=True)
-                llama.reset()
-                logp = []
-                llama.eval(tokens)
-                for t in idk:
-                    logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(n_vocab,)).astype(np.float64)
-                    logits -= logits.max()
-                    logp.append(float(logits[t] - np.log(np.exp(logits).sum())))
-                    llama.eval([t])
+                llm.forget_prompts()
+                warm = None
+                if args.method == "gate":
+                    logp = llm.score(messages, settings.generate.idk_answer, stage="idk-gate", n_tokens=args.tokens) or []
+                    warm = llm.score(messages, settings.generate.idk_answer, stage="idk-gate", n_tokens=args.tokens) or []
+                else:
+                    logp = []
+                    llama.eval(tokens)
+                    for t in idk:
+                        logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(n_vocab,)).astype(np.float64)
+                        logits -= logits.max()
+                        logp.append(float(logits[t] - np.log(np.exp(logits).sum())))
+                        llama.eval([t])
                 out = {"task_id": row["task_id"], "set": where, "gold": answerability(task), "domain": task_domain(task),
                        "passages": len(hits), "sha_mismatch": mismatched, "prompt_tokens": len(tokens),
                        "logp": [round(x, 4) for x in logp], "score": round(float(np.mean(logp)), 4),
+                       **({"warm": round(float(np.mean(warm)), 4)} if warm else {}),
                        "seconds": round(time.perf_counter() - started, 2)}
                 fh.write(json.dumps(out) + "\n")
                 fh.flush()
@@ -131,8 +151,10 @@ def report(args: argparse.Namespace) -> None:
     if args.decider:
         decider = {r["task_id"]: float(r["p"]["decline"]) for r in read_jsonl(args.decider) if "p" in r}
     lines = [f"{args.out.name}: {len(rows)} tasks, mean log-probability of the decline sentence's first {args.tokens} tokens"]
-    for where in ("un", "test"):
+    for where in ("un", "test", "run"):
         part = [r for r in rows if r["set"] == where]
+        if not part:
+            continue
         pos = [r["score"] for r in part if r["gold"] == "UNANSWERABLE"]
         neg = [r["score"] for r in part if r["gold"] in ("ANSWERABLE", "PARTIAL")]
         under = [r["score"] for r in part if r["gold"] == "UNDERSPECIFIED"]
@@ -150,8 +172,10 @@ def report(args: argparse.Namespace) -> None:
             lines.append(f"    with the decider ({len(with_p)} tasks): decider AUC {split_auc(p.tolist(), gold)}, "
                          f"P(IDK) {split_auc(score.tolist(), gold)}, rank sum {split_auc(both.tolist(), gold)}")
     first = {r["task_id"]: r["logp"][0] for r in rows}
-    for where in ("un", "test"):
+    for where in ("un", "test", "run"):
         part = [r for r in rows if r["set"] == where]
+        if not part:
+            continue
         pos = [first[r["task_id"]] for r in part if r["gold"] == "UNANSWERABLE"]
         neg = [first[r["task_id"]] for r in part if r["gold"] in ("ANSWERABLE", "PARTIAL")]
         lines.append(f"  {where}, the first token alone (free in generation: the prefill's own logits): AUC {auc(pos, neg)}")
@@ -161,7 +185,7 @@ def report(args: argparse.Namespace) -> None:
         if not un_neg:
             continue
         cut = un_neg[int(np.floor(0.9 * len(un_neg)))]  # declined when the score is above the 90th percentile
-        for where in ("un", "test"):
+        for where in ("un", "test", "run"):
             part = [r for r in rows if r["set"] == where]
             pos = [r for r in part if r["gold"] == "UNANSWERABLE"]
             neg = [r for r in part if r["gold"] in ("ANSWERABLE", "PARTIAL")]
@@ -169,6 +193,10 @@ def report(args: argparse.Namespace) -> None:
                 lines.append(f"  threshold {cut:.3f} ({name}, set on MTRAG-UN's answerable turns: <= 10% above it), {where}: "
                              f"UNANSWERABLE declined {sum(value(r) > cut for r in pos)}/{len(pos)}, "
                              f"answerable declined {sum(value(r) > cut for r in neg)}/{len(neg)}")
+    warm = [abs(r["warm"] - r["score"]) for r in rows if "warm" in r]
+    if warm:
+        lines.append(f"  the same score from a warm cache (the prompt's last token evaluated alone): |difference| median "
+                     f"{np.median(warm):.4f}, max {max(warm):.4f}")
     seconds = [r["seconds"] for r in rows]
     lines.append(f"  {np.median(seconds):.2f} s a task (median), prompt {np.median([r['prompt_tokens'] for r in rows]):.0f} tokens; "
                  f"passages whose text differs from the run's: {sum(r['sha_mismatch'] for r in rows)}")

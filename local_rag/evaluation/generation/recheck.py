@@ -62,7 +62,8 @@ def prediction_of(answer: Answer) -> dict[str, Any]:
     """The official ``predictions[0]`` of an answer: text, kind and its citations (valid ones, then invalid ones)."""
     cited = [{"n": c.n, "document_id": c.passage_id, "valid": True} for c in answer.citations]
     cited += [{"valid": False}] * answer.invalid_citations
-    return {"text": answer.text, "kind": answer.kind, "citations": cited}
+    out = {"text": answer.text, "kind": answer.kind, "citations": cited}
+    return out | ({"idk_score": answer.idk_score} if answer.idk_score is not None else {})
 
 
 def read_decision_file(path: str | Path, *, declines: bool = False) -> tuple[dict[str, Kind], dict[str, float]]:
