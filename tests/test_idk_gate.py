@@ -97,16 +97,21 @@ def test_a_backend_that_cannot_score_leaves_the_gate_off_with_a_warning(caplog: 
     assert "idk_score" not in prediction_of(first)
 
 
-def test_the_pipeline_records_a_gate_decline_as_a_decision_and_in_the_trace(
-        smollm: LLM, fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path) -> None:
-    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+def gated_pipeline(llm: LLM, fake_settings: Settings, embedder: HashEmbedder, corpus: Path) -> tuple[Settings, Pipeline]:
+    """A real index of the test corpus and a pipeline whose IDK gate declines every turn (threshold -1000)."""
+    build_index(fake_settings, corpus, embedder=embedder, progress=False)
     settings = fake_settings.model_copy(update={
         "pipeline": fake_settings.pipeline.model_copy(update={"rewrite": False}),
         "generate": fake_settings.generate.model_copy(update={"idk_gate": -1000.0, "max_tokens": 24}),
     })
-    retriever = HybridRetriever(open_index(settings), settings, hash_embedder)
+    return settings, Pipeline(settings, retriever=HybridRetriever(open_index(settings), settings, embedder), llm=llm)
+
+
+def test_the_pipeline_records_a_gate_decline_as_a_decision_and_in_the_trace(
+        smollm: LLM, fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path) -> None:
+    settings, pipeline = gated_pipeline(smollm, fake_settings, hash_embedder, corpus_file)
     streamed: list[str] = []
-    result = Pipeline(settings, retriever=retriever, llm=smollm).answer(
+    result = pipeline.answer(
         Conversation([Turn("user", "how long do cats sleep?")]), on_token=streamed.append)
     assert result.answer.kind == "decline" and streamed == []
     assert result.decision is not None and result.decision.reason == "generator P(IDK)"
@@ -121,12 +126,7 @@ def test_the_server_streams_only_the_decline_of_a_gated_turn(
     from local_rag.server.app import create_app
     from tests.test_server import CONV, client, running
 
-    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
-    settings = fake_settings.model_copy(update={
-        "pipeline": fake_settings.pipeline.model_copy(update={"rewrite": False}),
-        "generate": fake_settings.generate.model_copy(update={"idk_gate": -1000.0, "max_tokens": 24}),
-    })
-    pipeline = Pipeline(settings, retriever=HybridRetriever(open_index(settings), settings, hash_embedder), llm=smollm)
+    settings, pipeline = gated_pipeline(smollm, fake_settings, hash_embedder, corpus_file)
     with running(create_app(settings, pipeline)) as url:
         chunks = list(client(url, timeout=120).chat.completions.create(model="m", messages=CONV, stream=True))
     text = "".join(c.choices[0].delta.content or "" for c in chunks)
