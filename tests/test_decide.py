@@ -127,6 +127,12 @@ def test_without_a_trained_decider_every_turn_is_answered_with_a_warning(fake_se
         decider = load_decider(settings)
     assert isinstance(decider, AlwaysAnswer) and "no trained decider" in caplog.text
     assert decider.decide(Conversation([Turn("user", "Does this animal purr?")]), []).kind == "answer"
+    # small talk needs no model: its reply comes by rules, before retrieval (the pipeline then calls no LLM)
+    _, early = decider.before_retrieval(Conversation([Turn("user", "What is a cat?"), Turn("agent", "A pet."),
+                                                      Turn("user", "ok bye")]))
+    assert early is not None and early.kind == "chitchat" and early.reason == "chitchat pattern: goodbye"
+    off = load_decider(settings.model_copy(update={"decide": settings.decide.model_copy(update={"chitchat": False})}))
+    assert off.before_retrieval(Conversation([Turn("user", "thanks!")]))[1] is None
 
 
 def test_a_saved_decider_reads_back_the_same(stack, tmp_path: Path):
@@ -190,6 +196,8 @@ def test_turn_rules():
     assert thing_asked("What are the rewards of this credit card?", [Hit("x", 1, text="A credit card earns points.")]) == "credit card"
     assert [chitchat_kind(t) for t in ("thanks!", "Hello", "ok, bye", "What is a cat?", "thanks, but what about dogs?")] == [
         "thanks", "greeting", "goodbye", None, None]
+    assert [chitchat_kind(t) for t in ("hi, can you help me", "all right, see ya", "omg. ", "hi, can you help me find a flat?",
+                                       "ok, diversified is good.")] == ["greeting", "goodbye", "ack", None, None]
     conv = Conversation([Turn("user", "Is this ocean deep?"), Turn("agent", "Which ocean are you referring to?"),
                          Turn("user", "the Pacific")])
     assert resolve_clarification(conv).last_user_turn == "Is this ocean deep? (the Pacific)"

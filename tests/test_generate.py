@@ -245,3 +245,12 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     assert "the turn was dropped" in result.output and "saved conversation is intact" in result.output
     conv = json.loads(saved.read_text())
     assert [t["speaker"] for t in conv] == ["user", "agent"] and conv[0]["text"] == "how long do cats sleep?"
+
+
+def test_small_talk_is_answered_without_retrieval_or_the_llm_even_without_a_trained_decider(pipeline_parts):
+    settings, retriever = pipeline_parts
+    llm = ScriptedLLM("never")
+    conv = Conversation([Turn("user", "how long do cats sleep?"), Turn("agent", "Twelve hours [1]."), Turn("user", "Thank you!")])
+    result = Pipeline(settings, retriever=retriever, llm=llm).answer(conv)
+    assert result.answer.kind == "chitchat" and result.answer.text.startswith("You're welcome")
+    assert llm.calls == [] and result.retrieved == [] and "retrieval" not in result.timings

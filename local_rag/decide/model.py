@@ -74,14 +74,26 @@ class Decider(ABC):
 
 
 class AlwaysAnswer(Decider):
-    """No trained model: every turn is answered, as before the decision stage."""
+    """No trained model: every turn is answered, as before the decision stage; small talk ("thanks", "ok bye")
+    still gets its short reply by rules, without retrieval or the LLM, unless ``chitchat`` is off."""
 
-    def __init__(self, reason: str = "no trained decider: always answer") -> None:
+    def __init__(self, reason: str = "no trained decider: always answer", chitchat: bool = True) -> None:
         self.reason = reason
+        self.chitchat = chitchat
+
+    def before_retrieval(self, conversation: Conversation) -> tuple[Conversation, Decision | None]:
+        check_conversation(conversation)
+        return conversation, small_talk(conversation) if self.chitchat else None
 
     def decide(self, conversation: Conversation, evidence: Sequence[Hit]) -> Decision:
-        check_conversation(conversation)
-        return Decision("answer", 1.0, {"answer": 1.0}, reason=self.reason)
+        _, early = self.before_retrieval(conversation)
+        return early or Decision("answer", 1.0, {"answer": 1.0}, reason=self.reason)
+
+
+def small_talk(conversation: Conversation) -> Decision | None:
+    """The ``chitchat`` decision when the last user turn is only small talk (`chitchat_kind`), else None."""
+    kind = chitchat_kind(conversation.last_user_turn)
+    return Decision("chitchat", 1.0, {"chitchat": 1.0}, reason=f"chitchat pattern: {kind}") if kind else None
 
 
 class TrainedDecider(Decider):
@@ -119,9 +131,9 @@ class TrainedDecider(Decider):
 
     def before_retrieval(self, conversation: Conversation) -> tuple[Conversation, Decision | None]:
         check_conversation(conversation)
-        kind = chitchat_kind(conversation.last_user_turn) if self.config.chitchat else None
-        if kind is not None:
-            return conversation, Decision("chitchat", 1.0, {"chitchat": 1.0}, reason=f"chitchat pattern: {kind}")
+        early = small_talk(conversation) if self.config.chitchat else None
+        if early is not None:
+            return conversation, early
         return resolve_clarification(conversation), None
 
     def probabilities(self, conversations: Sequence[Conversation], evidence: Sequence[Sequence[Hit]]) -> np.ndarray:
@@ -194,14 +206,14 @@ def load_decider(settings: Settings, embed: Embed | None = None, retriever: obje
     ``retriever`` when its model is the one the decider was trained with; else the model is loaded."""
     cfg = settings.decide
     if not cfg.enabled:
-        return AlwaysAnswer("decision stage off: always answer")
+        return AlwaysAnswer("decision stage off: always answer", chitchat=False)
     from local_rag.modelstore.manifest import resolve_model
 
     try:
         folder, _ = resolve_model(cfg.model, settings.models_dir, role="decider")
     except ModelError as exc:
         log.warning("no trained decider (%s): every turn is answered; build one with `local-rag train decider`", exc)
-        return AlwaysAnswer()
+        return AlwaysAnswer(chitchat=cfg.chitchat)
     meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
     if meta.get("use_embedding") and embed is None:
         embed = embedder_function(settings, meta.get("embedder", ""), retriever)

@@ -32,10 +32,11 @@ _CHITCHAT = {
                          r"(?:i )?appreciate (?:it|that|your help))(?:[\s,.!]+(?:that|this|it) (?:helps|helped|"
                          r"was (?:very |really )?helpful)|[\s,.!]+for (?:your|the) (?:help|answer|information|info))?"
                          r"\W*$", re.I),
-    "greeting": re.compile(r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening)|greetings)(?: there)?\W*$", re.I),
-    "goodbye": re.compile(r"^\W*(?:(?:ok(?:ay)?|thanks?)[\s,.!]*)?(?:bye|goodbye|see you|that'?s all|"
-                          r"have a (?:nice|good) (?:day|one))\W*$", re.I),
-    "ack": re.compile(r"^\W*(?:ok(?:ay)?|great|perfect|cool|awesome|nice|got it|i see|understood|wow|"
+    "greeting": re.compile(r"^\W*(?:hi|hello|hey|good (?:morning|afternoon|evening)|greetings)(?: there)?"
+                           r"(?:[\s,.!]+(?:can|could) you help(?: me)?)?\W*$", re.I),
+    "goodbye": re.compile(r"^\W*(?:(?:ok(?:ay)?|thanks?|all right|alright)[\s,.!]*)?(?:bye|goodbye|see (?:you|ya)|"
+                          r"that'?s all|have a (?:nice|good) (?:day|one))\W*$", re.I),
+    "ack": re.compile(r"^\W*(?:ok(?:ay)?|great|perfect|cool|awesome|nice|got it|i see|understood|wow|omg|"
                       r"that'?s (?:great|helpful|interesting|good to know))\W*$", re.I),
 }
 CHITCHAT_REPLIES = {
