@@ -34,7 +34,7 @@ from local_rag.llm.base import LLM, Completion, Message, OnToken, Scored
 from local_rag.llm.cpu_build import check_installed
 from local_rag.llm.kv_cache import PrefixStates, common_prefix
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
-from local_rag.llm.speculative import Drafts, lookup_tokens
+from local_rag.llm.speculative import Drafts, batch_logits, lookup_tokens
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
 from local_rag.records import LLMCall
 from local_rag.settings import LLMConfig
@@ -191,11 +191,7 @@ class LlamaCppLLM(LLM):
         n_vocab = llama.n_vocab()
         rows = [np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(n_vocab,)).astype(np.float64)]
         if len(follow) > 1:  # the continuation's tokens in one pass, logits for each (KV cells past n_tokens)
-            batch = follow[:-1]
-            llama._batch.set_batch(batch=batch, n_past=llama.n_tokens, logits_all=True)
-            llama._ctx.decode(llama._batch)
-            logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(batch) * n_vocab,))
-            rows += list(logits.reshape(len(batch), n_vocab).astype(np.float64))
+            rows += list(batch_logits(llama, follow[:-1], llama.n_tokens).astype(np.float64))
             llama._ctx.kv_cache_seq_rm(-1, llama.n_tokens, -1)  # the live cache holds the prompt alone again
         llama._requires_eval = True  # the live logits are not the prompt's: the next call evaluates a token first
         logprobs = []

@@ -58,6 +58,17 @@ class Drafts:
         return {"drafted_tokens": self.drafted, "accepted_tokens": self.accepted}
 
 
+def batch_logits(llama: Any, batch: Sequence[int], n_past: int) -> np.ndarray:
+    """Decode ``batch`` after the first ``n_past`` cells of a llama-cpp-python ``Llama``'s KV cache (the cells past
+    them dropped first) and return the logits of every position, one row a token. The caller sets ``n_tokens`` and
+    ``_requires_eval`` for what it keeps."""
+    n_vocab = llama._n_vocab
+    llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
+    llama._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
+    llama._ctx.decode(llama._batch)
+    return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(batch) * n_vocab,)).reshape(len(batch), n_vocab)
+
+
 def lookup_tokens(llama: Any, prompt: Sequence[int], drafts: Drafts) -> Iterator[int]:
     """Greedy tokens after ``prompt`` from a llama-cpp-python ``Llama``, verified in draft batches (see the module).
 
@@ -70,18 +81,13 @@ def lookup_tokens(llama: Any, prompt: Sequence[int], drafts: Drafts) -> Iterator
     finally:
         first.close()
     history = list(prompt)
-    n_vocab = llama._n_vocab
     while True:
         yield last
         history.append(last)
         draft = drafts.propose(history)[: max(0, llama._n_ctx - llama.n_tokens - 2)]
         batch = [last, *draft]
         n_past = llama.n_tokens
-        llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
-        llama._batch.set_batch(batch=batch, n_past=n_past, logits_all=True)
-        llama._ctx.decode(llama._batch)
-        logits = np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(len(batch) * n_vocab,)).reshape(len(batch), n_vocab)
-        best = logits.argmax(axis=1)
+        best = batch_logits(llama, batch, n_past).argmax(axis=1)
         taken = 0
         while taken < len(draft) and int(best[taken]) == draft[taken]:
             taken += 1

@@ -27,6 +27,7 @@ import numpy as np
 from local_rag.evaluation.generation.official import answerability
 from local_rag.mtrag import read_jsonl
 from local_rag.subset import conversation_of
+from local_rag.train.draft import auc as draft_auc
 
 HERE = Path(__file__).parent
 ANSWERABLE = ("ANSWERABLE", "PARTIAL")
@@ -50,7 +51,7 @@ def threshold(values: list[float], budget: float) -> float:
     return ordered[min(len(ordered) - 1, math.floor((1 - budget) * len(ordered)))]
 
 
-def rates(rows: list[dict], cut_of=lambda r: None) -> dict[str, str]:
+def rates(rows: list[dict], cut_of) -> dict[str, str]:
     out = {}
     for name, golds in CLASSES:
         part = [r for r in rows if r["gold"] in golds]
@@ -61,11 +62,9 @@ def rates(rows: list[dict], cut_of=lambda r: None) -> dict[str, str]:
 
 
 def auc(rows: list[dict]) -> float | None:
-    pos = [r["score"] for r in rows if r["gold"] == "UNANSWERABLE"]
-    neg = [r["score"] for r in rows if r["gold"] in ANSWERABLE]
-    if not pos or not neg:
-        return None
-    return round(sum((p > n) + 0.5 * (p == n) for p in pos for n in neg) / (len(pos) * len(neg)), 3)
+    """ROC AUC of the score, UNANSWERABLE against ANSWERABLE + PARTIAL (the draft gate's `auc`)."""
+    part = [r for r in rows if r["gold"] == "UNANSWERABLE" or r["gold"] in ANSWERABLE]
+    return draft_auc(np.array([r["score"] for r in part]), np.array([r["gold"] == "UNANSWERABLE" for r in part], dtype=int))
 
 
 def main() -> None:
