@@ -88,8 +88,25 @@ def cpu_flags() -> list[str]:
 
 def cpu_has_amx() -> bool:
     """True on CPUs with AMX bf16 tiles, where bf16 autocast is ~3x faster than fp32 for small encoders (without
-    AMX, bf16 is emulated and ~3x *slower*: measured 15 vs 49 passages/s for MiniLM on a 2-core Xeon)."""
-    return "amx_bf16" in cpu_flags()
+    AMX, bf16 is emulated and ~3x *slower*: measured 15 vs 49 passages/s for MiniLM on a 2-core Xeon). The kernel
+    must grant the tile state too (`amx_tiles_granted`): a VM can list the flag and refuse it."""
+    return "amx_bf16" in cpu_flags() and amx_tiles_granted()
+
+
+def amx_tiles_granted() -> bool:
+    """True where this CPU has AMX int8 tiles (with AVX512-VNNI) and the kernel lets a process use them: the Linux
+    ``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`` request that llama.cpp's AMX kernels make at load. A VM or
+    an old kernel can list the flags and refuse the request; llama.cpp then runs without AMX."""
+    have = cpu_flag_set() or set()
+    if not {"amx_int8", "amx_tile", "avx512_vnni"} <= have:
+        return False
+    import ctypes
+    import platform
+
+    if platform.machine() != "x86_64":
+        return False
+    arch_prctl, req_xcomp_perm, xtiledata = 158, 0x1023, 18  # x86-64 syscall number, <asm/prctl.h>, the tile state
+    return int(ctypes.CDLL(None, use_errno=True).syscall(arch_prctl, req_xcomp_perm, xtiledata)) == 0
 
 
 def torch_device(preference: str = "auto") -> str:

@@ -302,10 +302,11 @@ def test_encoder_bench_times_the_real_encoders_on_the_cpu(tmp_path: Path) -> Non
 
 
 def test_reports_name_the_cpu_flags_that_explain_llm_speed() -> None:
-    from local_rag.device import SIMD_FLAGS, cpu_flags, cpu_has_amx
+    from local_rag.device import SIMD_FLAGS, amx_tiles_granted, cpu_flags, cpu_has_amx
     from local_rag.sysinfo import machine
 
     flags = cpu_flags()
-    assert set(flags) <= set(SIMD_FLAGS) and machine()["cpu_flags"] == flags and cpu_has_amx() == ("amx_bf16" in flags)
+    assert set(flags) <= set(SIMD_FLAGS) and machine()["cpu_flags"] == flags
+    assert cpu_has_amx() == ("amx_bf16" in flags and amx_tiles_granted())
     if Path("/proc/cpuinfo").exists() and "avx2" in Path("/proc/cpuinfo").read_text(encoding="utf-8"):
         assert "avx2" in flags

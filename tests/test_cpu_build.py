@@ -12,9 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from local_rag.device import cpu_flag_set
+from local_rag.device import amx_tiles_granted, cpu_flag_set
 from local_rag.errors import ModelError
-from local_rag.llm.cpu_build import advice, build_features, build_key, check_installed, missing_features, probe
+from local_rag.llm.cpu_build import (
+    advice,
+    amx_hint,
+    build_features,
+    build_key,
+    check_installed,
+    missing_features,
+    probe,
+)
 
 from .llm_fixtures import SMOLLM, llama_cpp_or_skip, load_real
 from .test_cli import ROOT, run
@@ -68,9 +76,13 @@ def test_doctor_reports_what_the_build_uses():
 
 def test_the_wheel_cache_key_names_the_cpu_or_portable():
     script = str(ROOT / "scripts" / "install_llama_cpp.sh")
-    env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_CPP_PORTABLE", "LLAMA_CPP_FLAVOUR")}
+    env = {k: v for k, v in os.environ.items() if k not in ("LLAMA_CPP_PORTABLE", "LLAMA_CPP_FLAVOUR", "LLAMA_CPP_AMX")}
     native = subprocess.run(["bash", script, "--print-key"], capture_output=True, text=True, env=env, check=True)
-    assert re.fullmatch(r"(cpu|cuda)-noamx-[0-9a-f]{8}", native.stdout.strip()), native.stdout
+    amx = "amx" if amx_tiles_granted() and native.stdout.startswith("cpu-") else "noamx"
+    assert re.fullmatch(rf"(cpu|cuda)-{amx}-[0-9a-f]{{8}}", native.stdout.strip()), native.stdout
+    without = subprocess.run(["bash", script, "--print-key"], capture_output=True, text=True, check=True,
+                             env=env | {"LLAMA_CPP_AMX": "0", "LLAMA_CPP_FLAVOUR": "cpu"})
+    assert re.fullmatch(r"cpu-noamx-[0-9a-f]{8}", without.stdout.strip()), without.stdout
     portable = subprocess.run(["bash", script, "--print-key"], capture_output=True, text=True, check=True,
                               env=env | {"LLAMA_CPP_PORTABLE": "1", "LLAMA_CPP_FLAVOUR": "cpu"})
     assert portable.stdout.strip() == "cpu-noamx-portable"
@@ -100,3 +112,20 @@ def test_the_backend_stops_with_one_line_on_a_build_for_another_cpu(fresh_check:
     with pytest.raises(ModelError, match="built for another CPU: it uses AVX512") as err:
         load_real(SMOLLM, n_ctx=512)
     assert "install_llama_cpp.sh" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_amx_tiles_are_offered_only_with_the_flags_and_the_kernels_grant():
+    flags = cpu_flag_set() or set()
+    granted = amx_tiles_granted()
+    assert isinstance(granted, bool)
+    if not {"amx_int8", "amx_tile", "avx512_vnni"} <= flags:
+        assert granted is False
+
+
+def test_doctor_hints_at_an_amx_rebuild_only_where_the_tiles_go_unused():
+    without = {"features": ["SSE3", "AVX2", "AVX512_VNNI"], "missing": []}
+    hint = amx_hint(without, tiles_granted=True)
+    assert hint and "bash scripts/install_llama_cpp.sh" in hint
+    assert amx_hint(without, tiles_granted=False) is None
+    assert amx_hint({"features": ["AVX2", "AMX_INT8"], "missing": []}, tiles_granted=True) is None
+    assert amx_hint({"error": "importing llama_cpp failed"}, tiles_granted=True) is None

@@ -50,7 +50,7 @@ def fallback_facts(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def collect(settings: Settings) -> dict[str, Any]:
-    from local_rag.device import cpu_has_amx, faiss_gpu_count, nvml_gpus, silent_fallbacks
+    from local_rag.device import amx_tiles_granted, cpu_has_amx, faiss_gpu_count, nvml_gpus, silent_fallbacks
     from local_rag.modelstore import Manifest
     from local_rag.settings import list_profiles
     from local_rag.sysinfo import cpu_name
@@ -60,6 +60,7 @@ def collect(settings: Settings) -> dict[str, Any]:
         "platform": platform.platform(),
         "cpu": cpu_name(),
         "cpu_amx": cpu_has_amx(),
+        "cpu_amx_tiles": amx_tiles_granted(),
         "packages": {name: _version(name) for name in PACKAGES},
         "gpus": nvml_gpus(),
         "profile": settings.profile,
@@ -80,10 +81,11 @@ def collect(settings: Settings) -> dict[str, Any]:
         report["onnxruntime_providers"] = None
     report["llama_cpp"] = None
     if _version("llama_cpp_python"):
-        from local_rag.llm.cpu_build import advice, probe
+        from local_rag.llm.cpu_build import advice, amx_hint, probe
 
         build = probe()  # in a child process first: a build for another CPU would kill this one at import
-        report["llama_cpp_cpu_build"] = build | {"advice": advice(build)}
+        hint = amx_hint(build, bool(report["cpu_amx_tiles"]))
+        report["llama_cpp_cpu_build"] = build | {"advice": advice(build), "amx_hint": hint}
         if "error" not in build:
             import llama_cpp
 
@@ -137,6 +139,8 @@ def doctor(profile, config_file, index_name, verify, as_json):
     build = report.get("llama_cpp_cpu_build") or {}
     if build.get("advice") or build.get("error"):
         click.echo(f"warning       {build.get('advice') or build.get('error')}")
+    if build.get("amx_hint") and not (report["llama_cpp"] or {}).get("gpu_offload"):
+        click.echo(f"note          {build['amx_hint']}")
     for warning in report["cpu_fallbacks"]:
         click.echo(f"warning       {warning}")
     click.echo(f"profile       {report['profile']} (available: {', '.join(report['profiles'])})")
