@@ -99,7 +99,7 @@ def amx_hint(result: dict[str, object], tiles_granted: bool) -> str | None:
     if not tiles_granted or not isinstance(features, list) or "AMX_INT8" in features:
         return None
     return ("this CPU offers AMX tiles, which the installed llama.cpp does not use: bash scripts/install_llama_cpp.sh "
-            "rebuilds it with them (prompts prefill ~1.7x faster on a 2-core Xeon, docs/benchmarks.md)")
+            "rebuilds it with them (prompts prefill ~1.5x faster on a 2-core Xeon, docs/benchmarks.md)")
 
 
 def build_key() -> str | None:
