@@ -233,7 +233,7 @@ class Pipeline:
             answer = Generator.idk(cfg.generate)
             self.skipped.append({"type": "skip", "stage": "generate", "text": "generate: no passage left, the fixed answer"})
         timings["generate"] = time.perf_counter() - started
-        if answer.kind == "decline" and answer.call is None and answer.idk_score is not None:  # the IDK gate declined
+        if answer.gate == "idk" and answer.idk_score is not None:  # the IDK gate declined before writing
             scores = {**decision.scores, "idk": answer.idk_score}
             decision = Decision("decline", round(math.exp(answer.idk_score), 4), scores, reason="generator P(IDK)",
                                 latency_s=decision.latency_s)

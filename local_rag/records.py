@@ -198,6 +198,8 @@ class Answer:
     attributed: int = 0  # citations added by word overlap (`local_rag.llm.attribute`), not written by the model
     #: the generator's mean log-probability of beginning with its decline sentence (``generate.idk_gate``), when scored
     idk_score: float | None = None
+    #: the gate that declined before a word was written (``idk``: the generator's own P(IDK)); None otherwise
+    gate: Literal["idk"] | None = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

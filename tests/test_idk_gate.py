@@ -77,11 +77,11 @@ def test_the_gate_declines_above_its_threshold_and_records_the_score_below_it(sm
     smollm.calls.clear()
     declined = Generator(smollm, base.model_copy(update={"idk_gate": -1000.0})).answer(CONV, HITS)
     assert declined.kind == "decline" and declined.text == IDK and declined.call is None
-    assert declined.idk_score is not None and declined.passages == HITS
+    assert declined.idk_score is not None and declined.passages == HITS and declined.gate == "idk"
     assert [c.stage for c in smollm.calls] == ["idk-gate"]  # nothing was written
 
     scored = Generator(smollm, base.model_copy(update={"idk_gate": 0.0})).answer(CONV, HITS)  # 0: score only
-    assert scored.kind == plain.kind and scored.text == plain.text
+    assert scored.kind == plain.kind and scored.text == plain.text and scored.gate is None
     assert scored.idk_score == pytest.approx(declined.idk_score, abs=1e-3)
     assert prediction_of(scored)["idk_score"] == scored.idk_score
 

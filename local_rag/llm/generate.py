@@ -132,7 +132,7 @@ class Generator:
         messages = self.messages(conversation, hits)
         score, gate = self.idk_score(messages), cfg.idk_gate
         if score is not None and gate is not None and score > gate:  # declined before a word is written
-            return Answer(cfg.idk_answer, "decline", passages=hits, idk_score=score)
+            return Answer(cfg.idk_answer, "decline", passages=hits, idk_score=score, gate="idk")
         done = self.llm.run(messages, stage="generate", max_tokens=cfg.max_tokens, on_token=on_token)
         answer = self.parse(done.text, hits, done.call)
         answer.idk_score = score
