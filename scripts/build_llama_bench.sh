@@ -21,7 +21,7 @@ BIN="$BUILD/bin/llama-bench"
 [ -x "$BIN" ] && { echo "$BIN"; exit 0; }
 mkdir -p "$DIR"
 SDIST=${LLAMA_CPP_SDIST:-$DIR/llama_cpp_python-$VERSION.tar.gz}
-if [ ! -f "$SDIST" ]; then
+if [ ! -f "$SRC/CMakeLists.txt" ] && [ ! -f "$SDIST" ]; then
   echo "build_llama_bench: downloading llama-cpp-python $VERSION's source from PyPI" >&2
   .venv/bin/python -m pip download -q --no-deps --no-binary :all: --dest "$DIR" "llama-cpp-python==$VERSION" >&2 \
     || { echo "build_llama_bench: could not download the sdist; set LLAMA_CPP_SDIST to a local copy" >&2; exit 1; }
