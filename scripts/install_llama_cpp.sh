@@ -46,10 +46,12 @@ if [ -z "$flavour" ]; then
 fi
 # AMX: only a native CPU build on a CPU whose kernel grants the tile state (a CUDA build keeps its CPU backend for what
 # llama.cpp leaves on the CPU, the token embeddings: AMX stays off there)
+cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' || true)   # one flag a line
 amx_granted() {
-  grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -qx amx_int8 || return 1
-  grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -qx amx_tile || return 1
-  grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -qx avx512_vnni || return 1
+  local flag
+  for flag in amx_int8 amx_tile avx512_vnni; do
+    printf '%s\n' "$cpu_flags" | grep -qx "$flag" || return 1
+  done
   # arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): 0 where the kernel lets a process use the tiles
   python3 -c "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).syscall(158, 0x1023, 18) != 0)" 2>/dev/null
 }
@@ -77,7 +79,7 @@ if [ "${LLAMA_CPP_PORTABLE:-0}" = 1 ]; then
   key=$key-portable
   cmake_args="$cmake_args -DGGML_NATIVE=OFF"
 else
-  simd=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -E '^(avx|fma|f16c|bmi|amx)' | sort | tr '\n' ' ' || true)
+  simd=$(printf '%s\n' "$cpu_flags" | grep -E '^(avx|fma|f16c|bmi|amx)' | sort | tr '\n' ' ' || true)
   key=$key-$(printf '%s' "$simd" | sha256sum | cut -c1-8)
 fi
 [ -n "${LLAMA_CPP_CMAKE_ARGS:-}" ] && cmake_args="$cmake_args $LLAMA_CPP_CMAKE_ARGS"
