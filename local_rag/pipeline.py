@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from local_rag.llm.base import LLM
     from local_rag.llm.judge import RelevanceJudge
     from local_rag.llm.rerank import ListwiseReranker
+    from local_rag.llm.warm import Warmed, Warmer
     from local_rag.rerank.base import Reranker
     from local_rag.retrieve.base import Searcher
 
@@ -54,6 +55,9 @@ class Pipeline:
         self._support: SupportChecker | Literal[False] | None = False  # False: not loaded yet; None: no trained model
         self._gate: DraftGate | Literal[False] | None = False  # the draft gate; False: not loaded yet; None: none
         self._calls_before = 0
+        self._warmer: Warmer | None = None
+        self._warmed: list[Warmed] = []  # what `warm` prefilled since the last turn: the next turn's trace shows it
+        self._loaded = False  # `load_stages` done
         self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
     # ------------------------------------------------------------ lazily loaded stages
@@ -139,6 +143,46 @@ class Pipeline:
 
         return Compressor(self.settings.evidence, self.retriever, lambda: self.reranker, self._embedder)
 
+    # ------------------------------------------------------------ between turns
+    def warm(self, conversation: Conversation, cancelled: Callable[[], bool] | None = None) -> list[Warmed]:
+        """Prefill the prompt prefixes of the turn after ``conversation`` (empty, or ending with the agent's reply):
+        each LLM stage's system text and the conversation so far (`local_rag.llm.warm`). Nothing when
+        ``pipeline.warm`` is off."""
+        if not self.settings.pipeline.warm:
+            return []
+        from local_rag.llm.warm import Warmed, next_prompts, warm
+
+        loaded = []
+        if not self._loaded:  # a chat's start: the first turn would load these
+            started = time.perf_counter()
+            self.load_stages()
+            loaded = [Warmed("load", 0, time.perf_counter() - started)]
+        self._warmed = loaded + warm(next_prompts(conversation, self.llm, self.settings, self.generator), self.llm, cancelled)
+        return self._warmed
+
+    def load_stages(self) -> None:
+        """Load what a turn needs: the index and its embedder (one search), the decision stage and the LLM."""
+        self._loaded = True
+        self.retriever.search([Query("warm-up", "lastturn")], top_k=1)
+        _ = self.decider
+        _ = self.llm
+
+    def warm_later(self, conversation: Conversation) -> None:
+        """`warm` on a background thread, stopped when the next turn starts (`answer`) or by `stop_warming`."""
+        if not self.settings.pipeline.warm:
+            return
+        from local_rag.llm.warm import Warmer
+
+        frozen = Conversation(list(conversation.turns), conversation.id)
+        self.stop_warming()
+        self._warmer = Warmer(lambda cancelled: self.warm(frozen, cancelled))
+        self._warmer.start()
+
+    def stop_warming(self) -> list[Warmed]:
+        """Stop a background warm-up and wait for it (the model is never used by two threads); what it prefilled."""
+        warmer, self._warmer = self._warmer, None
+        return warmer.stop() if warmer is not None else []
+
     # ------------------------------------------------------------ one turn
     @property
     def depth(self) -> int:
@@ -175,10 +219,12 @@ class Pipeline:
         streams ("Searching…", "3 sources: …"): what a chat user sees first."""
         from local_rag.llm.pipeline import question_of
 
+        self.stop_warming()
         cfg = self.settings
         timings: dict[str, float] = {}
         calls_before = self._calls_before = len(self._llm.calls) if self._llm is not None else 0
-        self.skipped = []
+        self.skipped = [w.trace() for w in self._warmed]
+        self._warmed = []
         status = on_status or (lambda text: None)
 
         started = time.perf_counter()

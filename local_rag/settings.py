@@ -175,6 +175,10 @@ class PipelineConfig(_Config):
     min_dense_score: float = Field(
         0.0, description="drop hits whose dense cosine is below this; none left -> the IDK answer without an LLM call"
     )
+    warm: bool = Field(
+        True, description="between turns of a chat or the server, prefill the next turn's prompt prefixes (system "
+        "text, the conversation so far) while the user types (`local_rag.llm.warm`); the answers are unchanged"
+    )
 
 
 class GenerateConfig(_Config):
@@ -276,8 +280,9 @@ class LLMConfig(_Config):
     seed: int = 0
     max_tokens: int = Field(512, ge=1)
     prompt_lookup: int = Field(
-        0, ge=0, le=32, description="prompt-lookup speculative decoding of greedy free-text replies: draft tokens "
-        "copied from the prompt per step (`local_rag.llm.speculative`; 0 = off). The text is unchanged",
+        0, ge=-1, le=32, description="prompt-lookup speculative decoding of greedy free-text replies: draft tokens "
+        "copied from the prompt per step (`local_rag.llm.speculative`; 0 = off; -1 = 10 where llama.cpp's build uses "
+        "AMX, where a draft batch is cheap, else off). The text is unchanged",
     )
     prompt_lookup_ngram: int = Field(2, ge=1, le=8, description="longest n-gram matched against the prompt")
     loop_repeats: int = Field(
@@ -304,6 +309,11 @@ class RewriteConfig(_Config):
     skip_standalone: bool = Field(
         False, description="no rewrite call when the last turn reads as standalone (`local_rag.llm.standalone`); "
         "the skip is recorded in the turn's trace",
+    )
+    reply: Literal["grammar", "prefix"] = Field(
+        "grammar", description="how the 'rewrite' mode's JSON reply is decoded. grammar: under a llama.cpp grammar; "
+        "prefix: the reply starts as '{\"query\": \"' in the prompt and the query is decoded as free text to its closing "
+        "quote (no grammar to apply at each token, four tokens fewer; prompt lookup applies)",
     )
 
 

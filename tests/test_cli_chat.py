@@ -59,3 +59,9 @@ def test_chat_session_commands_and_save(workdir: Path):
     again = run("chat", "--no-rewrite", "--load", str(saved), "--save", str(saved), cwd=workdir, env=ENV, stdin="and do they bark?\n")
     assert again.returncode == 0, again.stderr
     assert len(json.loads(saved.read_text())) == 4
+
+
+def test_chat_loads_and_warms_while_the_user_types(workdir: Path):
+    result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin="Tell me about dogs\n/trace\n/quit\n")
+    assert result.returncode == 0, result.stderr
+    assert "warm: the index, embedder and LLM loaded before this turn" in result.stdout  # the chat's start

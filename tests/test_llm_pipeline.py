@@ -40,6 +40,9 @@ def test_llm_queries_are_cached_by_conversation_and_settings(tmp_path: Path) -> 
     other = load_settings("cpu-test", overrides={"llm": {"model": "another"}})
     LLMQueries(again, other, ["rewrite"], cache)(CONV)  # another model: not the cached answer
     assert len(again.calls) == 1
+    prefix = load_settings("cpu-test", overrides={"rewrite": {"reply": "prefix"}})
+    LLMQueries(again, prefix, ["rewrite", "keywords"], cache)(CONV)  # another decoding of the rewrite: not cached
+    assert len(again.calls) == 2 and again.calls[-1].stage == "rewrite"  # keywords: still the cached answer
     with pytest.raises(SettingsError):
         LLMQueries(llm, settings, ["nope"])
 

@@ -491,3 +491,34 @@ def test_the_serve_command_answers_with_the_real_smollm2(tmp_path: Path):
     # and re-evaluating its last token alone changes the last float bits, which can change a greedy token.
     final = chunks[-1].model_extra["local_rag"]["answer"]
     assert final.strip() and difflib.SequenceMatcher(None, " ".join(final.split()), " ".join(streamed.split())).ratio() > 0.8
+
+
+class WarmedLLM(SlowLLM):
+    """`SlowLLM` that records the prompts prefilled between turns (`LLM.prefill`) as (stage, prompt text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.prefilled: list[tuple[str, str]] = []
+
+    def prefill(self, messages, *, stage, upto="", cancelled=None):  # type: ignore[no-untyped-def]
+        self.prefilled.append((stage, "\n".join(m["content"] for m in messages)))
+        return 0
+
+
+def test_the_server_warms_the_next_turn_with_its_own_answer(index):
+    llm = WarmedLLM()
+    with running(app_for(index, llm)) as url:
+        deadline = time.time() + 10
+        while not llm.prefilled and time.time() < deadline:  # start-up: the first request's prompt (no history)
+            time.sleep(0.01)
+        assert llm.prefilled[0][0] == "generate" and "EARLIER AGENT ANSWER" not in llm.prefilled[0][1]
+        oa = client(url)
+        oa.chat.completions.create(model="any", messages=CONV)
+        deadline = time.time() + 10
+        while len(llm.prefilled) < 2 and time.time() < deadline:
+            time.sleep(0.01)
+        stage, prompt = llm.prefilled[-1]  # after the answer: the conversation a client sends next, the answer in it
+        assert stage == "generate" and "how long do cats sleep?" in prompt and ANSWER in prompt
+        again = oa.chat.completions.create(model="any", messages=[*CONV, {"role": "assistant", "content": ANSWER},
+                                                                   {"role": "user", "content": "and dogs?"}])
+    assert again.choices[0].message.content == ANSWER

@@ -19,8 +19,11 @@ def test_the_default_cpu_profile_is_cpu_qwen_with_the_levers_and_cpu_fast_swaps_
     """`base:` in a bundled profile: cpu = cpu-qwen + the speed levers; cpu-fast = cpu + the 0.5B."""
     cpu, qwen, fast = (_leaves(load_settings(p).model_dump(mode="json")) for p in ("cpu", "cpu-qwen", "cpu-fast"))
     assert {k for k in cpu if cpu[k] != qwen[k]} == {
-        "profile", "evidence.compress", "rewrite.skip_standalone", "generate.prompt", "generate.history_step"}
-    assert {k for k in cpu if cpu[k] != fast[k]} == {"profile", "llm.model"}
+        "profile", "evidence.compress", "rewrite.skip_standalone", "generate.prompt", "generate.history_step",
+        "rewrite.reply", "llm.prompt_lookup"}
+    assert {k for k in cpu if cpu[k] != fast[k]} == {"profile", "llm.model", "llm.prompt_lookup", "rewrite.reply"}
+    assert cpu["pipeline.warm"] and fast["pipeline.warm"] and qwen["pipeline.warm"]  # a code default, in every profile
+    assert cpu["llm.prompt_lookup"] == -1 and fast["llm.prompt_lookup"] == 0  # -1: on where llama.cpp uses AMX
 
 
 def test_profiles_load_and_name_models():

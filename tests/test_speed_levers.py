@@ -209,3 +209,18 @@ def test_ablation_summary_percentiles_are_of_the_turns() -> None:
              "kind": "answer"} for w in (10.0, 20.0, 30.0)]
     s = summarize(rows)
     assert s["turns"] == 3 and s["turn_p50_s"] == 20.0 and s["ttft_p50_s"] == 10.0 and 20.0 < s["turn_p95_s"] <= 30.0
+
+
+def test_prompt_lookup_auto_follows_the_builds_amx() -> None:
+    from local_rag.llm.speculative import AUTO_DRAFT_TOKENS, lookup_tokens_for
+
+    assert lookup_tokens_for(-1, ["AVX2", "AVX512", "AMX_INT8"]) == AUTO_DRAFT_TOKENS
+    assert lookup_tokens_for(-1, ["AVX2", "AVX512"]) == 0 and lookup_tokens_for(0, ["AMX_INT8"]) == 0
+    assert lookup_tokens_for(4, []) == 4
+    llm = load_real(SMOLLM, n_ctx=512, prompt_lookup=-1)  # skips without llama.cpp or the model
+    import llama_cpp
+
+    from local_rag.llm.cpu_build import build_features
+
+    amx = "AMX_INT8" in build_features(llama_cpp.llama_print_system_info().decode())
+    assert llm.prompt_lookup == (AUTO_DRAFT_TOKENS if amx else 0)  # type: ignore[attr-defined]

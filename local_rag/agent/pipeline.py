@@ -23,6 +23,7 @@ from local_rag.agent.rollout import AgentLoop, Rollout, initial_messages, load_a
 from local_rag.agent.tags import AnswerStream
 from local_rag.llm.base import Message
 from local_rag.llm.generate import check_citations, is_decline
+from local_rag.llm.warm import Warmed
 from local_rag.pipeline import Pipeline
 from local_rag.records import Answer, Citation, Conversation, Hit, Query, TurnResult
 from local_rag.settings import GenerateConfig
@@ -41,6 +42,10 @@ class AgenticPipeline(Pipeline):
             hits = reranker.rerank(query, hits)
             self._rerank_s += time.perf_counter() - started
         return hits[: cfg.top_k]
+
+    def warm(self, conversation: Conversation, cancelled: Callable[[], bool] | None = None) -> list[Warmed]:
+        """Nothing: the agentic prompts are not the pipeline's (`Pipeline.warm`); not measured for this mode."""
+        return []
 
     def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
                on_status: Callable[[str], None] | None = None) -> TurnResult:

@@ -43,6 +43,16 @@ CONFIGS: dict[str, dict[str, Any]] = {
                           "llm": {"model": "qwen2.5-coder-0.5b-instruct-q4_k_m"},
                           "generate": {"prompt": "answer_history_first", "history_step": 4}},
 }
+# The next turn's prompt prefixes prefilled between turns (issue 26, session 29); every other configuration runs
+# without it (pipeline.warm off below), as it was measured before the setting existed.
+CONFIGS |= {
+    "all-nolookup-warm": deep_merge(CONFIGS["all-nolookup"], {"pipeline": {"warm": True}}),
+    "all-warm": deep_merge(CONFIGS["all"], {"pipeline": {"warm": True}}),
+    # and the rewrite's JSON reply started in the prompt, the query decoded as free text (rewrite.reply: prefix)
+    "all-nolookup-warm-prefix": deep_merge(CONFIGS["all-nolookup"], {"pipeline": {"warm": True}, "rewrite": {"reply": "prefix"}}),
+    "all-warm-prefix": deep_merge(CONFIGS["all"], {"pipeline": {"warm": True}, "rewrite": {"reply": "prefix"}}),
+    "all-0.5b-nolookup-warm": deep_merge(CONFIGS["all-0.5b-nolookup"], {"pipeline": {"warm": True}}),
+}
 # Time to first token of the cpu-fast set (all-0.5b-nolookup, 5.1 s against the 5 s target): fewer prompt tokens.
 CONFIGS |= {
     "fast-evidence300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300}}),
@@ -133,7 +143,8 @@ def ablation(profile: str, split: str, mode: str, configs: list[str], conversati
     if max_turns:
         tasks = tasks[:max_turns]
     for config in configs:
-        settings = load_settings(profile, overrides=deep_merge(CONFIGS[config], threads(n_threads)))
+        overrides = deep_merge({"pipeline": {"warm": False}}, deep_merge(CONFIGS[config], threads(n_threads)))
+        settings = load_settings(profile, overrides=overrides)
         llm = load_llm(settings.llm, settings.models_dir)
         path = out / f"{mode}-{profile}-{config}.jsonl"
         # the machine beside the rows: CPU flags, llama.cpp's build
@@ -258,8 +269,9 @@ def decode_profile(profile: str, tokens: int, repeats: int, n_threads: int, out:
 def table(out: Path) -> None:
     """The ablation table (table.md, summary.json) from the runs in ``out``."""
     lines = ["| run | turns | turn p50 / p95 s | status p50 s | TTFT p50 s | LLM calls / turn | generate prompt tokens (mean) | "
-             "new prompt tokens / turn | KV hit rate | decode tok/s | drafted / accepted | ROUGE-L (answerable) | IDK share |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "new prompt tokens / turn | KV hit rate | decode tok/s | drafted / accepted | ROUGE-L (answerable) | IDK share | "
+             "warm between turns p50 / p95 s (tokens) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     summaries = {}
     for path in sorted(out.glob("*.jsonl")):
         s = levers.summarize(read_jsonl(path))
@@ -268,7 +280,8 @@ def table(out: Path) -> None:
         lines.append(f"| {path.stem} | {s['turns']} | {s['turn_p50_s']} / {s['turn_p95_s']} | {s['status_p50_s']} | {s['ttft_p50_s']} | "
                      f"{s['llm_calls_per_turn']} | {s['generate_prompt_tokens_mean']} | {round(a['new_prompt_tokens'] / s['turns'])} | "
                      f"{a['kv_hit_rate']} | {s['generate']['decode_tok_s']} | {a['drafted_tokens']} / {a['accepted_tokens']} | "
-                     f"{s['rouge_l_mean']} | {s['idk_share']} |")
+                     f"{s['rouge_l_mean']} | {s['idk_share']} | "
+                     + (f"{s['warm_p50_s']} / {s['warm_p95_s']} ({s['warm_tokens_mean']}) |" if "warm_p50_s" in s else "- |"))
     out.mkdir(parents=True, exist_ok=True)
     (out / "table.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     levers.write_json(out / "summary.json", summaries)

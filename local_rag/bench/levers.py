@@ -22,7 +22,7 @@ from local_rag.evidence.compress import Scorer, select_sentences
 from local_rag.llm.base import LLM, Completion, Message, OnToken
 from local_rag.llm.standalone import content_words, is_standalone
 from local_rag.mtrag import DOMAINS, parse_conversation, read_jsonl, strip_speakers, task_domain
-from local_rag.records import Hit, LLMCall, Query
+from local_rag.records import Conversation, Hit, LLMCall, Query
 from local_rag.text import split_sentences
 
 if TYPE_CHECKING:
@@ -231,6 +231,8 @@ def run_turns(pipeline: Pipeline, tasks: list[dict[str, Any]], out: Path, config
         conversation = parse_conversation(task["input"], where=str(task["task_id"]))
         if gold is not None:
             gold.hits = gold_hits(task)
+        # between turns, as a chat does while the user types (`Pipeline.warm`, on with ``pipeline.warm``): not in the turn's time
+        warmed = pipeline.warm(Conversation(conversation.turns[:-1], conversation.id))
         marks: dict[str, float] = {}
         started = time.perf_counter()
 
@@ -254,6 +256,8 @@ def run_turns(pipeline: Pipeline, tasks: list[dict[str, Any]], out: Path, config
             "calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in result.llm_calls],
             "trace": result.trace,
         }
+        if warmed:
+            row["warm"] = [w.to_json() for w in warmed]
         with out.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(row, ensure_ascii=False) + "\n")
         done[task["task_id"]] = row
@@ -283,7 +287,23 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "all": call_figures(calls), "generate": call_figures(gen),
         "rouge_l_mean": round(statistics.mean(rouge), 4) if rouge else None,
         "idk_share": round(sum(r["kind"] == "idk" for r in rows) / len(rows), 3),
+        **warm_figures(rows),
     }
+
+
+def warm_figures(rows: list[dict[str, Any]]) -> dict[str, float]:
+    """The prefill between turns (`local_rag.llm.warm`) of rows that warmed: its time (p50, p95) and tokens (mean), and
+    the time the first warm-up took to load the stages (``load_s``), apart."""
+    from local_rag.evaluation.retrieval import percentile
+
+    warm = [[w for w in r["warm"] if w["stage"] != "load"] for r in rows if r.get("warm")]
+    if not warm:
+        return {}
+    seconds = [sum(w["seconds"] for w in ws) for ws in warm]
+    load = [w["seconds"] for r in rows for w in r.get("warm", []) if w["stage"] == "load"]
+    return {"warm_p50_s": round(percentile(seconds, 0.5), 2), "warm_p95_s": round(percentile(seconds, 0.95), 2),
+            "warm_tokens_mean": round(statistics.mean(sum(w["tokens"] for w in ws) for ws in warm), 1),
+            **({"load_s": round(sum(load), 2)} if load else {})}
 
 
 # -- prompts without generation: what the KV cache would reuse, exactly, at the cost of a tokenizer --------------

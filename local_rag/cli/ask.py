@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
+
+if TYPE_CHECKING:
+    from local_rag.pipeline import Pipeline
+    from local_rag.records import Conversation
 
 
 def stage_options(func: Any) -> Any:
@@ -131,16 +136,28 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
          history):
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each. On a
     terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
-    from local_rag.cli.lines import Streamer, history_file, line_reader
+    from local_rag.cli.lines import history_file, line_reader
     from local_rag.modes import make_pipeline
-    from local_rag.records import Conversation, Turn
+    from local_rag.records import Conversation
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode)
     pipeline = make_pipeline(settings)
     conversation = read_conversation(load_file) if load_file else Conversation([])
-    last = None
     read = line_reader(history_file() if history is None else (Path(history) if history else None))
     click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}). {HELP}")
+    try:
+        chat_loop(pipeline, conversation, read, save_file)
+    finally:
+        pipeline.stop_warming()
+
+
+def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[str], str], save_file: str | None) -> None:
+    """`chat`'s turns; the next turn's prompts are prefilled while the user types (`Pipeline.warm_later`)."""
+    from local_rag.cli.lines import Streamer
+    from local_rag.records import Conversation, Turn
+
+    last: Any = None
+    pipeline.warm_later(conversation)
     while True:
         try:
             line = read("you> ")
@@ -159,6 +176,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
             if cmd == "/reset":
                 conversation, last = Conversation([]), None
                 click.echo("(new conversation)")
+                pipeline.warm_later(conversation)
             elif cmd == "/sources" and last:
                 for i, hit in enumerate(last.passages, 1):
                     click.echo(f"  [{i}] {hit.passage_id} {hit.title} score={hit.score:.4f}\n      {' '.join(hit.text.split())[:300]}")
@@ -173,6 +191,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
             elif cmd == "/load" and arg:
                 conversation, last = read_conversation(arg), None
                 click.echo(f"(loaded {len(conversation.turns)} turns)")
+                pipeline.warm_later(conversation)
             else:
                 click.echo(HELP)
             continue
@@ -191,6 +210,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:
             save_conversation(conversation, Path(save_file))
+        pipeline.warm_later(conversation)
 
 
 

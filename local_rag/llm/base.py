@@ -69,7 +69,9 @@ class LLM(ABC):
         """Generate the assistant's reply to ``messages``.
 
         Args:
-            messages: chat messages, rendered with the model's own chat template.
+            messages: chat messages, rendered with the model's own chat template. A last ``assistant`` message is the
+                start of the reply, which the model continues (the returned text leaves it out); a backend that
+                cannot continue a reply answers afresh.
             stage: what the call is for (``rewrite``, ``rerank``...), recorded in its `LLMCall`.
             schema: a JSON schema the output must follow (enforced by a grammar where the backend can).
             max_tokens: completion budget; default ``self.max_tokens``.
@@ -85,6 +87,15 @@ class LLM(ABC):
         cannot score (this default); `local_rag.llm.llamacpp.LlamaCppLLM` does, and its next call on the same prompt
         reuses the prefill."""
         return None
+
+    def prefill(self, messages: list[Message], *, stage: str, upto: str = "",
+                cancelled: Callable[[], bool] | None = None) -> int:
+        """Prefill the prompt of ``messages`` up to the first ``upto`` in its rendered text (all of it when ``upto``
+        is empty or absent) and keep its KV state for ``stage``, so that the next call whose prompt starts the same
+        way prefills only the rest (`local_rag.llm.warm`: the next turn's prompt, prefilled while the user types).
+        Stops early, keeping what is done, once ``cancelled()`` is true. Returns the prompt tokens now held; 0 where
+        the backend keeps no KV cache (this default)."""
+        return 0
 
     def forget_prompts(self) -> None:
         """Drop every cached prompt (KV cache, saved prefixes) so the next call prefills from scratch; benchmarks

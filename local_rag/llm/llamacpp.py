@@ -24,6 +24,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,14 @@ from local_rag.llm.base import LLM, Completion, Message, OnToken, Scored
 from local_rag.llm.cpu_build import check_installed
 from local_rag.llm.kv_cache import PrefixStates, common_prefix
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
-from local_rag.llm.speculative import Drafts, batch_logits, lookup_tokens
+from local_rag.llm.speculative import Drafts, batch_logits, lookup_tokens, lookup_tokens_for
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
 from local_rag.records import LLMCall
 from local_rag.settings import LLMConfig
 
 log = logging.getLogger("local_rag.llm")
 
+_PREFILL_CHUNK = 128  # tokens between two checks of a warm-up's cancel flag (~1.3 s of Qwen2.5-1.5B prefill on 2 cores)
 _VRAM_RESERVE = 768 << 20  # CUDA context and compute buffers (the KV cache is counted apart, at the real n_ctx)
 
 
@@ -131,7 +133,13 @@ class LlamaCppLLM(LLM):
         self.max_tokens = config.max_tokens
         self.path = path
         self.model_name = info.name or path.stem
-        self._drafts = Drafts(config.prompt_lookup, config.prompt_lookup_ngram) if config.prompt_lookup else None
+        lookup = config.prompt_lookup
+        if lookup < 0:
+            from local_rag.llm.cpu_build import build_features
+
+            lookup = lookup_tokens_for(lookup, build_features(llama_cpp.llama_print_system_info().decode()))
+        self.prompt_lookup = lookup
+        self._drafts = Drafts(lookup, config.prompt_lookup_ngram) if lookup else None
         try:
             self._llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=self.n_ctx, n_batch=min(config.n_batch, self.n_ctx),
@@ -153,18 +161,45 @@ class LlamaCppLLM(LLM):
         self._vocab = model.vocab
         self._is_eog = llama_cpp.llama_vocab_is_eog
         self._grammars: dict[str, Any] = {}
-        log.info("loaded %s: n_ctx=%d, gpu layers=%d, threads=%d/%d", self.model_name, self.n_ctx,
-                 self.n_gpu_layers, self.n_threads, self.n_threads_batch)
+        log.info("loaded %s: n_ctx=%d, gpu layers=%d, threads=%d/%d, prompt lookup %d", self.model_name, self.n_ctx,
+                 self.n_gpu_layers, self.n_threads, self.n_threads_batch, self.prompt_lookup)
 
     def forget_prompts(self) -> None:
         self._prefix.clear()
         self._llama.reset()  # n_tokens = 0: nothing of the live KV cache is reused by the next call
 
+    def prefill(self, messages: list[Message], *, stage: str, upto: str = "",
+                cancelled: Callable[[], bool] | None = None) -> int:
+        """See `LLM.prefill`. The cut text's last token is left out (the full prompt may tokenize it with the next
+        characters as one token), and the prompt is prefilled ``_PREFILL_CHUNK`` tokens at a time, checking
+        ``cancelled`` between chunks; the state is saved under ``stage`` like a call's (`local_rag.llm.kv_cache`)."""
+        if not messages or self._prefix.slots <= 0:
+            return 0
+        llama = self._llama
+        prompt = self.render(messages)
+        cut = prompt.find(upto) if upto else -1
+        tokens = llama.tokenize((prompt[:cut] if cut >= 0 else prompt).encode("utf-8"), add_bos=False, special=True)
+        tokens = tokens[: min(len(tokens) - 1, self.n_ctx - self.max_tokens)]
+        if len(tokens) < 2:
+            return 0
+        self._prefix.before(llama, tokens)
+        live = common_prefix(llama._input_ids.tolist(), tokens) if llama.n_tokens else 0
+        llama.n_tokens = min(live, len(tokens))
+        while llama.n_tokens < len(tokens) and not (cancelled and cancelled()):
+            llama.eval(tokens[llama.n_tokens : llama.n_tokens + _PREFILL_CHUNK])  # appends after n_tokens
+        llama._requires_eval = True  # the next call evaluates at least one token: its logits are its own
+        if llama.n_tokens:
+            self._prefix.after(llama, stage)
+        return int(llama.n_tokens)
+
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)) if text else 0
 
     def render(self, messages: list[Message]) -> str:
-        """The prompt text for ``messages`` under the model's chat template (generation prompt appended)."""
+        """The prompt text for ``messages`` under the model's chat template (generation prompt appended). A last
+        ``assistant`` message is the start of the reply: its text follows the generation prompt (`LLM.complete`)."""
+        if len(messages) > 1 and messages[-1]["role"] == "assistant":
+            return self._formatter(messages=messages[:-1]).prompt + messages[-1]["content"]  # type: ignore[arg-type]
         return self._formatter(messages=messages).prompt  # type: ignore[arg-type]
 
     def continuation_logprobs(self, messages: list[Message], continuation: str, *, stage: str,

@@ -70,7 +70,8 @@ class LLMQueries:
 
     def _key(self, conversation: Conversation, mode: str) -> str:
         r = self.settings.rewrite
-        return f"{self.settings.llm.model}|{mode}|{r.n_queries}|{r.history_tokens}|{r.agent_tokens}|{conversation.id}"
+        reply = "|prefix" if mode == "rewrite" and r.reply == "prefix" else ""  # grammar keys stay as they were
+        return f"{self.settings.llm.model}|{mode}{reply}|{r.n_queries}|{r.history_tokens}|{r.agent_tokens}|{conversation.id}"
 
     def __call__(self, conversation: Conversation) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}

@@ -23,7 +23,7 @@ import logging
 import re
 from collections.abc import Callable
 
-from local_rag.llm.base import LLM
+from local_rag.llm.base import LLM, Message, repair_json
 from local_rag.llm.context import conversation_text, last_question, prompt_room
 from local_rag.llm.prompts import load_prompt
 from local_rag.llm.registry import Registry
@@ -58,17 +58,25 @@ def clean_query(text: str | None, fallback: str, mode: str, max_chars: int = _MA
     return cleaned
 
 
-def _ask(
-    prompt_name: str, conversation: Conversation, llm: LLM, config: RewriteConfig, **fields: str
-) -> tuple[object, str]:
-    """Run a rewrite prompt; returns (decoded reply or text, last question)."""
+def rewrite_messages(prompt_name: str, conversation: Conversation, llm: LLM, config: RewriteConfig,
+                     **fields: str) -> list[Message]:
+    """The messages of a rewrite prompt for the last user turn of ``conversation``."""
     prompt = load_prompt(prompt_name)
     question = last_question(conversation)
     room = prompt_room(llm, prompt, prompt.max_tokens, conversation="", question=question, **fields)
     history = conversation_text(
         conversation, llm, min(config.history_tokens, room), config.agent_tokens, stage=prompt_name
     )
-    messages = prompt.messages(conversation=history, question=question, **fields)
+    return prompt.messages(conversation=history, question=question, **fields)
+
+
+def _ask(
+    prompt_name: str, conversation: Conversation, llm: LLM, config: RewriteConfig, **fields: str
+) -> tuple[object, str]:
+    """Run a rewrite prompt; returns (decoded reply or text, last question)."""
+    prompt = load_prompt(prompt_name)
+    question = last_question(conversation)
+    messages = rewrite_messages(prompt_name, conversation, llm, config, **fields)
     if prompt.schema is None:
         return llm.run(messages, stage=prompt_name, max_tokens=prompt.max_tokens).text, question
     schema = copy.deepcopy(prompt.schema)
@@ -83,15 +91,38 @@ def _field(data: object, key: str) -> object:
     return data.get(key) if isinstance(data, dict) else None
 
 
+REPLY_START = '{"query": "'  # ``rewrite.reply: prefix``: the reply's start, written into the prompt
+
+
 @REWRITE_MODES.register("rewrite")
 def standalone(conversation: Conversation, llm: LLM, config: RewriteConfig) -> list[Query]:
     """A standalone rewrite of the last turn."""
     question = last_question(conversation)
     if len(conversation.user_turns) < 2:
         return [Query(question, "rewrite")]
+    if config.reply == "prefix":
+        messages = [*rewrite_messages("rewrite", conversation, llm, config), {"role": "assistant", "content": REPLY_START}]
+        text = llm.run(messages, stage="rewrite", max_tokens=load_prompt("rewrite").max_tokens, stop=['"', "\n"]).text
+        return [Query(clean_query(continued_query(text), question, "rewrite"), "rewrite")]
     data, question = _ask("rewrite", conversation, llm, config)
     value = _field(data, "query")
     return [Query(clean_query(value if isinstance(value, str) else None, question, "rewrite"), "rewrite")]
+
+
+def continued_query(text: str) -> str | None:
+    """The query of a reply that continued `REPLY_START`: the text up to its closing quote; a backend that answered
+    afresh with the whole JSON object is read as JSON.
+
+    Example:
+        >>> continued_query('How tall is the Eiffel Tower?"')
+        'How tall is the Eiffel Tower?'
+    """
+    text = text.strip()
+    if text.startswith("{"):
+        data = repair_json(text)
+        value = _field(data, "query")
+        return value if isinstance(value, str) else None
+    return text.split('"', 1)[0]
 
 
 @REWRITE_MODES.register("keywords")

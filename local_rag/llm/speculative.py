@@ -26,6 +26,23 @@ from typing import Any
 
 import numpy as np
 
+AUTO_DRAFT_TOKENS = 10  # ``llm.prompt_lookup: -1`` where the build uses AMX (measured in session 29)
+
+
+def lookup_tokens_for(setting: int, build: list[str]) -> int:
+    """Draft tokens for the ``llm.prompt_lookup`` setting on a llama.cpp build using the CPU extensions ``build``
+    (`local_rag.llm.cpu_build.build_features`): the setting itself, or for ``-1`` (auto) `AUTO_DRAFT_TOKENS` where the
+    build uses AMX, else 0. With llama.cpp's AMX kernels a 12-token draft batch costs ~2.2x a single token on 2 cores,
+    and decoding gained ~20%; without them a batch cost more than the passes it saved (docs/benchmarks.md).
+
+    Example:
+        >>> lookup_tokens_for(-1, ["AVX2", "AMX_INT8"]), lookup_tokens_for(-1, ["AVX2"]), lookup_tokens_for(4, [])
+        (10, 0, 4)
+    """
+    if setting >= 0:
+        return setting
+    return AUTO_DRAFT_TOKENS if "AMX_INT8" in build else 0
+
 
 class Drafts:
     """Draft proposals by prompt lookup, and the counts of one reply (proposed, accepted, verification passes)."""

@@ -26,7 +26,7 @@ from starlette.types import Receive, Scope, Send
 from local_rag import __version__
 from local_rag.decide.support import revision_note
 from local_rag.errors import BadInputError, LocalRagError
-from local_rag.records import TurnResult
+from local_rag.records import Conversation, TurnResult
 from local_rag.server import protocol
 from local_rag.server.embeddings import EmbeddingService
 from local_rag.server.errors import ApiError, ClientGone, error_body
@@ -68,6 +68,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
         pipeline = make_pipeline(settings)
     if load:
         load_stages(pipeline, settings)
+        pipeline.warm_later(Conversation([]))  # the first request's prompt prefixes (system text, example)
     cfg = settings.server
     runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s, cfg.stream_status)
     model = model_id(settings)

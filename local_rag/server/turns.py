@@ -28,6 +28,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any  # Any: the payload of a stream event (a text piece, a status line)
 
 from local_rag.records import Conversation, TurnResult
+from local_rag.records import Turn as ChatTurn
 
 if TYPE_CHECKING:
     from local_rag.pipeline import Pipeline
@@ -93,9 +94,10 @@ class TurnRunner:
         return turn
 
     def stop(self) -> None:
-        """Server shutdown: stop the running turn at its next token."""
+        """Server shutdown: stop the running turn at its next token, and a warm-up between turns."""
         if self.active is not None:
             self.active.cancel.set()
+        self.pipeline.stop_warming()
 
     def status(self) -> dict[str, Any]:
         return {"busy": self.busy, "waiting": self.waiting, "queue": self.queue, **dict(self.counts)}
@@ -126,6 +128,7 @@ class Turn:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("status", text))
 
     def start(self, conversation: Conversation) -> None:
+        self.conversation = conversation
         self.runner.active = self
         self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, self._on_token, self._on_status)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
@@ -139,8 +142,11 @@ class Turn:
         self.runner.counts[outcome] += 1
         if outcome == "cancelled":
             log.info("turn stopped: the client disconnected")
+        elif outcome == "served":  # the client's next turn starts with this conversation: prefill it meanwhile
+            answer = self.future.result().answer.text
+            self.runner.pipeline.warm_later(Conversation([*self.conversation.turns, ChatTurn("agent", answer)], self.conversation.id))
         self.events.put_nowait(("done", None))
-        self._release()
+        self._release()  # after warm_later: the next turn's answer() stops that warm-up before it runs
 
     def _release(self) -> None:
         if not self._released:
