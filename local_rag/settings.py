@@ -177,7 +177,7 @@ class PipelineConfig(_Config):
     )
     warm: bool = Field(
         True, description="between turns of a chat or the server, prefill the next turn's prompt prefixes (system "
-        "text, the conversation so far) while the user types (`local_rag.llm.warm`); the answers are unchanged"
+        "text, the conversation so far) while the user types (`local_rag.llm.warm`); the same prompts, prefilled earlier"
     )
 
 

@@ -12,13 +12,16 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
 from local_rag.embed.base import Embedder
 from local_rag.settings import EmbedderConfig, Settings, load_settings
+
+if TYPE_CHECKING:
+    from local_rag.retrieve import HybridRetriever
 
 # The tests run on profile cpu-test (SmolLM2, what CI imports) unless they name another: a user config file of their
 # own, with that default, so that no user's ~/.config/local-rag/config.yaml leaks in (the default is cpu)
@@ -87,6 +90,16 @@ def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
 @pytest.fixture
 def corpus_file(tmp_path: Path) -> Path:
     return write_jsonl(tmp_path / "corpus.jsonl", CORPUS)
+
+
+@pytest.fixture
+def indexed(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path) -> tuple[Settings, HybridRetriever]:
+    """The test corpus indexed (real bm25s and FAISS, the hash embedder) and its hybrid retriever."""
+    from local_rag.index import build_index, open_index
+    from local_rag.retrieve import HybridRetriever
+
+    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    return fake_settings, HybridRetriever(open_index(fake_settings), fake_settings, hash_embedder)
 
 
 def minilm_present() -> bool:

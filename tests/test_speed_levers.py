@@ -4,12 +4,10 @@ prompt-lookup decoding and KV-cache reuse on the real SmolLM2 (same text as plai
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from local_rag.evidence.compress import select_sentences
-from local_rag.index import build_index, open_index
 from local_rag.llm.generate import Generator
 from local_rag.llm.standalone import is_standalone
 from local_rag.pipeline import Pipeline
@@ -18,7 +16,6 @@ from local_rag.retrieve import HybridRetriever
 from local_rag.settings import GenerateConfig, Settings
 from local_rag.text import split_sentences
 
-from .conftest import HashEmbedder
 from .llm_fixtures import SMOLLM, ScriptedLLM, load_real
 
 
@@ -88,18 +85,12 @@ def test_standalone_rule(question: str, earlier: list[str], expected: bool) -> N
     assert is_standalone(question, earlier) is expected
 
 
-@pytest.fixture
-def parts(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path) -> tuple[Settings, HybridRetriever]:
-    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
-    return fake_settings, HybridRetriever(open_index(fake_settings), fake_settings, hash_embedder)
-
-
 def reply(messages: list, schema: dict | None) -> str:
     return '{"query": "how long do dogs sleep"}' if schema is not None else "They sleep a lot [1]."
 
 
-def test_skipped_rewrite_and_compression_are_in_the_trace(parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+def test_skipped_rewrite_and_compression_are_in_the_trace(indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     settings = settings.model_copy(deep=True)
     settings.rewrite.skip_standalone = True
     settings.evidence.compress = True
@@ -123,8 +114,8 @@ def test_skipped_rewrite_and_compression_are_in_the_trace(parts: tuple[Settings,
     assert "rewrite" not in {s.get("stage") for s in result.trace}
 
 
-def test_generation_without_passages_is_a_recorded_skip(parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+def test_generation_without_passages_is_a_recorded_skip(indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     settings = settings.model_copy(deep=True)
     settings.pipeline.rewrite = False
     settings.pipeline.min_dense_score = 2.0  # nothing survives
@@ -134,8 +125,8 @@ def test_generation_without_passages_is_a_recorded_skip(parts: tuple[Settings, H
     assert [(s["type"], s["stage"]) for s in result.trace] == [("skip", "generate")]
 
 
-def test_status_lines_come_before_the_answer(parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+def test_status_lines_come_before_the_answer(indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     events: list[tuple[str, str]] = []
     Pipeline(settings, retriever=retriever, llm=ScriptedLLM(reply)).answer(
         Conversation([Turn("user", "how long do cats sleep?")]),

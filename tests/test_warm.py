@@ -5,25 +5,16 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from local_rag.index import build_index, open_index
 from local_rag.llm.warm import MARK, Warmed, Warmer, next_prompts
 from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Turn
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
 
-from .conftest import HashEmbedder
 from .llm_fixtures import SMOLLM, ScriptedLLM, load_real
-
-
-@pytest.fixture
-def parts(fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path) -> tuple[Settings, HybridRetriever]:
-    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
-    return fake_settings, HybridRetriever(open_index(fake_settings), fake_settings, hash_embedder)
 
 
 def reply(messages: list, schema: dict | None) -> str:
@@ -33,8 +24,8 @@ def reply(messages: list, schema: dict | None) -> str:
 FIRST = Conversation([Turn("user", "tell me about cats"), Turn("agent", "Cats are small carnivores that purr.")])
 
 
-def test_next_prompts_hold_the_conversation_so_far_before_the_mark(parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+def test_next_prompts_hold_the_conversation_so_far_before_the_mark(indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     settings = settings.model_copy(deep=True)
     settings.generate.prompt = "answer_history_first"  # the default CPU profile's: the conversation before the passages
     pipeline = Pipeline(settings, retriever=retriever, llm=ScriptedLLM(reply))
@@ -48,8 +39,8 @@ def test_next_prompts_hold_the_conversation_so_far_before_the_mark(parts: tuple[
     assert [s for s, _ in next_prompts(Conversation([]), pipeline.llm, settings, pipeline.generator)] == ["generate"]
 
 
-def test_warm_is_off_by_setting_and_a_backend_without_a_cache_warms_nothing(parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+def test_warm_is_off_by_setting_and_a_backend_without_a_cache_warms_nothing(indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     pipeline = Pipeline(settings, retriever=retriever, llm=ScriptedLLM(reply))
     warmed = pipeline.warm(FIRST)  # the first warm-up also loads the stages (a chat's start)
     assert [(w.stage, w.tokens) for w in warmed] == [("load", 0), ("rewrite", 0), ("generate", 0)]
@@ -90,8 +81,8 @@ def test_a_warm_up_stops_when_asked_and_its_failure_is_only_logged(caplog: pytes
     assert failing.stop() == [] and "no model" in caplog.text
 
 
-def test_the_pipeline_stops_a_warm_up_before_its_turn(parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+def test_the_pipeline_stops_a_warm_up_before_its_turn(indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     llm = ScriptedLLM(reply)
     pipeline = Pipeline(settings, retriever=retriever, llm=llm)
     in_use = threading.Lock()
@@ -121,8 +112,8 @@ ONE_THREAD = {"n_threads": 1, "n_threads_batch": 1}  # see tests/test_speed_leve
 
 
 def test_warming_the_next_turn_reuses_its_prefix_and_gives_the_same_answer(
-        parts: tuple[Settings, HybridRetriever]) -> None:
-    settings, retriever = parts
+        indexed: tuple[Settings, HybridRetriever]) -> None:
+    settings, retriever = indexed
     settings = settings.model_copy(deep=True)
     settings.generate.max_tokens = 32
     settings.generate.prompt = "answer_history_first"

@@ -7,8 +7,10 @@ those go; `LLM.prefill` prefills each prompt up to the first `MARK` and keeps it
 so the next turn prefills its new message and passages only. `Warmer` runs this on a background thread between two
 turns and stops, within one prefill chunk, when the next turn starts (`local_rag.pipeline.Pipeline.warm_later`).
 
-The answers are the ones a cold prompt gives: what changes is only which part of a prompt is already in the KV cache
-(as with `local_rag.llm.kv_cache`). A guess that misses (a turn that skips its rewrite, a decided turn) costs idle
+The model computes the same prompt: what changes is which part of it is already in the KV cache (as with
+`local_rag.llm.kv_cache`), and so how its prefill is split into batches. Greedy answers are the same where the
+arithmetic is (SmolLM2 on one thread, tested); with several threads and other kernels a batch split rounds
+differently, and a near-tie can flip a word (the 1.5B on 2 threads with AMX: 3-5 of 12 answers, docs/benchmarks.md). A guess that misses (a turn that skips its rewrite, a decided turn) costs idle
 time, never a turn's time.
 
 Example:

@@ -3,7 +3,7 @@
 #   s19: the default of sessions 19-28 (profile `cpu`, prompt lookup off, the rewrite under a JSON grammar; judged
 #        without AMX in session 19: HM 0.481);
 #   s29: the default of session 29 (prompt lookup 10, the rewrite's reply prefilled: rewrite.reply prefix).
-# The warm-up between turns changes no answer and is not used by `eval generation` (one turn a task).
+# The warm-up between turns is not used by `eval generation` (one turn a task, no time between turns).
 # s19's rewrites come from runs/llm-cache.jsonl (the 16 of session 18, docs/benchmarks/levers/taskc/llm-cache.jsonl),
 # s29's are written by this run (another cache key). Judge: Qwen2.5-Coder-1.5B, as in sessions 16-19.
 # Run it alone: flock /tmp/heavy.lock bash docs/benchmarks/levers/s29/taskc.sh   (~45 min on the 2-core Intel VM)
@@ -19,9 +19,12 @@ for c in ${CONFIGS:-s19 s29}; do
       --profile cpu --split test --limit 20 --no-llm-judges --no-charts --out runs/i26/s29/gen-$c
   fi
   unset LOCAL_RAG_LLM__PROMPT_LOOKUP LOCAL_RAG_REWRITE__REPLY   # the judge runs as in session 19
-  /usr/bin/time -f "$c judged: wall %e s, peak RSS %M KB" .venv/bin/local-rag eval generation --setting rag \
-    --predictions runs/i26/s29/gen-$c/predictions.jsonl --out runs/i26/s29/judged-$c --no-charts
-  mkdir -p $D/gen-$c $D/judged-$c
-  cp runs/i26/s29/gen-$c/{answers.jsonl,scores.json,scores.md} $D/gen-$c/
-  cp runs/i26/s29/judged-$c/{answers.jsonl,scores.json,scores.md} $D/judged-$c/
+  if [ ! -f runs/i26/s29/judged-$c/scores.json ]; then
+    /usr/bin/time -f "$c judged: wall %e s, peak RSS %M KB" .venv/bin/local-rag eval generation --setting rag \
+      --predictions runs/i26/s29/gen-$c/predictions.jsonl --out runs/i26/s29/judged-$c --no-charts
+  fi
+  # answers, context ids and metrics without MTRAG texts (scripts/gen_eval_checkpoint.py), and the score reports
+  .venv/bin/python scripts/gen_eval_checkpoint.py save --runs runs/i26/s29/gen-$c runs/i26/s29/judged-$c --dest $D
+  cp runs/i26/s29/gen-$c/scores.{json,md} $D/gen-$c/
+  cp runs/i26/s29/judged-$c/scores.{json,md} $D/judged-$c/
 done
