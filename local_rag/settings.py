@@ -285,6 +285,7 @@ class LLMConfig(_Config):
         "AMX, where a draft batch is cheap, else off). The text is unchanged",
     )
     prompt_lookup_ngram: int = Field(2, ge=1, le=8, description="longest n-gram matched against the prompt")
+    prompt_lookup_min_ngram: int = Field(1, ge=1, le=8, description="shortest n-gram that proposes a draft")
     loop_repeats: int = Field(
         3, ge=0, description="stop a free-text reply once a block of 16-400 characters repeats this many times back "
         "to back, and keep one copy (0 = off, else at least 2)"

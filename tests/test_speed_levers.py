@@ -215,3 +215,12 @@ def test_prompt_lookup_auto_follows_the_builds_amx() -> None:
 
     amx = "AMX_INT8" in build_features(llama_cpp.llama_print_system_info().decode())
     assert llm.prompt_lookup == (AUTO_DRAFT_TOKENS if amx else 0)  # type: ignore[attr-defined]
+
+
+def test_drafts_come_only_from_matches_at_least_min_ngram_long() -> None:
+    from local_rag.llm.speculative import Drafts
+
+    ids = [5, 6, 7, 8, 9, 3, 6]  # the last token, 6, matched alone; no 2-gram "3 6" earlier
+    assert Drafts(3, max_ngram_size=2).propose(ids) == [7, 8, 9]
+    assert Drafts(3, max_ngram_size=2, min_ngram_size=2).propose(ids) == []
+    assert Drafts(3, max_ngram_size=2, min_ngram_size=2).propose([5, 6, 7, 8, 5, 6]) == [7, 8, 5]

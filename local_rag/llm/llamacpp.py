@@ -139,7 +139,7 @@ class LlamaCppLLM(LLM):
 
             lookup = lookup_tokens_for(lookup, build_features(llama_cpp.llama_print_system_info().decode()))
         self.prompt_lookup = lookup
-        self._drafts = Drafts(lookup, config.prompt_lookup_ngram) if lookup else None
+        self._drafts = Drafts(lookup, config.prompt_lookup_ngram, config.prompt_lookup_min_ngram) if lookup else None
         try:
             self._llama = llama_cpp.Llama(
                 model_path=str(path), n_ctx=self.n_ctx, n_batch=min(config.n_batch, self.n_ctx),

@@ -33,7 +33,8 @@ def lookup_tokens_for(setting: int, build: list[str]) -> int:
     """Draft tokens for the ``llm.prompt_lookup`` setting on a llama.cpp build using the CPU extensions ``build``
     (`local_rag.llm.cpu_build.build_features`): the setting itself, or for ``-1`` (auto) `AUTO_DRAFT_TOKENS` where the
     build uses AMX, else 0. With llama.cpp's AMX kernels a 12-token draft batch costs ~2.2x a single token on 2 cores,
-    and decoding gained ~20%; without them a batch cost more than the passes it saved (docs/benchmarks.md).
+    and decoding gained 9-14% in paired runs; without them a batch cost more than the passes it saved
+    (docs/benchmarks.md).
 
     Example:
         >>> lookup_tokens_for(-1, ["AVX2", "AMX_INT8"]), lookup_tokens_for(-1, ["AVX2"]), lookup_tokens_for(4, [])
@@ -47,9 +48,10 @@ def lookup_tokens_for(setting: int, build: list[str]) -> int:
 class Drafts:
     """Draft proposals by prompt lookup, and the counts of one reply (proposed, accepted, verification passes)."""
 
-    def __init__(self, num_pred_tokens: int, max_ngram_size: int = 2) -> None:
+    def __init__(self, num_pred_tokens: int, max_ngram_size: int = 2, min_ngram_size: int = 1) -> None:
         self.num_pred_tokens = num_pred_tokens
         self.max_ngram_size = max_ngram_size
+        self.min_ngram_size = min_ngram_size  # shorter matches propose nothing (a single token rarely predicts the next)
         self.reset()
 
     def reset(self) -> Drafts:
@@ -61,7 +63,7 @@ class Drafts:
     def propose(self, ids: Sequence[int]) -> list[int]:
         """The tokens that followed the latest earlier occurrence of the last n-gram of ``ids`` (longest n first)."""
         seq = np.asarray(ids, dtype=np.int64)
-        for n in range(min(self.max_ngram_size, len(seq) - 1), 0, -1):
+        for n in range(min(self.max_ngram_size, len(seq) - 1), self.min_ngram_size - 1, -1):
             tail = seq[-n:]
             windows = np.lib.stride_tricks.sliding_window_view(seq[:-1], n)
             hits = np.flatnonzero((windows == tail).all(axis=1))
