@@ -33,7 +33,7 @@ from local_rag.device import nvml_gpus
 from local_rag.errors import BadInputError, ModelError
 from local_rag.llm.base import LLM, Completion, Message, OnToken, Scored
 from local_rag.llm.cpu_build import check_installed
-from local_rag.llm.kv_cache import PrefixStates, common_prefix
+from local_rag.llm.kv_cache import PrefixStates
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
 from local_rag.llm.speculative import Drafts, batch_logits, lookup_tokens, lookup_tokens_for
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
@@ -182,9 +182,7 @@ class LlamaCppLLM(LLM):
         tokens = tokens[: min(len(tokens) - 1, self.n_ctx - self.max_tokens)]
         if len(tokens) < 2:
             return 0
-        self._prefix.before(llama, tokens)
-        live = common_prefix(llama._input_ids.tolist(), tokens) if llama.n_tokens else 0
-        llama.n_tokens = min(live, len(tokens))
+        llama.n_tokens = self._prefix.before(llama, tokens)  # the prefix the live (or a restored) cache holds
         while llama.n_tokens < len(tokens) and not (cancelled and cancelled()):
             llama.eval(tokens[llama.n_tokens : llama.n_tokens + _PREFILL_CHUNK])  # appends after n_tokens
         llama._requires_eval = True  # the next call evaluates at least one token: its logits are its own
@@ -219,9 +217,8 @@ class LlamaCppLLM(LLM):
         if len(tokens) + len(follow) > self.n_ctx:
             raise BadInputError(f"{stage}: the prompt has {len(tokens)} tokens, the context {self.n_ctx}: no room to "
                                 "score a reply (raise llm.n_ctx or lower the stage's passage/history budget)")
-        cached = self._prefix.before(llama, tokens)
-        live = common_prefix(llama._input_ids.tolist(), tokens) if llama.n_tokens else 0
-        llama.n_tokens = min(live, len(tokens) - 1)  # at least the last prompt token is evaluated: its logits
+        cached = self._prefix.before(llama, tokens)  # the prefix the live (or a restored) cache holds
+        llama.n_tokens = min(cached, len(tokens) - 1)  # at least the last prompt token is evaluated: its logits
         llama.eval(tokens[llama.n_tokens :])
         n_vocab = llama.n_vocab()
         rows = [np.ctypeslib.as_array(llama._ctx.get_logits(), shape=(n_vocab,)).astype(np.float64)]
