@@ -23,7 +23,7 @@ import argparse
 import os
 from pathlib import Path
 
-from local_rag.bench.peer import ROWS, bench_peer, parse_sets
+from local_rag.bench.peer import ROWS, bench_peer, parse_sets, parse_variants
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -40,6 +40,9 @@ def main() -> None:
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                         help="a dotted settings override for both sides, e.g. llm.model=qwen2.5-coder-1.5b-instruct-q4_k_m "
                              "(repeatable; the value is read as YAML)")
+    parser.add_argument("--variant", dest="variant_items", action="append", default=[], metavar="NAME:KEY=VALUE",
+                        help="one more row, NAME (ours-...): ours-rewrite with this setting on top, e.g. "
+                             "ours-e700:evidence.budget_tokens=700 (repeatable; a NAME given twice gathers its settings)")
     parser.add_argument("--models-dir", type=Path,
                         default=Path(os.environ.get("LOCAL_RAG_MODELS_DIR") or ROOT / "models"),
                         help="default: $LOCAL_RAG_MODELS_DIR, else models/ of this checkout")
@@ -55,10 +58,12 @@ def main() -> None:
         return
     try:
         args.overrides = parse_sets(args.sets)
+        args.variants = parse_variants(args.variant_items)
     except ValueError as exc:
         parser.error(str(exc))
     rows_wanted = [r.strip() for r in args.rows.split(",") if r.strip()]
-    unknown = [r for r in rows_wanted if r not in ROWS]
+    rows_wanted += [name for name in args.variants if name not in rows_wanted]
+    unknown = [r for r in rows_wanted if r not in ROWS and r not in args.variants]
     if unknown or not any(r.startswith("peer") for r in rows_wanted):
         parser.error(f"--rows: unknown {unknown or 'none'}, peer rows {[r for r in rows_wanted if r.startswith('peer')]} "
                      f"(valid: {', '.join(ROWS)}; at least one peer row)")

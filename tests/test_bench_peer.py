@@ -25,3 +25,52 @@ def test_sets_become_nested_overrides_that_the_settings_accept() -> None:
 def test_a_malformed_set_is_refused(item: str) -> None:
     with pytest.raises(ValueError, match="KEY=VALUE"):
         parse_sets([item])
+
+
+def test_variants_name_rows_with_their_own_settings() -> None:
+    from local_rag.bench.peer import parse_variants
+
+    assert parse_variants(["ours-e700:evidence.budget_tokens=700", "ours-e700:generate.max_words=120",
+                           "ours-nowarm:pipeline.warm=false"]) == {
+        "ours-e700": {"evidence": {"budget_tokens": 700}, "generate": {"max_words": 120}},
+        "ours-nowarm": {"pipeline": {"warm": False}}}
+
+
+@pytest.mark.parametrize("item", ["evidence.budget_tokens=700", "peer-x:evidence.budget_tokens=700",
+                                  "ours-rewrite:evidence.budget_tokens=700", "ours-x:budget"])
+def test_a_malformed_variant_is_refused(item: str) -> None:
+    from local_rag.bench.peer import parse_variants
+
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_variants([item])
+
+
+def test_our_rows_warm_between_turns_and_a_variant_row_runs_its_own_settings(indexed) -> None:  # noqa: ANN001
+    """Our side of the peer benchmark with the real SmolLM2: each turn is warmed first (outside its time, as a chat
+    does), and a --variant row answers with its settings on top of the run's."""
+    from local_rag.bench.peer import Ours
+
+    from .llm_fixtures import MODELS, SMOLLM, llama_cpp_or_skip, model_or_skip
+
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    settings, retriever = indexed
+    settings = settings.model_copy(deep=True)
+    settings.models_dir = str(MODELS)
+    settings.llm = settings.llm.model_copy(update={"model": SMOLLM, "n_ctx": 2048, "temperature": 0.0, "seed": 0,
+                                                   "n_threads": 1, "n_threads_batch": 1, "prompt_lookup": 10})
+    settings.generate.max_tokens = 16
+    settings.generate.prompt = "answer_history_first"
+    ours = Ours.__new__(Ours)  # the index of the fixture instead of one built from a corpus file
+    ours.settings, ours.retriever, ours.pipelines = settings, retriever, {}
+    ours.add_row("ours", rewrite=False)
+    ours.add_row("ours-e100", rewrite=True, overrides={"evidence": {"budget_tokens": 100}})
+    assert ours.pipelines["ours-e100"].settings.evidence.budget_tokens == 100
+    assert ours.pipelines["ours"].settings.evidence.budget_tokens == settings.evidence.budget_tokens
+    task = {"task_id": "t<::>2", "input": [{"speaker": "user", "text": "How long do cats sleep?"},
+                                          {"speaker": "agent", "text": "Cats sleep 12 to 16 hours a day."},
+                                          {"speaker": "user", "text": "And dogs?"}]}
+    row = ours.run("ours", task)
+    assert row["warm_tokens"] > 50 and row["warm_s"] > 0 and row["answer"] and row["wall_s"] > 0
+    # prompt lookup: llama.cpp counts the verification batches as prompt tokens, so the figures are our own records
+    assert row["decode_tokens"] >= 1 and "llama_counters" in row and row["accepted_tokens"] <= row["drafted_tokens"]

@@ -20,8 +20,9 @@ def test_the_default_cpu_profile_is_cpu_qwen_with_the_levers_and_cpu_fast_swaps_
     cpu, qwen, fast = (_leaves(load_settings(p).model_dump(mode="json")) for p in ("cpu", "cpu-qwen", "cpu-fast"))
     assert {k for k in cpu if cpu[k] != qwen[k]} == {
         "profile", "evidence.compress", "rewrite.skip_standalone", "generate.prompt", "generate.history_step",
-        "rewrite.reply", "llm.prompt_lookup"}
+        "rewrite.reply", "llm.prompt_lookup", "llm.prompt_lookup_min_ngram"}
     assert {k for k in cpu if cpu[k] != fast[k]} == {"profile", "llm.model", "llm.prompt_lookup", "rewrite.reply"}
+    assert cpu["llm.prompt_lookup_min_ngram"] == 2  # drafts from 2-token matches (session 30)
     assert cpu["pipeline.warm"] and fast["pipeline.warm"] and qwen["pipeline.warm"]  # a code default, in every profile
     assert cpu["llm.prompt_lookup"] == -1 and fast["llm.prompt_lookup"] == 0  # -1: on where llama.cpp uses AMX
 

@@ -53,6 +53,12 @@ CONFIGS |= {
     "all-warm-prefix": deep_merge(CONFIGS["all"], {"pipeline": {"warm": True}, "rewrite": {"reply": "prefix"}}),
     "all-0.5b-nolookup-warm": deep_merge(CONFIGS["all-0.5b-nolookup"], {"pipeline": {"warm": True}}),
 }
+# Session 30: drafts only from 2-token matches (llm.prompt_lookup_min_ngram), and cpu-fast's 0.5B with the levers of
+# the new default (warm-up, prompt lookup, the rewrite's reply prefilled)
+CONFIGS |= {
+    "all-warm-prefix-ngram2": deep_merge(CONFIGS["all-warm-prefix"], {"llm": {"prompt_lookup_min_ngram": 2}}),
+    "all-0.5b-warm-prefix": deep_merge(CONFIGS["all-0.5b"], {"pipeline": {"warm": True}, "rewrite": {"reply": "prefix"}}),
+}
 # Time to first token of the cpu-fast set (all-0.5b-nolookup, 5.1 s against the 5 s target): fewer prompt tokens.
 CONFIGS |= {
     "fast-evidence300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300}}),

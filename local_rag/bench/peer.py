@@ -23,7 +23,7 @@ cross-encoder is available offline on CPU), top-5 passages into a grounded answe
 
 Tasks are interleaved (each task runs on every row before the next, the row order rotating), after one excluded
 warm-up turn per row. Per row: retrieval p50/p95, full-turn p50/p95, decode tok/s (llama.cpp's own counters, read
-the same way on both sides), nDCG@5/R@5 against the official qrels and ROUGE-L against the reference answers.
+the same way on both sides; with prompt lookup, which llama.cpp counts as prompt batches, our own per-call records), nDCG@5/R@5 against the official qrels and ROUGE-L against the reference answers.
 Writes docs/benchmarks/peer.{json,md}.
 """
 
@@ -63,6 +63,29 @@ def require_peer_env() -> None:
             "environment: `bash scripts/peer_env.sh`, then `.venv-peer/bin/python scripts/bench_peer.py ...`\n"
         )
         sys.exit(EXIT_MISSING)
+
+
+def parse_variants(items: list[str]) -> dict[str, dict[str, Any]]:
+    """``["ours-e700:evidence.budget_tokens=700"]`` as ``{row name: settings overrides}``; a name given twice gathers
+    its settings. A variant row is ``ours-rewrite`` (the profile's own pipeline) with its settings on top.
+
+    Example:
+        >>> parse_variants(["ours-e700:evidence.budget_tokens=700", "ours-e700:generate.max_words=120"])
+        {'ours-e700': {'evidence': {'budget_tokens': 700}, 'generate': {'max_words': 120}}}
+
+    Raises:
+        ValueError: no ``NAME:``, a name that is not ``ours-...`` or is a fixed row, or a bad ``KEY=VALUE``.
+    """
+    from local_rag.settings import deep_merge
+
+    variants: dict[str, dict[str, Any]] = {}
+    for item in items:
+        name, sep, setting = item.partition(":")
+        name = name.strip()
+        if not sep or not name.startswith("ours-") or name in ROWS:
+            raise ValueError(f"--variant {item!r}: expected NAME:KEY=VALUE with a new row NAME that starts with 'ours-'")
+        variants[name] = deep_merge(variants.get(name, {}), parse_sets([setting]))
+    return variants
 
 
 def parse_sets(items: list[str]) -> dict[str, Any]:
@@ -144,11 +167,14 @@ class Ours:
         self.index = {"passages": manifest.passages, "chunks": manifest.chunks, "stats": manifest.stats}
         self.pipelines: dict[str, Any] = {}
 
-    def add_row(self, name: str, rewrite: bool, passages: int | None = None) -> None:
+    def add_row(self, name: str, rewrite: bool, passages: int | None = None, overrides: dict[str, Any] | None = None) -> None:
         from local_rag.llm import load_llm
         from local_rag.pipeline import Pipeline
+        from local_rag.settings import Settings, deep_merge
 
         settings = self.settings.model_copy(deep=True)
+        if overrides:  # a --variant row: its own settings on top of the run's
+            settings = Settings.model_validate(deep_merge(settings.model_dump(), overrides))
         settings.pipeline.rewrite = rewrite
         if passages:
             settings.generate.passages = passages
@@ -161,17 +187,32 @@ class Ours:
 
     def run(self, name: str, task: dict[str, Any]) -> dict[str, Any]:
         from local_rag.mtrag import parse_conversation
+        from local_rag.records import Conversation
 
         pipeline = self.pipelines[name]
         conversation = parse_conversation(task["input"], where=task["task_id"])
+        # between turns, as a chat and the server do while the user reads and types (`Pipeline.warm`, on with
+        # ``pipeline.warm``): the prompt prefixes of this turn prefilled, outside the turn's time
+        warmed = pipeline.warm(Conversation(conversation.turns[:-1], conversation.id))
         perf_reset(pipeline.llm._llama)
         started = time.perf_counter()
         result = pipeline.answer(conversation)
         wall = time.perf_counter() - started
+        calls = result.llm_calls
         return {"answer": result.answer.text, "kind": result.answer.kind, "wall_s": wall,
                 "retrieval_s": result.timings["retrieval"], "passages": [h.passage_id for h in result.passages],
-                "queries": [q.text for q in result.queries], "llm_calls": len(result.llm_calls),
-                **perf_read(pipeline.llm._llama)}
+                "queries": [q.text for q in result.queries], "llm_calls": len(calls),
+                "warm_s": round(sum(w.seconds for w in warmed if w.stage != "load"), 3),
+                "warm_tokens": sum(w.tokens for w in warmed),
+                # with prompt lookup, llama.cpp counts each draft's verification batch as prompt tokens: the figures
+                # come from our own per-call records (prompt tokens not taken from the KV cache, tokens generated)
+                **({"prefill_tokens": sum(c.prompt_tokens - c.cached_tokens for c in calls),
+                    "prefill_s": sum(c.prefill_s for c in calls),
+                    "decode_tokens": sum(c.completion_tokens for c in calls), "decode_s": sum(c.decode_s for c in calls),
+                    "drafted_tokens": sum(c.drafted_tokens for c in calls),
+                    "accepted_tokens": sum(c.accepted_tokens for c in calls),
+                    "llama_counters": perf_read(pipeline.llm._llama)}
+                   if getattr(pipeline.llm, "prompt_lookup", 0) else perf_read(pipeline.llm._llama))}
 
 
 # ------------------------------------------------------------------------------------------------ the peer
@@ -397,6 +438,9 @@ def summarize(rows: list[dict[str, Any]], qrels: dict[str, dict[str, int]]) -> d
         "distinct_passages_mean": round(statistics.fmean(len(r["passages"]) for r in rows), 2),
         "rouge_l": round(statistics.fmean(r["rouge_l"] for r in rows), 4),
         "idk_share": round(sum(r["kind"] in ("idk", "decline") for r in rows) / len(rows), 3),
+        **({"warm_p50_s": round(percentile([r["warm_s"] for r in rows], 0.5), 2),
+            "warm_tokens_mean": round(statistics.fmean(r["warm_tokens"] for r in rows), 1)}
+           if any(r.get("warm_tokens") for r in rows) else {}),
     }
 
 
@@ -409,7 +453,8 @@ def ratios(ours: dict[str, Any], peer: dict[str, Any]) -> dict[str, float | None
 def markdown(report: dict[str, Any]) -> str:
     s = report["summary"]
     cols = ["retrieval_p50_ms", "retrieval_p95_ms", "turn_p50_s", "turn_p95_s", "decode_tok_s", "prefill_tokens_mean",
-            "decode_tokens_mean", "llm_calls_mean", "distinct_passages_mean", "ndcg_5", "recall_5", "rouge_l", "idk_share"]
+            "decode_tokens_mean", "llm_calls_mean", "distinct_passages_mean", "ndcg_5", "recall_5", "rouge_l", "idk_share",
+            "warm_p50_s"]
     lines = [f"<!-- generated by {report['command']} -->",
              f"### local-rag vs {report['peer']['framework']} ({report['llm']}, {report['embedder']}, "
              f"{report['corpus']['passages']} passages, {s[next(iter(s))]['turns']} MTRAG {report['domain']} turns)", "",
@@ -449,12 +494,14 @@ def write_report(args: argparse.Namespace, rows_wanted: list[str], settings: Any
                f"--tasks {args.tasks} --seed {args.seed} --rows {','.join(rows_wanted)}"
                + (f" --lean-passages {args.lean_passages}" if "ours-lean" in rows_wanted else "")
                + "".join(f" --set {item}" for item in getattr(args, "sets", []))
+               + "".join(f" --variant {item}" for item in getattr(args, "variant_items", []))
                + (f" --out {args.out}" if args.out.name != "benchmarks" else ""))
     report = {
         "command": command, "complete": done == len(tasks), "tasks_done": done, "tasks_asked": len(tasks),
         "machine": machine() | {"load_average": {"start": getattr(args, "load_start", None),
                                                  "now": [round(x, 2) for x in os.getloadavg()]}},
         "profile": args.profile, "sets": getattr(args, "sets", []), "overrides": getattr(args, "overrides", {}),
+        "variants": getattr(args, "variants", {}),
         "domain": args.domain,
         "llm": settings.llm.model, "embedder": settings.embedder.model, "llama_cpp_params": params,
         "versions": {"local-rag": __version__, "llama-index-core": llama_index.core.__version__,
@@ -497,9 +544,11 @@ def bench_peer(args: argparse.Namespace, rows_wanted: list[str], models_dir: Pat
     try:
         print(f"building both indexes over {corpus} ...", flush=True)
         ours = Ours(settings, corpus, work)
+        variants = getattr(args, "variants", {})
         for row in rows_wanted:
             if row.startswith("ours"):
-                ours.add_row(row, rewrite=row == "ours-rewrite", passages=args.lean_passages if row == "ours-lean" else None)
+                ours.add_row(row, rewrite=row == "ours-rewrite" or row in variants,
+                              passages=args.lean_passages if row == "ours-lean" else None, overrides=variants.get(row))
         if not ours.pipelines:
             ours.add_row("_params", rewrite=False)  # only to read the llama.cpp parameters our side picks
         llm = ours.any_llm

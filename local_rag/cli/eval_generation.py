@@ -188,3 +188,24 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
                                  "decisions": decisions_file, "draft_gate": draft_gate}
     out.with_suffix(".summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     click.echo(json.dumps(summary, indent=2) + f"\nwritten to {out}")
+
+
+@click.command(name="compare")
+@click.argument("run_a", type=click.Path())
+@click.argument("run_b", type=click.Path())
+@click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples.")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the comparison as JSON here.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the Markdown table.")
+@handle_errors
+def compare(run_a, run_b, resamples, seed, out_file, as_json):
+    """Compare two scored generation runs (folders of `eval generation`, or their answers.jsonl) on the tasks both
+    scored: RB_alg, RL_F, RB_llm and harmonic mean, B − A with a paired-bootstrap 95% interval."""
+    from local_rag.evaluation.generation.compare import paired_bootstrap, read_scored
+
+    result = paired_bootstrap(read_scored(Path(run_a)), read_scored(Path(run_b)), resamples=resamples, seed=seed)
+    payload = {"a": str(run_a), "b": str(run_b), **result.to_json()}
+    if out_file:
+        Path(out_file).parent.mkdir(parents=True, exist_ok=True)
+        Path(out_file).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    click.echo(json.dumps(payload, indent=2) if as_json else result.markdown(Path(run_a).name, Path(run_b).name))

@@ -164,7 +164,8 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         table = markdown_table(summary, label)
         (out / "scores.md").write_text(table, encoding="utf-8")
         click.echo(json.dumps(summary, indent=2) if as_json else table + f"\nwritten to {out}/")
-from local_rag.cli.eval_generation import generation as _generation, recheck as _recheck  # noqa: E402, I001
+from local_rag.cli.eval_generation import compare as _compare, generation as _generation, recheck as _recheck  # noqa: E402, I001
 
 evaluate.add_command(_generation)
 evaluate.add_command(_recheck)
+evaluate.add_command(_compare)
