@@ -23,8 +23,10 @@ cross-encoder is available offline on CPU), top-5 passages into a grounded answe
 
 Tasks are interleaved (each task runs on every row before the next, the row order rotating), after one excluded
 warm-up turn per row. Per row: retrieval p50/p95, full-turn p50/p95, decode tok/s (llama.cpp's own counters, read
-the same way on both sides; with prompt lookup, which llama.cpp counts as prompt batches, our own per-call records), nDCG@5/R@5 against the official qrels and ROUGE-L against the reference answers.
-Writes docs/benchmarks/peer.{json,md}.
+the same way on both sides; under prompt lookup, which llama.cpp counts as prompt batches, our own per-call
+records), nDCG@5/R@5 against the official qrels and ROUGE-L against the reference answers. Our rows warm up before
+each turn, outside its time, as a chat does between turns (``pipeline.warm``; a ``--variant`` row with
+``pipeline.warm=false`` is timed from cold, like the peer). Writes docs/benchmarks/peer.{json,md}.
 """
 
 from __future__ import annotations
@@ -601,4 +603,7 @@ DIFFERENCES = [
     "chat messages) with the same grounding rules, IDK sentence and word limit, minus the citation and clarifying "
     "rules that it does not post-process. Same GGUF chat template, max tokens, temperature 0, seed, threads, batch.",
     "Rerank: none on either side (no trained cross-encoder is available offline on this CPU machine).",
+    "Warm-up: our rows prefill the turn's prompt prefixes (each stage's instructions and the conversation so far) "
+    "before the timed turn, as local-rag's chat and server do while the user reads and types (pipeline.warm); the "
+    "peer has no such step. A row with pipeline.warm=false is timed from cold.",
 ]
