@@ -22,7 +22,7 @@ from typing import Any
 
 from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.conditioning import FINAL_COMPONENTS, final_score
-from local_rag.evaluation.generation.report import LABELS
+from local_rag.evaluation.generation.report import LABELS, metric_value
 
 METRICS = (*FINAL_COMPONENTS, "final")
 
@@ -72,12 +72,6 @@ def _fmt(value: float | None, sign: bool = False, digits: int = 3) -> str:
     return f"{value:+.{digits}f}" if sign else f"{value:.{digits}f}"
 
 
-def _first(record: dict[str, Any], name: str) -> float | None:
-    value = record.get("metrics", {}).get(name)
-    value = value[0] if isinstance(value, list) and value else value
-    return float(value) if isinstance(value, int | float) and value == value else None
-
-
 def _stats(columns: list[list[float | None]], picks: Sequence[int]) -> dict[str, float | None]:
     """The conditioned means over the tasks ``picks`` (repeats count) and their harmonic mean, as the report has them."""
     means: dict[str, float | None] = {}
@@ -104,8 +98,8 @@ def paired_bootstrap(a: Sequence[dict[str, Any]], b: Sequence[dict[str, Any]], r
     common = [t for t in by_a if t in by_b]
     if not common:
         raise BadInputError("the two runs have no task in common")
-    cols_a = [[_first(by_a[t], m) for t in common] for m in FINAL_COMPONENTS]
-    cols_b = [[_first(by_b[t], m) for t in common] for m in FINAL_COMPONENTS]
+    cols_a = [[metric_value(by_a[t], m) for t in common] for m in FINAL_COMPONENTS]
+    cols_b = [[metric_value(by_b[t], m) for t in common] for m in FINAL_COMPONENTS]
     everything = range(len(common))
     whole_a, whole_b = _stats(cols_a, everything), _stats(cols_b, everything)
     rng = np.random.default_rng(seed)

@@ -36,7 +36,9 @@ def turn_bucket(turn: int) -> str:
     return "8+" if turn >= 8 else str(turn) if turn >= 1 else "?"
 
 
-def _first(record: dict[str, Any], name: str) -> float | None:
+def metric_value(record: dict[str, Any], name: str) -> float | None:
+    """A scored record's value of metric ``name`` (the official files keep each as a one-item list); ``None`` when it
+    is missing or NaN."""
     value = record.get("metrics", {}).get(name)
     value = value[0] if isinstance(value, list) and value else value
     return float(value) if isinstance(value, int | float) and value == value else None
@@ -51,11 +53,11 @@ def group_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Means of one group of scored records."""
     stats: dict[str, Any] = {"tasks": len(records)}
     for name in RAW + CONDITIONED:
-        stats[name] = _mean([_first(r, name) for r in records])
+        stats[name] = _mean([metric_value(r, name) for r in records])
     stats["final"] = final_score({k: stats[k] for k in CONDITIONED})
-    idk = [_first(r, "idk_eval") for r in records]
+    idk = [metric_value(r, "idk_eval") for r in records]
     stats["idk_rate"] = _mean([1.0 if v == 1 else 0.0 for v in idk if v is not None])
-    stats["rl_f_missing"] = sum(1 for r in records if r.get("local_rag", {}).get("judged") and _first(r, "RL_F") is None)
+    stats["rl_f_missing"] = sum(1 for r in records if r.get("local_rag", {}).get("judged") and metric_value(r, "RL_F") is None)
     stats["judged"] = sum(1 for r in records if r.get("local_rag", {}).get("judged"))
     for key in TIMINGS:
         stats[key] = _mean([r.get("local_rag", {}).get("timings", {}).get(key) for r in records])
