@@ -22,7 +22,7 @@ from typing import Any
 
 from local_rag.errors import BadInputError
 from local_rag.evaluation.generation.conditioning import FINAL_COMPONENTS, final_score
-from local_rag.evaluation.generation.report import LABELS, metric_value
+from local_rag.evaluation.generation.report import LABELS, mean_present, metric_value
 
 METRICS = (*FINAL_COMPONENTS, "final")
 
@@ -74,10 +74,8 @@ def _fmt(value: float | None, sign: bool = False, digits: int = 3) -> str:
 
 def _stats(columns: list[list[float | None]], picks: Sequence[int]) -> dict[str, float | None]:
     """The conditioned means over the tasks ``picks`` (repeats count) and their harmonic mean, as the report has them."""
-    means: dict[str, float | None] = {}
-    for name, column in zip(FINAL_COMPONENTS, columns, strict=True):
-        values = [column[i] for i in picks if column[i] is not None]
-        means[name] = sum(values) / len(values) if values else None  # type: ignore[arg-type]
+    means = {name: mean_present([column[i] for i in picks])
+             for name, column in zip(FINAL_COMPONENTS, columns, strict=True)}
     means["final"] = final_score(means)
     return means
 

@@ -44,7 +44,8 @@ def metric_value(record: dict[str, Any], name: str) -> float | None:
     return float(value) if isinstance(value, int | float) and value == value else None
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
+def mean_present(values: Sequence[float | None]) -> float | None:
+    """The mean of the values that are there (``None`` left out, as pandas does officially); ``None`` for none."""
     vals = [v for v in values if v is not None]
     return sum(vals) / len(vals) if vals else None
 
@@ -53,14 +54,14 @@ def group_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Means of one group of scored records."""
     stats: dict[str, Any] = {"tasks": len(records)}
     for name in RAW + CONDITIONED:
-        stats[name] = _mean([metric_value(r, name) for r in records])
+        stats[name] = mean_present([metric_value(r, name) for r in records])
     stats["final"] = final_score({k: stats[k] for k in CONDITIONED})
     idk = [metric_value(r, "idk_eval") for r in records]
-    stats["idk_rate"] = _mean([1.0 if v == 1 else 0.0 for v in idk if v is not None])
+    stats["idk_rate"] = mean_present([1.0 if v == 1 else 0.0 for v in idk if v is not None])
     stats["rl_f_missing"] = sum(1 for r in records if r.get("local_rag", {}).get("judged") and metric_value(r, "RL_F") is None)
     stats["judged"] = sum(1 for r in records if r.get("local_rag", {}).get("judged"))
     for key in TIMINGS:
-        stats[key] = _mean([r.get("local_rag", {}).get("timings", {}).get(key) for r in records])
+        stats[key] = mean_present([r.get("local_rag", {}).get("timings", {}).get(key) for r in records])
     citations = [c for r in records for p in (r.get("predictions") or [])[:1] if isinstance(p, dict)
                  for c in (p.get("citations") or []) if isinstance(c, dict) and "valid" in c]
     if citations:
