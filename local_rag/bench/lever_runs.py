@@ -59,6 +59,12 @@ CONFIGS |= {
     "all-warm-prefix-ngram2": deep_merge(CONFIGS["all-warm-prefix"], {"llm": {"prompt_lookup_min_ngram": 2}}),
     "all-0.5b-warm-prefix": deep_merge(CONFIGS["all-0.5b"], {"pipeline": {"warm": True}, "rewrite": {"reply": "prefix"}}),
 }
+# Session 31: fuller answers (the prompt answer_history_first_full) on the default without prompt lookup (a CPU without
+# AMX, where `llm.prompt_lookup: -1` turns it off)
+CONFIGS |= {
+    "all-nolookup-warm-prefix-full": deep_merge(CONFIGS["all-nolookup-warm-prefix"],
+                                                {"generate": {"prompt": "answer_history_first_full"}}),
+}
 # Time to first token of the cpu-fast set (all-0.5b-nolookup, 5.1 s against the 5 s target): fewer prompt tokens.
 CONFIGS |= {
     "fast-evidence300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300}}),
