@@ -16,7 +16,7 @@ def _leaves(tree: dict, prefix: str = "") -> dict:
 
 
 def test_the_default_cpu_profile_is_cpu_qwen_with_the_levers_and_cpu_fast_swaps_the_model():
-    """`base:` in a bundled profile: cpu = cpu-qwen + the speed levers; cpu-fast = cpu + the 0.5B."""
+    """`base:` in a bundled profile: cpu = cpu-qwen + the speed levers; cpu-fast = cpu + the 0.5B; cpu-hyde = cpu + HyDE."""
     cpu, qwen, fast = (_leaves(load_settings(p).model_dump(mode="json")) for p in ("cpu", "cpu-qwen", "cpu-fast"))
     assert {k for k in cpu if cpu[k] != qwen[k]} == {
         "profile", "evidence.compress", "rewrite.skip_standalone", "generate.prompt", "generate.history_step",
@@ -25,10 +25,13 @@ def test_the_default_cpu_profile_is_cpu_qwen_with_the_levers_and_cpu_fast_swaps_
     assert cpu["llm.prompt_lookup_min_ngram"] == 2  # drafts from 2-token matches (session 30)
     assert cpu["pipeline.warm"] and fast["pipeline.warm"] and qwen["pipeline.warm"]  # a code default, in every profile
     assert cpu["llm.prompt_lookup"] == -1 and fast["llm.prompt_lookup"] == 0  # -1: on where llama.cpp uses AMX
+    hyde = _leaves(load_settings("cpu-hyde").model_dump(mode="json"))  # cpu + a HyDE passage, RRF k 20 (session 32)
+    assert {k for k in cpu if cpu[k] != hyde[k]} == {"profile", "rewrite.modes", "fusion.k"}
+    assert hyde["rewrite.modes"] == ["rewrite", "hyde"] and hyde["fusion.k"] == 20
 
 
 def test_profiles_load_and_name_models():
-    assert {"cpu-test", "cpu", "cpu-qwen", "cpu-fast", "gpu-8gb", "gpu-24gb"} <= set(list_profiles())
+    assert {"cpu-test", "cpu", "cpu-qwen", "cpu-fast", "cpu-hyde", "gpu-8gb", "gpu-24gb"} <= set(list_profiles())
     gpu = load_settings("gpu-8gb")
     assert gpu.embedder.backend == "bge-m3" and gpu.embedder.model == "bge-m3"
     assert "qwen2.5-7b" in gpu.llm.model

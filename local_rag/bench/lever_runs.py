@@ -65,6 +65,10 @@ CONFIGS |= {
     "all-nolookup-warm-prefix-full": deep_merge(CONFIGS["all-nolookup-warm-prefix"],
                                                 {"generate": {"prompt": "answer_history_first_full"}}),
 }
+# Session 32: a HyDE passage (the `hyde` rewrite mode) as one more query list, on the default without prompt lookup
+CONFIGS |= {
+    "all-nolookup-warm-prefix-hyde": deep_merge(CONFIGS["all-nolookup-warm-prefix"], {"rewrite": {"modes": ["rewrite", "hyde"]}}),
+}
 # Time to first token of the cpu-fast set (all-0.5b-nolookup, 5.1 s against the 5 s target): fewer prompt tokens.
 CONFIGS |= {
     "fast-evidence300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300}}),
