@@ -127,6 +127,20 @@ class FusionConfig(_Config):
 RetrieverName = Literal["bm25", "dense", "bge-sparse"]
 
 
+class FeedbackConfig(_Config):
+    """Pseudo-relevance feedback: a second search whose query is the text of the first fused list's top passages;
+    its lists (``<retriever>:feedback``) join the fusion. No model call; off when ``passages`` is 0."""
+
+    passages: int = Field(0, ge=0, description="top fused passages whose text makes the feedback query; 0 = off")
+    words: int = Field(128, ge=1, description="words taken from each feedback passage")
+    retrievers: list[RetrieverName] = Field(
+        default_factory=lambda: list[RetrieverName](["bm25"]),
+        description="the retrievers that run the feedback query (those of retrieval.retrievers the index has)",
+    )
+    weight: float = Field(1.0, ge=0, description="a feedback list's fusion weight is its retriever's times this (unless "
+                          "fusion.weights names '<retriever>:feedback')")
+
+
 class RetrievalConfig(_Config):
     """What is retrieved per turn."""
 
@@ -136,6 +150,7 @@ class RetrievalConfig(_Config):
     query_modes: list[str] = Field(default_factory=lambda: ["lastturn"])
     candidates: int = Field(100, ge=1, description="hits taken from each list before fusion")
     top_k: int = Field(10, ge=1, description="hits returned after fusion")
+    feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
 
 
 class RerankerConfig(_Config):

@@ -87,3 +87,27 @@ def test_question_of_and_fixed_subset() -> None:
     subset = first_by_sha1(ids, 10)
     assert len(subset) == 10 and subset == first_by_sha1(list(reversed(ids)), 10)
     assert first_by_sha1(ids, None) == set(ids)
+
+
+def test_llm_queries_recompute_what_an_edited_prompt_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cache line records its prompt's fingerprint: after the prompt file changes, the line is a miss; lines from
+    before fingerprints (no "prompt" field) are still served."""
+    import local_rag.llm.pipeline as pipeline
+
+    settings = load_settings("cpu-test")
+    cache = tmp_path / "cache.jsonl"
+    assert LLMQueries(ScriptedLLM(reply), settings, ["rewrite"], cache)(CONV) == {"rewrite": ["Who created BM25?"]}
+    line = json.loads(cache.read_text().splitlines()[0])
+    assert line["prompt"] == pipeline.prompt_fingerprint("rewrite") != "" and len(line["prompt"]) == 12
+    assert LLMQueries(ScriptedLLM("never called"), settings, ["rewrite"], cache)(CONV) == {"rewrite": ["Who created BM25?"]}
+
+    monkeypatch.setattr(pipeline, "prompt_fingerprint", lambda mode: "edited000000")  # the rewrite prompt was edited
+    edited = ScriptedLLM(lambda m, s: '{"query": "Who invented BM25?"}')
+    assert LLMQueries(edited, settings, ["rewrite"], cache)(CONV) == {"rewrite": ["Who invented BM25?"]}
+    assert len(edited.calls) == 1 and json.loads(cache.read_text().splitlines()[-1])["prompt"] == "edited000000"
+    # the newer line wins on the next read
+    assert LLMQueries(ScriptedLLM("never called"), settings, ["rewrite"], cache)(CONV) == {"rewrite": ["Who invented BM25?"]}
+
+    legacy = tmp_path / "legacy.jsonl"  # written before fingerprints: trusted as it is
+    legacy.write_text(json.dumps({"key": line["key"], "queries": {"rewrite": ["Old rewrite"]}}) + "\n")
+    assert LLMQueries(ScriptedLLM("never called"), settings, ["rewrite"], legacy)(CONV) == {"rewrite": ["Old rewrite"]}

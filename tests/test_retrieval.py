@@ -86,3 +86,38 @@ def test_onnx_backend_matches_sentence_transformers(tmp_path: Path, minilm_setti
     texts = ["hybrid retrieval with bm25", "a cat sleeps"]
     cos = np.sum(onnx.embed(texts) * minilm.embed(texts), axis=1)
     assert np.all(cos > 0.99)
+
+
+@needs_minilm
+def test_feedback_search_joins_the_fusion(hybrid: HybridRetriever, minilm: Embedder):
+    """Pseudo-relevance feedback (retrieval.feedback): the second search's query is the text of the first fused list's
+    top passages, its BM25 list joins the others at the BM25 weight times feedback.weight, all fused again."""
+    from local_rag.retrieve.fusion import rrf
+    from local_rag.retrieve.hybrid import feedback_query
+
+    settings = hybrid.settings.model_copy(deep=True)
+    settings.fusion.weights = {"bm25": 0.5}
+    settings.retrieval.feedback.passages = 2
+    settings.retrieval.feedback.words = 6
+    settings.retrieval.feedback.weight = 2.0
+    fb = HybridRetriever(hybrid.retrievers["bm25"].folder, settings, minilm)
+    plain_settings = settings.model_copy(deep=True)
+    plain_settings.retrieval.feedback.passages = 0
+    plain = HybridRetriever(hybrid.retrievers["bm25"].folder, plain_settings, minilm)
+
+    queries = TURNS[0]
+    first = plain.search(queries, top_k=10)
+    text = feedback_query(first, 2, 6)
+    assert text == " ".join(" ".join(h.text.split()[:6]) for h in first[:2])
+    lists = plain.lists([queries], settings.retrieval.candidates)[0]
+    lists["bm25:feedback"] = fb.retrievers["bm25"].search([text], k=settings.retrieval.candidates)[0]
+    expected = rrf(lists, k=settings.fusion.k, weights={"bm25": 0.5, "bm25:feedback": 1.0}, top_k=5)
+
+    got = fb.search(queries, top_k=5)
+    assert [(h.passage_id, round(h.score, 9)) for h in got] == [(h.passage_id, round(h.score, 9)) for h in expected]
+    assert any("bm25:feedback" in h.scores for h in got) and not any("dense:feedback" in h.scores for h in got)
+    assert {"bm25", "dense", "fusion", "bm25:feedback"} == set(fb.last_timings)
+    batched = fb.search_batch(TURNS, top_k=5)
+    assert [[h.passage_id for h in hits] for hits in batched] == [[h.passage_id for h in fb.search(q, top_k=5)] for q in TURNS]
+    # off (passages 0, the default): the first round, unchanged
+    assert [h.passage_id for h in plain.search(queries, top_k=5)] == [h.passage_id for h in first[:5]]

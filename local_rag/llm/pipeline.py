@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -32,8 +33,24 @@ Search = Callable[[list[Query]], list[Hit]]
 _QUESTION_MODES = ("rewrite", "lastturn")  # what the reranker and judge read, best first
 
 
+def prompt_fingerprint(mode: str) -> str:
+    """The first 12 hex digits of the sha256 of the bundled prompt file of ``mode`` (its text, ``max_tokens``...),
+    or "" for a mode without one."""
+    from importlib import resources
+
+    try:
+        data = (resources.files("local_rag") / "prompts" / f"{mode}.yaml").read_bytes()
+    except OSError:
+        return ""
+    return hashlib.sha256(data).hexdigest()[:12]
+
+
 class LLMQueries:
     """Query texts of the LLM rewrite modes for a conversation, cached by conversation id (and the model).
+
+    Each cache line records the fingerprint of the prompt that wrote it (`prompt_fingerprint`): after a prompt is
+    edited its old lines are misses, computed again. Lines written before fingerprints were recorded (session 33)
+    carry none and are served as they are.
 
     Args:
         llm: the model.
@@ -51,6 +68,8 @@ class LLMQueries:
         self.modes = REWRITE_MODES.check(list(modes or settings.rewrite.modes))
         self.cache_path = Path(cache) if cache else None
         self._cache: dict[str, dict[str, list[str]]] = {}
+        self._prompts: dict[str, str | None] = {}  # key -> the fingerprint its cached line recorded (None: before them)
+        self._fingerprints = {mode: prompt_fingerprint(mode) for mode in self.modes}
         self._read_to = 0  # bytes of the cache file read so far
         self._read_more()
 
@@ -66,6 +85,7 @@ class LLMQueries:
             if line.strip():
                 record = json.loads(line)
                 self._cache[record["key"]] = record["queries"]
+                self._prompts[record["key"]] = record.get("prompt")
         self._read_to += end
 
     def _key(self, conversation: Conversation, mode: str) -> str:
@@ -77,22 +97,27 @@ class LLMQueries:
         out: dict[str, list[str]] = {}
         for mode in self.modes:
             key = self._key(conversation, mode)
-            if conversation.id and key not in self._cache:
+            if conversation.id and not self._fresh(key, mode):
                 self._read_more()
-            if not conversation.id or key not in self._cache:
+            if not conversation.id or not self._fresh(key, mode):
                 texts = [q.text for q in rewrite(conversation, self.llm, [mode], self.settings.rewrite)]
                 if conversation.id:
                     self._cache[key] = {mode: texts}
-                    self._save(key, {mode: texts})
+                    self._prompts[key] = self._fingerprints[mode]
+                    self._save(key, {mode: texts}, self._fingerprints[mode])
             out.update(self._cache[key] if conversation.id else {mode: texts})
         return out
 
-    def _save(self, key: str, queries: dict[str, list[str]]) -> None:
+    def _fresh(self, key: str, mode: str) -> bool:
+        """A cached line for ``key`` written by today's prompt of ``mode`` (or before fingerprints were recorded)."""
+        return key in self._cache and self._prompts.get(key) in (None, self._fingerprints[mode])
+
+    def _save(self, key: str, queries: dict[str, list[str]], prompt: str) -> None:
         if self.cache_path is None:
             return
         self.cache_path.parent.mkdir(parents=True, exist_ok=True)
         with self.cache_path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps({"key": key, "queries": queries}, ensure_ascii=False) + "\n")
+            fh.write(json.dumps({"key": key, "queries": queries, "prompt": prompt}, ensure_ascii=False) + "\n")
 
 
 def question_of(queries: Sequence[Query]) -> str:

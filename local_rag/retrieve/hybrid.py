@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from local_rag.embed.base import Embedder
 from local_rag.index.folder import IndexFolder
 from local_rag.records import Hit, Query
-from local_rag.retrieve.fusion import fuse
+from local_rag.retrieve.fusion import fuse, list_weight
 from local_rag.retrieve.learned import LearnedFusion
 from local_rag.retrieve.queries import QUERY_MODES
 from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, LearnedSparseRetriever, Retriever
@@ -39,6 +39,16 @@ def learned_fusion(settings: Settings) -> LearnedFusion | None:
         log.warning("fusion model %s reads lists of query modes %s that retrieval.query_modes lacks: they count as absent",
                     cfg.model, ", ".join(missing))
     return fusion
+
+
+def feedback_query(hits: Sequence[Hit], passages: int, words: int) -> str:
+    """The text of a feedback search: the first ``words`` words of each of the top ``passages`` hits, in rank order.
+
+    Example:
+        >>> feedback_query([Hit("p1", 1.0, text="a b c"), Hit("p2", 0.5, text="d e")], passages=2, words=2)
+        'a b d e'
+    """
+    return " ".join(" ".join((hit.text or "").split()[:words]) for hit in hits[:passages]).strip()
 
 
 class HybridRetriever:
@@ -71,11 +81,14 @@ class HybridRetriever:
         self.last_timings: dict[str, float] = {}
         self.learned = learned_fusion(settings)
 
-    def lists(self, batch: Sequence[Sequence[Query]], depth: int) -> list[dict[str, list[Hit]]]:
-        """Per turn, the ranked list of every ``retriever:mode`` (several texts of one mode get ``mode#i`` keys)."""
+    def lists(self, batch: Sequence[Sequence[Query]], depth: int, only: Sequence[str] | None = None) -> list[dict[str, list[Hit]]]:
+        """Per turn, the ranked list of every ``retriever:mode`` (several texts of one mode get ``mode#i`` keys), from
+        every retriever or from those named in ``only``."""
         out: list[dict[str, list[Hit]]] = [{} for _ in batch]
         self.last_timings = {}
         for name, retriever in self.retrievers.items():
+            if only is not None and name not in only:
+                continue
             flat = [(i, q) for i, queries in enumerate(batch) for q in queries]
             started = time.perf_counter()
             results = retriever.search([q.text for _, q in flat], k=depth)
@@ -89,27 +102,55 @@ class HybridRetriever:
         return out
 
     def search_batch(self, batch: Sequence[Sequence[Query]], top_k: int | None = None) -> list[list[Hit]]:
-        """Fused hits for each turn's query variants; equal to calling `search` on each turn."""
+        """Fused hits for each turn's query variants; equal to calling `search` on each turn.
+
+        With ``retrieval.feedback.passages`` set, a second search follows: its query is the text of the fused list's
+        top passages (`feedback_query`), its lists ``<retriever>:feedback`` join the first ones, and all are fused
+        again.
+        """
         cfg = self.settings
         top_k = top_k or cfg.retrieval.top_k
         per_turn = self.lists(batch, cfg.retrieval.candidates)
         started = time.perf_counter()
-        fused = []
-        for queries, lists in zip(batch, per_turn, strict=True):
-            weights = dict(cfg.fusion.weights)
-            for q in queries:
-                # a query's own weight applies to its mode unless settings weight that mode explicitly
-                weights.setdefault(q.mode, q.weight)
-            if self.learned is not None:
-                fused.append(self.learned.fuse(lists, top_k))
-            elif len(lists) == 1:
-                only = next(iter(lists.values()))[:top_k]
-                fused.append([Hit(**{**h.to_json(), "scores": {next(iter(lists)): h.score}}) for h in only])
-            else:
-                method = "rrf" if cfg.fusion.method == "learned" else cfg.fusion.method  # learned without its model
-                fused.append(fuse(lists, method, cfg.fusion.k, weights, top_k))
+        feedback = cfg.retrieval.feedback
+        fused = [self._fuse(queries, lists, max(top_k, feedback.passages)) for queries, lists in zip(batch, per_turn, strict=True)]
         self.last_timings["fusion"] = time.perf_counter() - started
-        return fused
+        if feedback.passages:
+            fused = self._feedback(batch, per_turn, fused, top_k)
+        return [hits[:top_k] for hits in fused]
+
+    def _fuse(self, queries: Sequence[Query], lists: dict[str, list[Hit]], top_k: int,
+              extra: dict[str, float] | None = None) -> list[Hit]:
+        cfg = self.settings
+        weights = {**(extra or {}), **cfg.fusion.weights}
+        for q in queries:
+            # a query's own weight applies to its mode unless settings weight that mode explicitly
+            weights.setdefault(q.mode, q.weight)
+        if self.learned is not None:
+            return self.learned.fuse(lists, top_k)
+        if len(lists) == 1:
+            only = next(iter(lists.values()))[:top_k]
+            return [Hit(**{**h.to_json(), "scores": {next(iter(lists)): h.score}}) for h in only]
+        method = "rrf" if cfg.fusion.method == "learned" else cfg.fusion.method  # learned without its model
+        return fuse(lists, method, cfg.fusion.k, weights, top_k)
+
+    def _feedback(self, batch: Sequence[Sequence[Query]], per_turn: list[dict[str, list[Hit]]], fused: list[list[Hit]],
+                  top_k: int) -> list[list[Hit]]:
+        """The second round of pseudo-relevance feedback (a turn whose first round found no text keeps that round)."""
+        cfg = self.settings.retrieval.feedback
+        first = dict(self.last_timings)
+        texts = {i: feedback_query(hits, cfg.passages, cfg.words) for i, hits in enumerate(fused)}
+        todo = [i for i, text in texts.items() if text]
+        extra = self.lists([[Query(texts[i], "feedback")] for i in todo], self.settings.retrieval.candidates, only=cfg.retrievers)
+        started = time.perf_counter()
+        # a feedback list weighs its retriever's weight times feedback.weight, unless fusion.weights names it
+        weights = {f"{name}:feedback": list_weight(name, self.settings.fusion.weights) * cfg.weight for name in cfg.retrievers}
+        out = list(fused)
+        for i, lists in zip(todo, extra, strict=True):
+            out[i] = self._fuse(batch[i], {**per_turn[i], **lists}, top_k, weights)
+        timings = {f"{name}:feedback": seconds for name, seconds in self.last_timings.items()}
+        self.last_timings = {**first, **timings, "fusion": first.get("fusion", 0.0) + time.perf_counter() - started}
+        return out
 
     def search(self, queries: Sequence[Query], top_k: int | None = None) -> list[Hit]:
         return self.search_batch([queries], top_k)[0]
