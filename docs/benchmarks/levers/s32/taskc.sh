@@ -7,18 +7,6 @@
 # Run it alone: flock /tmp/heavy.lock bash docs/benchmarks/levers/s32/taskc.sh   (~10 min a run on the Zen 5 VM)
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
-D=docs/benchmarks/levers/s32/taskc; R=runs/i26/s32; c=${CONFIG:-s32-hyde}
-if [ "$c" = s32-hyde ]; then P=cpu; export LOCAL_RAG_REWRITE__MODES='["rewrite","hyde"]'; else P=cpu-hyde; fi
-if [ ! -f $R/gen-$c/scores.json ]; then
-  /usr/bin/time -f "$c generated: wall %e s, peak RSS %M KB" .venv/bin/local-rag eval generation --setting rag \
-    --profile $P --split test --limit 20 --no-llm-judges --no-charts --out $R/gen-$c
-fi
-unset LOCAL_RAG_REWRITE__MODES
-if [ ! -f $R/judged-$c/scores.json ]; then
-  /usr/bin/time -f "$c judged: wall %e s, peak RSS %M KB" .venv/bin/local-rag eval generation --setting rag \
-    --predictions $R/gen-$c/predictions.jsonl --out $R/judged-$c --no-charts
-fi
-.venv/bin/python scripts/gen_eval_checkpoint.py save --runs $R/gen-$c $R/judged-$c --dest $D
-cp $R/gen-$c/scores.{json,md} $D/gen-$c/
-cp $R/judged-$c/scores.{json,md} $D/judged-$c/
-.venv/bin/local-rag eval compare docs/benchmarks/levers/s31/taskc/judged-s31 $D/judged-$c
+c=${CONFIG:-s32-hyde}
+if [ "$c" = s32-hyde ]; then P=cpu; export LOCAL_RAG_REWRITE__MODES='["rewrite","hyde"]' LOCAL_RAG_FUSION__K=60; else P=cpu-hyde; fi
+bash scripts/taskc20.sh $c $P runs/i26/s32 docs/benchmarks/levers/s32/taskc docs/benchmarks/levers/s31/taskc/judged-s31

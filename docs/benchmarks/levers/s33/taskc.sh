@@ -7,18 +7,5 @@
 # Run it alone: flock /tmp/heavy.lock bash docs/benchmarks/levers/s33/taskc.sh   (~10 min on the Zen 5 VM)
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
-D=docs/benchmarks/levers/s33/taskc; R=runs/i26/s33; c=${CONFIG:-s33-k20}
-export LOCAL_RAG_FUSION__K=20
-if [ ! -f $R/gen-$c/scores.json ]; then
-  /usr/bin/time -f "$c generated: wall %e s, peak RSS %M KB" .venv/bin/local-rag eval generation --setting rag \
-    --profile cpu --split test --limit 20 --no-llm-judges --no-charts --out $R/gen-$c
-fi
-unset LOCAL_RAG_FUSION__K
-if [ ! -f $R/judged-$c/scores.json ]; then
-  /usr/bin/time -f "$c judged: wall %e s, peak RSS %M KB" .venv/bin/local-rag eval generation --setting rag \
-    --predictions $R/gen-$c/predictions.jsonl --out $R/judged-$c --no-charts
-fi
-.venv/bin/python scripts/gen_eval_checkpoint.py save --runs $R/gen-$c $R/judged-$c --dest $D
-cp $R/gen-$c/scores.{json,md} $D/gen-$c/
-cp $R/judged-$c/scores.{json,md} $D/judged-$c/
-.venv/bin/local-rag eval compare docs/benchmarks/levers/s31/taskc/judged-s31 $D/judged-$c
+LOCAL_RAG_FUSION__K=20 bash scripts/taskc20.sh ${CONFIG:-s33-k20} cpu runs/i26/s33 docs/benchmarks/levers/s33/taskc \
+  docs/benchmarks/levers/s31/taskc/judged-s31
