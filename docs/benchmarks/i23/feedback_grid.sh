@@ -52,3 +52,4 @@ run own-fb4-b rewrite 20 4 128 1 '{"bm25":0.5}' '["bm25"]'
 run own-fb3-b-w96 rewrite 20 3 96 1 '{"bm25":0.5}' '["bm25"]'
 run own-fb3-b-w192 rewrite 20 3 192 1 '{"bm25":0.5}' '["bm25"]'
 run own-hyde-fb3-b rewrite,hyde 20 3 128 1 '{"bm25":0.5}' '["bm25"]'
+run own-k10 rewrite 10 0
