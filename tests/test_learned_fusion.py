@@ -183,6 +183,26 @@ def test_the_hybrid_retriever_fuses_with_a_trained_model(trained_on_real_lists, 
 
 
 @needs_minilm
+def test_a_trained_fusion_model_skips_feedback_with_a_warning(trained_on_real_lists, minilm, caplog):
+    """retrieval.feedback under a trained fusion model: the model reads only its own lists, so the feedback round is
+    not run (a warning says so) and the hits are the model's alone."""
+    from local_rag.index import open_index
+    from local_rag.retrieve import HybridRetriever
+
+    settings, folder = trained_on_real_lists
+    settings = settings.model_copy(deep=True)
+    settings.fusion.method, settings.fusion.model = "learned", str(folder)
+    plain = HybridRetriever(open_index(settings, model_checksum=minilm.checksum), settings, minilm)
+    settings.retrieval.feedback.passages = 2
+    with caplog.at_level(logging.WARNING, logger="local_rag.retrieve"):
+        hybrid = HybridRetriever(open_index(settings, model_checksum=minilm.checksum), settings, minilm)
+    assert "retrieval.feedback is skipped" in caplog.text
+    query = [Query("how long does a cat sleep")]
+    assert [(h.passage_id, h.score) for h in hybrid.search(query, top_k=3)] == [(h.passage_id, h.score) for h in plain.search(query, top_k=3)]
+    assert not any(key.endswith(":feedback") for key in hybrid.last_timings)
+
+
+@needs_minilm
 def test_a_missing_fusion_model_falls_back_to_rrf_or_stops(trained_on_real_lists, minilm, caplog):
     from local_rag.index import open_index
     from local_rag.retrieve import HybridRetriever

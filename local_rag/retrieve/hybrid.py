@@ -80,6 +80,8 @@ class HybridRetriever:
             )
         self.last_timings: dict[str, float] = {}
         self.learned = learned_fusion(settings)
+        if self.learned is not None and settings.retrieval.feedback.passages:
+            log.warning("retrieval.feedback is skipped: the trained fusion model reads only the lists it was trained on")
 
     def lists(self, batch: Sequence[Sequence[Query]], depth: int, only: Sequence[str] | None = None) -> list[dict[str, list[Hit]]]:
         """Per turn, the ranked list of every ``retriever:mode`` (several texts of one mode get ``mode#i`` keys), from
@@ -115,7 +117,7 @@ class HybridRetriever:
         feedback = cfg.retrieval.feedback
         fused = [self._fuse(queries, lists, max(top_k, feedback.passages)) for queries, lists in zip(batch, per_turn, strict=True)]
         self.last_timings["fusion"] = time.perf_counter() - started
-        if feedback.passages:
+        if feedback.passages and self.learned is None:
             fused = self._feedback(batch, per_turn, fused, top_k)
         return [hits[:top_k] for hits in fused]
 
