@@ -5,7 +5,8 @@
 - ``q2d``: the turn's own rewrite put before the passage (query2doc: one query of question + pseudo-answer, instead of
   two lists fused).
 
-Other entries are copied unchanged.
+Other entries are copied unchanged; a changed entry loses its prompt fingerprint (session 33), so the cache serves
+it whatever the bundled prompt.
 
     .venv/bin/python docs/benchmarks/i23/hyde_cut.py runs/i23/rewrites.jsonl 48 runs/i23/hyde48.jsonl
     .venv/bin/python docs/benchmarks/i23/hyde_cut.py runs/i23/rewrites.jsonl 96 runs/i23/hyde-q2d.jsonl q2d
@@ -34,6 +35,7 @@ def main(src: str, n: int, dest: str, q2d: bool = False) -> None:
                 text = llm.detokenize(tokens[:n]).decode("utf-8", errors="ignore").strip()
                 texts.append(f"{rewrites[record['key']]} {text}" if q2d and record["key"] in rewrites else text)
             record["queries"]["hyde"] = texts
+            record.pop("prompt", None)  # a changed passage is no prompt's output: served as it is (LLMQueries)
         out.append(json.dumps(record, ensure_ascii=False))
     Path(dest).write_text("\n".join(out) + "\n", encoding="utf-8")
 
