@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 
 from local_rag.llm.base import LLM
 from local_rag.llm.judge import RelevanceJudge
+from local_rag.llm.prompts import prompt_fingerprint
 from local_rag.llm.rerank import ListwiseReranker
 from local_rag.llm.rewrite import REWRITE_MODES, rewrite
 from local_rag.records import Conversation, Hit, Query
@@ -31,18 +31,6 @@ log = logging.getLogger("local_rag.llm.pipeline")
 
 Search = Callable[[list[Query]], list[Hit]]
 _QUESTION_MODES = ("rewrite", "lastturn")  # what the reranker and judge read, best first
-
-
-def prompt_fingerprint(mode: str) -> str:
-    """The first 12 hex digits of the sha256 of the bundled prompt file of ``mode`` (its text, ``max_tokens``...),
-    or "" for a mode without one."""
-    from importlib import resources
-
-    try:
-        data = (resources.files("local_rag") / "prompts" / f"{mode}.yaml").read_bytes()
-    except OSError:
-        return ""
-    return hashlib.sha256(data).hexdigest()[:12]
 
 
 class LLMQueries:
@@ -69,7 +57,7 @@ class LLMQueries:
         self.cache_path = Path(cache) if cache else None
         self._cache: dict[str, dict[str, list[str]]] = {}
         self._prompts: dict[str, str | None] = {}  # key -> the fingerprint its cached line recorded (None: before them)
-        self._fingerprints = {mode: prompt_fingerprint(mode) for mode in self.modes}
+        self._fingerprints = {mode: prompt_fingerprint(mode) for mode in self.modes}  # each mode's prompt is its name
         self._read_to = 0  # bytes of the cache file read so far
         self._read_more()
 

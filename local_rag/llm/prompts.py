@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import hashlib
 from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
@@ -78,11 +79,25 @@ def read_prompt_file(folder: Traversable, name: str, kind: str = "prompt") -> Pr
     )
 
 
+def _bundled() -> Traversable:
+    return resources.files("local_rag") / "prompts"
+
+
 def list_prompts() -> list[str]:
-    return list_prompt_files(resources.files("local_rag") / "prompts")
+    return list_prompt_files(_bundled())
 
 
 @functools.cache
 def load_prompt(name: str) -> Prompt:
     """The bundled prompt ``name``; `SettingsError` listing the valid names if there is none."""
-    return read_prompt_file(resources.files("local_rag") / "prompts", name, "prompt")
+    return read_prompt_file(_bundled(), name, "prompt")
+
+
+def prompt_fingerprint(name: str) -> str:
+    """The first 12 hex digits of the sha256 of the bundled prompt file ``name`` (its text, ``max_tokens``...), or ""
+    when there is none."""
+    try:
+        data = (_bundled() / f"{name}.yaml").read_bytes()
+    except OSError:
+        return ""
+    return hashlib.sha256(data).hexdigest()[:12]
