@@ -58,6 +58,13 @@ def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
     data = json.loads(result.stdout)
     assert data["hits"][0]["passage_id"] == "d3-0" and data["queries"][0]["mode"] == "lastturn"
     assert {"passage_id", "title", "score", "scores", "rank", "text"} <= set(data["hits"][0])
+    # --cross-encoder: a missing reranker is one line, or with reranker.fallback skip a warning and the same hits
+    rerank = ("search", "bm25 ranking function", "--index", "s", "--retriever", "bm25", "--json", "--cross-encoder")
+    missing = {"LOCAL_RAG_RERANKER__MODEL": "no-such-reranker", "LOCAL_RAG_RERANKER__FALLBACK": "error"}
+    assert_clean_error(run(*rerank, cwd=tmp_path, env=missing), 4, "no-such-reranker")
+    skipped = run(*rerank, cwd=tmp_path, env={**missing, "LOCAL_RAG_RERANKER__FALLBACK": "skip"})
+    assert skipped.returncode == 0 and "warning: reranker no-such-reranker unavailable" in skipped.stderr
+    assert json.loads(skipped.stdout)["hits"] == data["hits"]
     conv = tmp_path / "conv.json"
     conv.write_text(json.dumps([{"speaker": "user", "text": "tell me about cats"}, {"speaker": "agent", "text": "ok"},
                                 {"speaker": "user", "text": "how long do they sleep"}]))

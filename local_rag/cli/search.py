@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
+
+if TYPE_CHECKING:
+    from local_rag.records import Hit, Query
+    from local_rag.rerank.base import Reranker
+    from local_rag.retrieve.hybrid import HybridRetriever
+    from local_rag.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
 
@@ -49,6 +57,31 @@ def split_csv(values: tuple[str, ...]) -> list[str] | None:
     return out or None
 
 
+def load_reranker_or_skip(settings: Settings) -> Reranker | None:
+    """The reranker of ``settings``; ``None`` with a warning when its model is missing and ``reranker.fallback`` is
+    ``skip`` (as the pipeline does)."""
+    from local_rag.errors import ModelError
+    from local_rag.rerank import load_reranker
+
+    try:
+        return load_reranker(settings.reranker, settings.models_dir)
+    except ModelError as exc:
+        if settings.reranker.fallback != "skip":
+            raise
+        click.echo(f"warning: reranker {settings.reranker.model} unavailable ({exc}); searching without it", err=True)
+        return None
+
+
+def reranked_search(retriever: HybridRetriever, reranker: Reranker | None) -> Callable[[list[Query]], list[Hit]]:
+    """The retriever's search, followed by ``reranker`` against the question when there is one."""
+    if reranker is None:
+        return retriever.search
+    from local_rag.llm.pipeline import question_of
+    from local_rag.rerank.base import reranked
+
+    return reranked(retriever.search, reranker, question_of)
+
+
 @click.command()
 @click.argument("question", required=False)
 @settings_options
@@ -61,8 +94,11 @@ def split_csv(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--rewrite", "llm_modes", multiple=True, help="LLM query modes added to --mode: rewrite, keywords, multi, hyde.")
 @click.option("--llm-rerank", is_flag=True, help="Listwise LLM reranking of the fused candidates.")
 @click.option("--judge", is_flag=True, help="LLM relevance judging (drops irrelevant passages, orders by level).")
+@click.option("--cross-encoder/--no-cross-encoder", default=None,
+              help="Re-score the fused hits with the reranker model (settings: reranker; default pipeline.cross_encoder).")
 @handle_errors
-def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge):
+def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge,
+           cross_encoder):
     """Search the index for QUESTION (or the last user turn of --conversation)."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn
@@ -73,12 +109,17 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
         raise BadInputError("give either a QUESTION or --conversation FILE")
     settings = load(profile, config_file, index_name, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
-        "fusion.method": fusion, "retrieval.top_k": top_k,
+        "fusion.method": fusion, "retrieval.top_k": top_k, "pipeline.cross_encoder": cross_encoder,
     })
     conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
     if not conversation.last_user_turn.strip():
         raise BadInputError("the question is empty")
     llm_modes = split_csv(llm_modes) or []
+    reranker = load_reranker_or_skip(settings) if settings.pipeline.cross_encoder else None
+    final_k = settings.retrieval.top_k
+    settings.retrieval.top_k = max(final_k, settings.reranker.candidates if reranker else 0,
+                                   settings.llm_rerank.candidates if llm_rerank else 0,
+                                   settings.judge.candidates if judge else 0)
     if llm_modes or llm_rerank or judge:  # the LLM stages, loaded only when asked for
         from local_rag.llm import load_llm
         from local_rag.llm.pipeline import LLMQueries, post_retrieval
@@ -87,15 +128,12 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
         given = LLMQueries(llm, settings, llm_modes)(conversation) if llm_modes else {}
         modes = list(settings.retrieval.query_modes) + [m for m in llm_modes if m not in settings.retrieval.query_modes]
         queries = conversation_queries(conversation, modes, given)
-        final_k = settings.retrieval.top_k
-        settings.retrieval.top_k = max(final_k, settings.llm_rerank.candidates if llm_rerank else 0,
-                                       settings.judge.candidates if judge else 0)
         retriever = open_retriever(settings)
-        hits = post_retrieval(retriever.search, llm, settings, llm_rerank, judge)(queries)[:final_k]
+        hits = post_retrieval(reranked_search(retriever, reranker), llm, settings, llm_rerank, judge)(queries)[:final_k]
     else:
         queries = conversation_queries(conversation, settings.retrieval.query_modes)
         retriever = open_retriever(settings)
-        hits = retriever.search(queries)
+        hits = reranked_search(retriever, reranker)(queries)[:final_k]
     if as_json:
         click.echo(json.dumps({
             "queries": [{"mode": q.mode, "text": q.text} for q in queries],

@@ -3,9 +3,7 @@ consistency filtering (no labels, no network); ``local-rag synth eval``: a model
 
 from __future__ import annotations
 
-import functools
 import json
-from pathlib import Path
 
 import click
 
@@ -43,68 +41,23 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
     index (--index, built from CORPUS) and write training examples (`local-rag train reranker|embedder --data`).
     Without CORPUS, the index's own chunks are sampled (an index of files: PDF, DOCX, Markdown). With --holdout, the
     queries of that share of the documents are not trained on: they go to <out>.heldout.jsonl for `synth eval`."""
-    from tqdm import tqdm
-
     from local_rag.cli.search import split_csv
-    from local_rag.index.folder import read_chunks
-    from local_rag.llm import load_llm
-    from local_rag.mtrag import read_jsonl
-    from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.data import build_examples, passage_text, write_examples
-    from local_rag.train.synth import (
-        QueryWriter,
-        by_chunk,
-        chunk_records,
-        consistency_filter,
-        sample_passages,
-        split_heldout,
-        unanswerable_examples,
-        write_heldout,
-        write_queries,
-    )
+    from local_rag.train.synth_run import SynthRun, write_synth_examples
 
-    kind_list = split_csv((kinds,)) or ["question"]
     settings = load(profile, config_file, index_name)
-    retriever = open_retriever(settings)  # first: a wrong index fails before any LLM call
-    # without CORPUS, the index's chunks: a query must find its own chunk
-    records = read_jsonl(corpus) if corpus else chunk_records(read_chunks(settings.indexes_dir / settings.index))
-    sampled = sample_passages(records, n_passages)
-    texts = {str(r["_id"]): passage_text(r) for r in sampled}
-    writer = QueryWriter(load_llm(settings.llm, settings.models_dir), settings.llm.model,
-                         cache or Path("runs") / "synth-cache.jsonl",
-                         prompt="synth_unanswerable" if unanswerable else "synth_queries",
-                         keep_example_copies=keep_example_copies)
-    written = [q for pid in tqdm(texts, desc="synth queries", unit="passage") for q in writer(pid, texts[pid])]
-    top = functools.partial(retriever.search, top_k=max(k, 30))
-    search = top if corpus else by_chunk(top)
-    written, held = split_heldout(written, holdout)
-    held = [q for q in held if q.kind in kind_list]
-    kept, dropped = consistency_filter(written, search, k, kind_list)
-    if not filter_:
-        kept, dropped = kept + dropped, []
-    write_queries(kept + dropped, str(out_file) + ".queries.jsonl")
-    tasks = [(f"synth:{q.passage_id}:{q.kind}", "synth", {"synth": q.text}) for q in kept]
-    qrels = {f"synth:{q.passage_id}:{q.kind}": {q.passage_id: 1} for q in kept}
-    examples = build_examples(tasks, qrels, texts, search, negatives)
-    contained = unanswerable_examples(written, texts)  # none unless --unanswerable
-    examples += contained
-    digest = write_examples(examples, out_file)
-    info = {"corpus": str(corpus) if corpus else f"index {settings.index} (its chunks)", "passages": len(texts), "written": len(written), "kept": len(kept),
-            "dropped": len(dropped), "filter": filter_, "k": k, "kinds": kinds, "model": settings.llm.model, "sha256": digest,
-            "holdout": holdout, "heldout_queries": len(held), "unanswerable": len(contained),
-            "example_copies_dropped": writer.example_copies}
-    Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    run = SynthRun(corpus=corpus, passages=n_passages, k=k, kinds=split_csv((kinds,)) or ["question"], filter=filter_,
+                   negatives=negatives, cache=cache, holdout=holdout, unanswerable=unanswerable,
+                   keep_example_copies=keep_example_copies)
+    result = write_synth_examples(settings, out_file, run)
     rule = f"passage in the top {k}" if filter_ else "no filter"
-    if writer.example_copies:
-        click.echo(f"{writer.example_copies} queries about the prompt's example, not their passage, dropped")
-    click.echo(f"{len(kept)} of {len(kept) + len(dropped)} queries kept ({rule}); "
-               f"{len(examples)} examples written to {out_file}"
-               + (f" ({len(contained)} of them unanswerable questions, negative only)" if unanswerable else ""))
-    if holdout:
-        heldout_file = str(out_file) + ".heldout.jsonl"
-        write_heldout(held, heldout_file, "passage" if corpus else "chunk")
-        click.echo(f"{len(held)} held-out queries written to {heldout_file}: "
-                   f"local-rag synth eval {heldout_file} --index {settings.index}")
+    if result.example_copies:
+        click.echo(f"{result.example_copies} queries about the prompt's example, not their passage, dropped")
+    click.echo(f"{result.kept} of {result.kept + result.dropped} queries kept ({rule}); "
+               f"{result.examples} examples written to {out_file}"
+               + (f" ({result.unanswerable} of them unanswerable questions, negative only)" if unanswerable else ""))
+    if result.heldout_file is not None:
+        click.echo(f"{len(result.heldout)} held-out queries written to {result.heldout_file}: "
+                   f"local-rag synth eval {result.heldout_file} --index {settings.index}")
 
 
 @synth.command(name="eval")
@@ -123,32 +76,14 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
                  depth, as_json):
     """How well the index finds the passages of HELDOUT's queries (`synth queries --holdout`), first stage alone and
     with --reranker: MRR@10, recall@1/5/depth. No labels: the queries were written by the LLM for those passages."""
-    from tqdm import tqdm
-
-    from local_rag.llm.pipeline import question_of
-    from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.synth import by_chunk, rank_metrics, read_heldout
+    from local_rag.train.synth import read_heldout
+    from local_rag.train.synth_run import heldout_rows
 
     held, unit = read_heldout(heldout)
     settings = load(profile, config_file, index_name, **{
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight})
-    reranker = None
-    if reranker_model:  # loaded first: a missing model fails before any search (never a first stage under its name)
-        from local_rag.rerank import load_reranker
-
-        reranker = load_reranker(settings.reranker.model_copy(update={"fallback": "error"}), settings.models_dir)
-    retriever = open_retriever(settings)
-    top = functools.partial(retriever.search, top_k=max(depth, settings.reranker.candidates))
-    first = top if unit == "passage" else by_chunk(top)
-    rows = {"first stage": rank_metrics(tqdm(held, desc="first stage", unit="query", disable=as_json), first, depth)}
-    if reranker is not None:
-        from local_rag.rerank.base import reranked
-
-        search = reranked(top, reranker, question_of)
-        rows[f"+ {Path(reranker_model).name}"] = rank_metrics(
-            tqdm(held, desc=Path(reranker_model).name, unit="query", disable=as_json),
-            search if unit == "passage" else by_chunk(search), depth)
+    rows = heldout_rows(settings, held, unit, reranker_model, depth, progress=not as_json)
     if as_json:
         click.echo(json.dumps({"heldout": str(heldout), "index": settings.index, "unit": unit, "rows": rows}, indent=2))
         return

@@ -172,6 +172,51 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
     _report(name, train_embedder(examples, base, name, settings.models_dir, cfg, info))
 
 
+@train.command()
+@settings_options
+@click.option("--name", help="Name of the adapted model under models/ (default <index>-adapted).")
+@click.option("--work", "work_dir", type=click.Path(file_okay=False), help="Work folder (default runs/adapt/<index>): "
+              "LLM cache, queries, examples, report.json, adapted.yaml. A rerun resumes there.")
+@click.option("--passages", default=200, show_default=True, help="Chunks the LLM writes queries for (~3-6 s each on 2 cores).")
+@click.option("--kinds", default="question,follow_up", show_default=True, help="Query kinds: question, follow_up.")
+@click.option("--holdout", default=0.2, show_default=True, help="Share of the documents held out for the check.")
+@click.option("--epochs", default=1.0, show_default=True)
+@click.option("--batch-size", default=32, show_default=True)
+@click.option("--max-steps", default=-1, show_default=True, help="Stop training after N optimizer steps (> 0).")
+@click.option("--margin", default=0.01, show_default=True, help="Held-out MRR@10 gain needed to keep the model.")
+@click.option("--min-heldout", default=20, show_default=True, help="Fewer held-out queries than this: not kept.")
+@click.option("--json", "as_json", is_flag=True, help="Print report.json instead of the table.")
+@handle_errors
+def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, holdout, epochs, batch_size, max_steps,
+          margin, min_heldout, as_json):
+    """Adapt the retriever to the index's own documents, no labels, no network: the LLM writes queries for its
+    chunks, the embedder is fine-tuned on them, and the model is kept (adapted.yaml) only when it finds held-out
+    documents' chunks better. Resumable; see docs/training.md."""
+    from local_rag.train.adapt import AdaptConfig, table
+    from local_rag.train.adapt import adapt as run_adapt
+
+    settings = load(profile, config_file, index_name)
+    name = name or f"{settings.index}-adapted"
+    work = Path(work_dir) if work_dir else Path("runs") / "adapt" / settings.index
+    cfg = AdaptConfig(passages=passages, kinds=tuple(split_csv((kinds,)) or []), holdout=holdout, epochs=epochs,
+                      batch_size=batch_size, max_steps=max_steps, margin=margin, min_heldout=min_heldout)
+    report = run_adapt(settings, name, work, cfg, progress=not as_json)
+    if as_json:
+        click.echo((work / "report.json").read_text(encoding="utf-8"), nl=False)
+        return
+    synth, training = report.synth, report.training
+    click.echo(f"{synth['kept']} of {synth['kept'] + synth['dropped']} written queries kept for training, "
+               f"{synth['heldout_queries']} held out ({report.seconds['synth']} s); {report.model} "
+               + ("already trained on the same data" if training.get("repeated") else
+                  f"trained in {training['train_seconds']} s ({training['steps']} steps, loss {training['final_loss']})"))
+    click.echo(table(report))
+    if report.kept:
+        click.echo(f"kept: {report.reason}.\nUse it: local-rag chat --config {report.settings_file}")
+    else:
+        click.echo(f"not kept: {report.reason}. The index answers as before; the model stays in "
+                   f"{settings.models_dir / report.model} for your own tries.")
+
+
 def _examples(data_file: str, modes: str | None) -> tuple[list[Any], dict[str, Any]]:
     from local_rag.train.data import file_digest, read_examples
 

@@ -64,7 +64,9 @@ def by_chunk(search: Callable[[list[Query]], list[Hit]]) -> Callable[[list[Query
 
 class QueryWriter:
     """Asks the LLM for the queries of one passage; results cached in ``cache`` (JSONL) by model, prompt and passage
-    id. ``prompt``: ``synth_queries`` (question, follow_up) or ``synth_unanswerable`` (question, unanswerable)."""
+    id. ``prompt``: ``synth_queries`` (question, follow_up) or ``synth_unanswerable`` (question, unanswerable).
+    ``llm`` may be a function that loads it: then it is loaded at the first passage the cache lacks (a resumed run
+    whose passages are all cached loads no model)."""
 
     def __init__(self, llm: Any, model: str, cache: str | Path | None, max_chars: int = 1500,
                  prompt: str = "synth_queries", keep_example_copies: bool = False) -> None:
@@ -86,6 +88,8 @@ class QueryWriter:
             from local_rag.llm.prompts import load_prompt
 
             prompt = load_prompt(self.prompt)
+            if callable(self.llm) and not hasattr(self.llm, "run_json"):
+                self.llm = self.llm()
             data, _ = self.llm.run_json(prompt.messages(passage=text[: self.max_chars]), prompt.schema,
                                         stage="synth", max_tokens=prompt.max_tokens)
             kinds = list((prompt.schema or {}).get("properties", KINDS))

@@ -1,0 +1,146 @@
+"""The two runs behind ``local-rag synth``: write, filter and keep synthetic queries for an index
+(`write_synth_examples`), and measure a model on the held-out ones (`heldout_rows`). `local_rag.train.adapt` chains
+them with the embedder's training; the CLI only prints what they return.
+
+Example:
+    >>> run = write_synth_examples(settings, "runs/notes-synth.jsonl", SynthRun(passages=200, holdout=0.2))  # doctest: +SKIP
+    >>> heldout_rows(settings, *read_heldout(run.heldout_file), reranker_model="notes-emb")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from local_rag.settings import Settings
+from local_rag.train.synth import SynthQuery
+
+
+@dataclass
+class SynthRun:
+    """What `write_synth_examples` writes: the knobs of ``local-rag synth queries``."""
+
+    corpus: str | Path | None = None  # a JSONL corpus (passages); None: the index's own chunks
+    passages: int = 200
+    k: int = 5
+    kinds: Sequence[str] = ("question",)
+    filter: bool = True
+    negatives: int = 8
+    cache: str | Path | None = None  # default runs/synth-cache.jsonl
+    holdout: float = 0.0
+    unanswerable: bool = False
+    keep_example_copies: bool = False
+
+
+@dataclass
+class SynthResult:
+    out_file: Path
+    info: dict[str, Any]
+    kept: int
+    dropped: int
+    examples: int
+    unanswerable: int
+    example_copies: int
+    heldout_file: Path | None = None
+    heldout: list[SynthQuery] = field(default_factory=list)
+
+
+def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun, progress: bool = True) -> SynthResult:
+    """Queries written by the LLM for sampled passages of ``settings.index`` (or ``run.corpus``), kept when their
+    passage ranks in the retriever's top ``run.k``, as training examples in ``out_file`` (with ``<out>.info.json``,
+    ``<out>.queries.jsonl`` and, with a holdout, ``<out>.heldout.jsonl``). Resumable through the LLM cache.
+
+    Raises:
+        IndexError_: no such index, or one built with another embedder (before any LLM call). BadInputError: a bad
+        holdout share.
+    """
+    from tqdm import tqdm
+
+    from local_rag.index.folder import read_chunks
+    from local_rag.llm import load_llm
+    from local_rag.mtrag import read_jsonl
+    from local_rag.retrieve.stack import open_retriever
+    from local_rag.train.data import build_examples, passage_text, write_examples
+    from local_rag.train.synth import (
+        QueryWriter,
+        by_chunk,
+        chunk_records,
+        consistency_filter,
+        sample_passages,
+        split_heldout,
+        unanswerable_examples,
+        write_heldout,
+        write_queries,
+    )
+
+    kinds = list(run.kinds) or ["question"]
+    retriever = open_retriever(settings)  # first: a wrong index fails before any LLM call
+    # without a corpus, the index's chunks: a query must find its own chunk
+    records = read_jsonl(run.corpus) if run.corpus else chunk_records(read_chunks(settings.indexes_dir / settings.index))
+    sampled = sample_passages(records, run.passages)
+    texts = {str(r["_id"]): passage_text(r) for r in sampled}
+    writer = QueryWriter(functools.partial(load_llm, settings.llm, settings.models_dir), settings.llm.model,
+                         run.cache or Path("runs") / "synth-cache.jsonl",
+                         prompt="synth_unanswerable" if run.unanswerable else "synth_queries",
+                         keep_example_copies=run.keep_example_copies)
+    written = [q for pid in tqdm(texts, desc="synth queries", unit="passage", disable=not progress)
+               for q in writer(pid, texts[pid])]
+    top = functools.partial(retriever.search, top_k=max(run.k, 30))
+    search = top if run.corpus else by_chunk(top)
+    written, held = split_heldout(written, run.holdout)
+    held = [q for q in held if q.kind in kinds]
+    kept, dropped = consistency_filter(written, search, run.k, kinds)
+    if not run.filter:
+        kept, dropped = kept + dropped, []
+    write_queries(kept + dropped, str(out_file) + ".queries.jsonl")
+    tasks = [(f"synth:{q.passage_id}:{q.kind}", "synth", {"synth": q.text}) for q in kept]
+    qrels = {f"synth:{q.passage_id}:{q.kind}": {q.passage_id: 1} for q in kept}
+    examples = build_examples(tasks, qrels, texts, search, run.negatives)
+    contained = unanswerable_examples(written, texts)  # none unless run.unanswerable
+    examples += contained
+    digest = write_examples(examples, out_file)
+    info = {"corpus": str(run.corpus) if run.corpus else f"index {settings.index} (its chunks)", "passages": len(texts),
+            "written": len(written), "kept": len(kept), "dropped": len(dropped), "filter": run.filter, "k": run.k,
+            "kinds": ",".join(run.kinds), "model": settings.llm.model, "sha256": digest, "holdout": run.holdout,
+            "heldout_queries": len(held), "unanswerable": len(contained), "example_copies_dropped": writer.example_copies}
+    Path(str(out_file) + ".info.json").write_text(json.dumps(info, indent=2) + "\n", encoding="utf-8")
+    heldout_file = None
+    if run.holdout:
+        heldout_file = Path(str(out_file) + ".heldout.jsonl")
+        write_heldout(held, heldout_file, "passage" if run.corpus else "chunk")
+    return SynthResult(Path(out_file), info, len(kept), len(dropped), len(examples), len(contained),
+                       writer.example_copies, heldout_file, held)
+
+
+def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_model: str | None = None,
+                 depth: int = 20, progress: bool = True) -> dict[str, dict[str, float | int]]:
+    """MRR@10 and recall@1/5/``depth`` of the held-out queries' own passages (``unit``: chunk or passage): the first
+    stage alone, and with ``reranker_model`` under ``settings.reranker`` (its backend, candidates, prior weight)."""
+    from tqdm import tqdm
+
+    from local_rag.llm.pipeline import question_of
+    from local_rag.retrieve.stack import open_retriever
+    from local_rag.train.synth import by_chunk, rank_metrics
+
+    reranker = None
+    if reranker_model:  # loaded first: a missing model fails before any search (never a first stage under its name)
+        from local_rag.rerank import load_reranker
+
+        reranker = load_reranker(settings.reranker.model_copy(update={"model": reranker_model, "fallback": "error"}),
+                                 settings.models_dir)
+    retriever = open_retriever(settings)
+    top = functools.partial(retriever.search, top_k=max(depth, settings.reranker.candidates))
+    first = top if unit == "passage" else by_chunk(top)
+    rows = {"first stage": rank_metrics(tqdm(held, desc="first stage", unit="query", disable=not progress), first, depth)}
+    if reranker is not None and reranker_model:
+        from local_rag.rerank.base import reranked
+
+        search = reranked(top, reranker, question_of)
+        rows[f"+ {Path(reranker_model).name}"] = rank_metrics(
+            tqdm(held, desc=Path(reranker_model).name, unit="query", disable=not progress),
+            search if unit == "passage" else by_chunk(search), depth)
+    return rows

@@ -1,0 +1,146 @@
+"""`local-rag train adapt`: the whole chain on a real folder index (bm25s + FAISS over the real MiniLM), queries
+written by the real SmolLM2 GGUF, a real fine-tune of MiniLM, the held-out check, and the settings file it writes
+switching the re-scorer on; a rerun asks the LLM nothing and trains nothing; bad input is one line."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from local_rag.train.adapt import AdaptConfig, _decide
+
+from .conftest import MODELS, needs_minilm
+from .llm_fixtures import SMOLLM, llama_cpp_or_skip, model_or_skip
+
+DOCS = {
+    "bees.md": "# Honey bees\n\nHoney bees live in colonies of up to sixty thousand workers led by a single queen. "
+               "Workers forage for nectar and pollen within a few kilometres of the hive and tell their sisters where "
+               "flowers are with a waggle dance.\n\nBees turn nectar into honey by evaporating its water and adding "
+               "enzymes. A colony stores about twenty kilograms of honey to survive the winter, when the bees cluster "
+               "around the queen and shiver to keep the hive warm.\n",
+    "volcano.md": "# Volcanoes\n\nA volcano forms where molten rock called magma rises through the crust. Shield "
+                  "volcanoes such as Mauna Loa grow from runny basalt lava that flows for long distances.\n\n"
+                  "Stratovolcanoes such as Mount Fuji are steep cones built from layers of ash and thick lava. Their "
+                  "eruptions are explosive because gas stays trapped in sticky magma until the pressure is released.\n",
+    "bread.md": "# Sourdough bread\n\nSourdough is leavened by a starter, a culture of wild yeast and lactic acid "
+                "bacteria kept alive by feeding it flour and water every day.\n\nThe bacteria make lactic and acetic "
+                "acid, which give the bread its sour taste and keep it fresh longer. A long cold proof in the fridge "
+                "deepens the flavour and makes the crust blister in a hot oven.\n",
+    "tides.md": "# Ocean tides\n\nTides are the rise and fall of sea level caused by the gravity of the Moon and the "
+                "Sun pulling on the rotating Earth. Most coasts see two high tides and two low tides each day.\n\n"
+                "Spring tides, with the largest range, come when the Sun and Moon line up at new and full moon. Neap "
+                "tides, with the smallest range, come at the quarter moons when the two pull at right angles.\n",
+    "chess.md": "# Chess openings\n\nThe Sicilian Defence answers the king's pawn opening with a pawn to c5 and leads "
+                "to sharp, unbalanced games. It is the most popular reply to e4 among strong players.\n\nThe "
+                "Queen's Gambit offers a pawn on c4 to gain control of the centre. Black may accept the pawn or "
+                "decline it with e6, the solid Orthodox line played in many world championship matches.\n",
+    "comets.md": "# Comets\n\nA comet is a ball of ice and dust that orbits the Sun. Near the Sun its ice turns to "
+                 "gas and forms a glowing coma and a tail that always points away from the Sun.\n\nHalley's Comet "
+                 "returns every seventy-six years; it was last seen from Earth in 1986 and will come back in 2061. "
+                 "Short-period comets come from the Kuiper belt beyond Neptune.\n",
+}
+
+
+def _models(tmp_path: Path) -> Path:
+    """A models/ folder with MiniLM (copied: training writes beside it) and SmolLM2 (linked), and their entries."""
+    from local_rag.modelstore.manifest import Manifest
+
+    models = tmp_path / "models"
+    shutil.copytree(MODELS / "all-MiniLM-L6-v2", models / "all-MiniLM-L6-v2")
+    (models / SMOLLM).symlink_to(MODELS / SMOLLM)
+    manifest = Manifest.load(MODELS)
+    Manifest(models, {n: manifest.get(n) for n in ("all-MiniLM-L6-v2", SMOLLM)}).save()
+    return models
+
+
+QUERIES = {
+    "bees.md": ("How do honey bees survive the winter?", "And how much honey do they store?"),
+    "volcano.md": ("Why are stratovolcano eruptions explosive?", "What about shield volcanoes?"),
+    "bread.md": ("What makes sourdough bread taste sour?", "How is its starter kept alive?"),
+    "tides.md": ("When do spring tides happen?", "And neap tides?"),
+    "chess.md": ("What is the Queen's Gambit?", "How can black decline it?"),
+}
+
+
+def _seed_cache(cache: Path, index: Path, leave_out: str) -> None:
+    """The LLM cache as an earlier run would have left it: written queries for every chunk but ``leave_out``'s, which
+    the real SmolLM2 writes (so the run loads and asks the LLM once, and a rerun asks nothing)."""
+    from local_rag.index.folder import read_chunks
+
+    cache.parent.mkdir(parents=True)
+    with cache.open("w", encoding="utf-8") as fh:
+        for chunk in read_chunks(index):
+            doc = chunk.id.split("#")[0]
+            if doc != leave_out:
+                question, follow_up = QUERIES[doc]
+                fh.write(json.dumps({"key": f"{SMOLLM}|synth_queries|{chunk.id}",
+                                     "queries": {"question": question, "follow_up": follow_up}}) + "\n")
+
+
+@needs_minilm
+def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_better(tmp_path: Path) -> None:
+    pytest.importorskip("datasets", reason="the train extra is not installed")
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    env = {"LOCAL_RAG_MODELS_DIR": str(_models(tmp_path)), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"),
+           "LOCAL_RAG_PROFILE": "cpu-test", "LOCAL_RAG_INDEX": "notes"}
+    run = lambda args: CliRunner().invoke(cli, args, env=env)  # noqa: E731
+    assert run(["index", "build", str(docs)]).exit_code == 0
+    work = tmp_path / "work"
+    _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
+    args = ["train", "adapt", "--work", str(work), "--passages", "12", "--holdout", "0.34", "--max-steps", "2",
+            "--batch-size", "4", "--min-heldout", "1"]
+    res = run([*args, "--margin", "-1"])  # any gain keeps it: the chain and the file it writes are what is tested
+    assert res.exit_code == 0, res.output
+    report = json.loads((work / "report.json").read_text(encoding="utf-8"))
+    assert len((work / "synth-cache.jsonl").read_text(encoding="utf-8").splitlines()) == 6  # SmolLM2 asked once
+    assert report["kept"] and report["model"] == "notes-adapted" and report["training"]["steps"] == 2
+    assert report["synth"]["kept"] > 0 and report["rows"]["first stage"]["queries"] == report["synth"]["heldout_queries"] > 0
+    assert set(report["rows"]) == {"first stage", "+ all-MiniLM-L6-v2 (stock)", "+ notes-adapted"} and "Use it: local-rag chat --config" in res.output
+    settings_file = work / "adapted.yaml"
+    adapted = yaml.safe_load(settings_file.read_text(encoding="utf-8"))
+    assert adapted["reranker"] == {"backend": "bi-encoder", "model": "notes-adapted", "candidates": 20,
+                                   "prior_weight": 1.0, "fallback": "skip"} and adapted["pipeline"]["cross_encoder"]
+    # the settings file switches the adapted re-scorer on for a real search
+    out = run(["search", "when do spring tides come", "--config", str(settings_file), "--json"]).output
+    hits = json.loads(out[out.index("{"):])["hits"]
+    assert hits[0]["passage_id"].startswith("tides.md") and "cross-encoder" in hits[0]["scores"]
+    # a rerun: every query from the cache, the same data, so no training, and the same figures
+    cache = (work / "synth-cache.jsonl").read_bytes()
+    res = run([*args, "--margin", "-1", "--json"])
+    assert res.exit_code == 0, res.output
+    again = json.loads(res.output)
+    assert again["training"]["repeated"] and again["rows"] == report["rows"] and (work / "synth-cache.jsonl").read_bytes() == cache
+    # a margin no model meets: not kept, and the earlier settings file goes (it no longer holds)
+    res = run([*args, "--margin", "1"])
+    assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
+    # bad input: one line, no traceback
+    for bad, message in ((["--holdout", "0"], "--holdout must be in (0, 1)"), (["--kinds", "essay"], "--kinds"),
+                         (["--index", "no-such-index"], "no-such-index")):
+        res = run(["train", "adapt", "--work", str(tmp_path / "w2"), *bad])
+        assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize(("adapted", "n", "kept", "why"), [
+    ({"mrr@10": 0.60, "recall@5": 0.80}, 40, True, "gains +0.1000"),
+    ({"mrr@10": 0.505, "recall@5": 0.80}, 40, False, "under the margin"),
+    ({"mrr@10": 0.60, "recall@5": 0.70}, 40, False, "recall@5 falls"),
+    ({"mrr@10": 0.90, "recall@5": 0.90}, 5, False, "too few held-out queries"),
+])
+def test_the_keep_rule(adapted: dict[str, float], n: int, kept: bool, why: str) -> None:
+    first = {"queries": n, "mrr@10": 0.50, "recall@5": 0.75}
+    gain = round(adapted["mrr@10"] - first["mrr@10"], 4)
+    decided, reason = _decide(first, {"queries": n, **adapted}, gain, AdaptConfig())
+    assert decided is kept and why in reason
