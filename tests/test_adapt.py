@@ -128,7 +128,8 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
     # bad input: one line, no traceback
     for bad, message in ((["--holdout", "0"], "--holdout must be in (0, 1)"), (["--kinds", "essay"], "--kinds"),
-                         (["--index", "no-such-index"], "no-such-index")):
+                         (["--index", "no-such-index"], "no-such-index"),
+                         (["--name", "all-MiniLM-L6-v2"], "a model local-rag did not train")):
         res = run(["train", "adapt", "--work", str(tmp_path / "w2"), *bad])
         assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
 

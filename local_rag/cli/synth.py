@@ -83,7 +83,7 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
     settings = load(profile, config_file, index_name, **{
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight})
-    rows = heldout_rows(settings, held, unit, reranker_model, depth, progress=not as_json)
+    rows = heldout_rows(settings, held, unit, [reranker_model] if reranker_model else [], depth, progress=not as_json)
     if as_json:
         click.echo(json.dumps({"heldout": str(heldout), "index": settings.index, "unit": unit, "rows": rows}, indent=2))
         return

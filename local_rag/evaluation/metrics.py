@@ -17,6 +17,25 @@ def metric_names(ks: Sequence[int] = KS) -> list[str]:
     return [f"ndcg_cut_{k}" for k in ks] + [f"recall_{k}" for k in ks]
 
 
+def run_scores(scores: Sequence[float]) -> list[float]:
+    """``scores`` (best first) rounded to 6 decimals and made strictly decreasing, so that the official scorer
+    (pytrec_eval, which ranks a run by score and breaks ties by document id) sees the system's own order. Ties are
+    common after reciprocal-rank fusion (ranks 1 + 2 and 2 + 1 score the same); before session 34 they were written
+    as they were, and the scorer reordered them.
+
+    Example:
+        >>> run_scores([0.5, 0.0325, 0.0325, 0.04])
+        [0.5, 0.0325, 0.032499, 0.032498]
+    """
+    out: list[float] = []
+    for score in scores:
+        value = round(float(score), 6)
+        if out and value >= out[-1]:
+            value = round(out[-1] - 1e-6, 6)
+        out.append(value)
+    return out
+
+
 def score_run(
     run: Mapping[str, Mapping[str, float]], qrels: Mapping[str, Mapping[str, int]], ks: Sequence[int] = KS
 ) -> dict[str, dict[str, float]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.errors import BadInputError
-from local_rag.evaluation.metrics import mean_metrics, score_run, weighted_average
+from local_rag.evaluation.metrics import mean_metrics, run_scores, score_run, weighted_average
 from local_rag.mtrag import (
     COLLECTIONS,
     POOL3,
@@ -92,10 +92,12 @@ def queries_for(item: EvalItem, modes: Sequence[str], provider: QueryProvider | 
 
 
 def official_record(item: EvalItem, hits: Sequence[Hit]) -> dict[str, Any]:
+    kept = hits[:MAX_CONTEXTS]
+    scores = run_scores([h.score for h in kept])
     return {
         "task_id": item.id,
         "Collection": COLLECTIONS.get(item.domain, item.domain),
-        "contexts": [{"document_id": h.passage_id, "score": round(float(h.score), 6)} for h in hits[:MAX_CONTEXTS]],
+        "contexts": [{"document_id": h.passage_id, "score": s} for h, s in zip(kept, scores, strict=True)],
     }
 
 
@@ -121,7 +123,9 @@ def run_domain(
     todo = []
     for item in items:
         if item.id in done:
-            run[item.id] = {c["document_id"]: float(c["score"]) for c in done[item.id].get("contexts", [])}
+            contexts = done[item.id].get("contexts", [])  # in the system's order, scores maybe tied (older files)
+            scores = run_scores([c["score"] for c in contexts])
+            run[item.id] = dict(zip([c["document_id"] for c in contexts], scores, strict=True))
         else:
             todo.append(item)
     iterator: Any = todo
@@ -139,9 +143,10 @@ def run_domain(
             started = time.perf_counter()
             hits = search(queries)
             latencies.append(time.perf_counter() - started)
-            run[item.id] = {h.passage_id: float(h.score) for h in hits[:MAX_CONTEXTS]}
+            record = official_record(item, hits)
+            run[item.id] = {c["document_id"]: c["score"] for c in record["contexts"]}
             if fh is not None:
-                fh.write(json.dumps(official_record(item, hits)) + "\n")
+                fh.write(json.dumps(record) + "\n")
                 fh.flush()
     finally:
         if fh is not None:

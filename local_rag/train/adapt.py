@@ -89,6 +89,10 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
     cfg = cfg or AdaptConfig()
     _check(cfg)
     base = settings.embedder.model
+    folder = settings.models_dir / name
+    if name == Path(base).name or (folder.exists() and not (folder / "training.json").exists()):
+        raise BadInputError(f"--name {name}: models/{name} is a model local-rag did not train (the base is {base}); "
+                            "give another name")
     seconds: dict[str, float] = {}
     with run_lock(work):
         started = time.perf_counter()
@@ -104,7 +108,6 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
                                     learning_rate=cfg.learning_rate, max_length=cfg.max_length, negatives=1,
                                     max_steps=cfg.max_steps)
         data = {"file": str(synth.out_file), "sha256": synth.info["sha256"], "modes": None}
-        folder = settings.models_dir / name
         trained = _same_training(folder, base, asdict(training), data["sha256"])
         if trained is None:
             train_embedder(read_examples(synth.out_file), base, name, settings.models_dir, training, data,
@@ -115,11 +118,10 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         started = time.perf_counter()
         measured = settings.model_copy(update={"reranker": settings.reranker.model_copy(update={
             "backend": "bi-encoder", "model": name, "candidates": cfg.candidates, "prior_weight": cfg.prior_weight})})
-        rows = heldout_rows(measured, synth.heldout, "chunk", name, depth=20, progress=progress)
         # the stock model as the same re-scorer, for the record: is a gain the adaptation's or the re-scoring's?
-        stock = heldout_rows(measured, synth.heldout, "chunk", base, depth=20, progress=progress)
-        rows = {"first stage": rows["first stage"], f"+ {Path(base).name} (stock)": stock[f"+ {Path(base).name}"],
-                f"+ {name}": rows[f"+ {name}"]}
+        rows = heldout_rows(measured, synth.heldout, "chunk", [base, name], depth=20, progress=progress)
+        rows[f"+ {Path(base).name} (stock)"] = rows.pop(f"+ {Path(base).name}")
+        rows[f"+ {name}"] = rows.pop(f"+ {name}")  # the order of the table: first stage, stock, adapted
         seconds["measure"] = round(time.perf_counter() - started, 1)
         first, adapted = rows["first stage"], rows[f"+ {name}"]
         gain = round(float(adapted["mrr@10"]) - float(first["mrr@10"]), 4)

@@ -23,7 +23,7 @@ from typing import Any  # Any: JSON reports
 import numpy as np
 
 from local_rag.errors import BadInputError
-from local_rag.evaluation.metrics import mean_metrics, score_run
+from local_rag.evaluation.metrics import mean_metrics, run_scores, score_run
 from local_rag.records import Hit, Query
 from local_rag.retrieve.fusion import fuse
 from local_rag.retrieve.learned import LearnedFusion, candidate_features, feature_names
@@ -187,8 +187,11 @@ def ranked(model: LearnedFusion, turns: Sequence[LabelledTurn], top_k: int = 10)
 def rrf_run(turns: Sequence[LabelledTurn], keys: Sequence[str], settings: Settings, top_k: int = 10) -> dict[str, dict[str, float]]:
     """Reciprocal rank fusion (the settings' k and weights) of the lists ``keys`` of each turn."""
     cfg = settings.fusion
-    return {t.id: {h.passage_id: h.score for h in fuse({k: v for k, v in t.lists.items() if k in keys}, "rrf", cfg.k,
-                                                          cfg.weights, top_k)} for t in turns}
+    run = {}
+    for t in turns:
+        hits = fuse({k: v for k, v in t.lists.items() if k in keys}, "rrf", cfg.k, cfg.weights, top_k)
+        run[t.id] = dict(zip([h.passage_id for h in hits], run_scores([h.score for h in hits]), strict=True))
+    return run
 
 
 def ndcg5(run: Mapping[str, Mapping[str, float]], turns: Sequence[LabelledTurn]) -> dict[str, float]:

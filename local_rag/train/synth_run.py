@@ -116,31 +116,28 @@ def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun
                        writer.example_copies, heldout_file, held)
 
 
-def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_model: str | None = None,
+def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_models: Sequence[str] = (),
                  depth: int = 20, progress: bool = True) -> dict[str, dict[str, float | int]]:
     """MRR@10 and recall@1/5/``depth`` of the held-out queries' own passages (``unit``: chunk or passage): the first
-    stage alone, and with ``reranker_model`` under ``settings.reranker`` (its backend, candidates, prior weight)."""
+    stage alone (row ``first stage``), then with each of ``reranker_models`` under ``settings.reranker`` (its backend,
+    candidates, prior weight; row ``+ <name>``). The index is opened once."""
     from tqdm import tqdm
 
     from local_rag.llm.pipeline import question_of
+    from local_rag.rerank import load_reranker
+    from local_rag.rerank.base import reranked
     from local_rag.retrieve.stack import open_retriever
     from local_rag.train.synth import by_chunk, rank_metrics
 
-    reranker = None
-    if reranker_model:  # loaded first: a missing model fails before any search (never a first stage under its name)
-        from local_rag.rerank import load_reranker
-
-        reranker = load_reranker(settings.reranker.model_copy(update={"model": reranker_model, "fallback": "error"}),
-                                 settings.models_dir)
+    # loaded first: a missing model fails before any search (never a first stage under its name)
+    rerankers = {Path(m).name: load_reranker(settings.reranker.model_copy(update={"model": m, "fallback": "error"}),
+                                             settings.models_dir) for m in reranker_models}
     retriever = open_retriever(settings)
     top = functools.partial(retriever.search, top_k=max(depth, settings.reranker.candidates))
     first = top if unit == "passage" else by_chunk(top)
     rows = {"first stage": rank_metrics(tqdm(held, desc="first stage", unit="query", disable=not progress), first, depth)}
-    if reranker is not None and reranker_model:
-        from local_rag.rerank.base import reranked
-
+    for name, reranker in rerankers.items():
         search = reranked(top, reranker, question_of)
-        rows[f"+ {Path(reranker_model).name}"] = rank_metrics(
-            tqdm(held, desc=Path(reranker_model).name, unit="query", disable=not progress),
-            search if unit == "passage" else by_chunk(search), depth)
+        rows[f"+ {name}"] = rank_metrics(tqdm(held, desc=name, unit="query", disable=not progress),
+                                         search if unit == "passage" else by_chunk(search), depth)
     return rows

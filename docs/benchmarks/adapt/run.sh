@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 34: `local-rag train adapt` on the govt pool index (no labels: Qwen2.5-Coder-1.5B writes the queries), then
-# the adapted re-scorer on the MTRAG govt turns of the test split, which the adaptation never saw, beside the stock
+# Session 34: `local-rag train adapt` on a pool index (DOMAIN, default govt; PASSAGES, default 200; no labels:
+# Qwen2.5-Coder-1.5B writes the queries), then the adapted re-scorer on that domain's MTRAG turns of the test split,
+# which the adaptation never saw, beside the stock
 # MiniLM as the same re-scorer (what fusing any second opinion does) and the first stage alone. Own rewrite (cached),
 # RRF k 20: the default profile's retrieval. Resumable: the LLM cache, the trained model and finished rows are kept.
 set -uo pipefail
