@@ -88,6 +88,13 @@ def test_index_built_with_another_model_is_refused(tmp_path: Path):
     assert "Traceback" not in result.stderr and result.stderr.startswith("error: ")
     result = run("search", "cats", "--index", "h", "--profile", "cpu-test", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "128"})
     assert_clean_error(result, 3, "rebuild it with `local-rag index build")
+    # an index embedded with another model (a folder path here, as `train adapt` users name theirs) says how to query it
+    minilm = str(MODELS / "all-MiniLM-L6-v2")
+    built = run("index", "build", str(corpus), "--index", "other", cwd=tmp_path, env={"LOCAL_RAG_EMBEDDER__MODEL": minilm})
+    assert built.returncode == 0, built.stderr
+    assert_clean_error(run("search", "cats", "--index", "other", cwd=tmp_path), 3, f"LOCAL_RAG_EMBEDDER__MODEL={minilm})")
+    found = run("search", "cats", "--index", "other", "--json", cwd=tmp_path, env={"LOCAL_RAG_EMBEDDER__MODEL": minilm})
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
     # `index remove` keeps the dense part (it once rewrote the index without its vectors: search then failed)
     assert run("index", "remove", CORPUS[0]["_id"], "--index", "h", cwd=tmp_path).returncode == 0
     assert (tmp_path / "indexes" / "h" / "dense" / "faiss.index").exists()

@@ -76,3 +76,58 @@ def test_the_command_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     assert payload["tasks"] == 4 and payload["resamples"] == 100 and len(payload["rows"]) == 4
     missing = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "nope")])
     assert missing.exit_code != 0 and "no such run folder or file" in missing.output
+
+
+# Task A runs: folders of `eval retrieval` (run-<domain>.jsonl), scored per query by the official scorer
+
+
+def _run_folder(folder: Path, domain: str, ranked: dict[str, list[str]], tie: bool = False) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for qid, docs in ranked.items():
+        scores = [0.5] * len(docs) if tie else [1.0 - i / 10 for i in range(len(docs))]
+        lines.append(json.dumps({"task_id": qid, "Collection": domain,
+                                 "contexts": [{"document_id": d, "score": s} for d, s in zip(docs, scores, strict=True)]}))
+    (folder / f"run-{domain}.jsonl").write_text("\n".join(lines) + "\n")
+    return folder
+
+
+def _qrels(root: Path, domain: str, gold: dict[str, str]) -> Path:
+    (root / domain / "qrels").mkdir(parents=True)
+    (root / domain / "qrels" / "dev.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{q}\t{d}\t1\n" for q, d in gold.items()))
+    return root
+
+
+def test_retrieval_runs_are_compared_per_query_in_the_listed_order(tmp_path: Path) -> None:
+    from local_rag.evaluation.retrieval_compare import compare_runs, is_retrieval_run
+
+    tasks = _qrels(tmp_path / "tasks", "toy", {"q1": "d1", "q2": "d2", "q3": "d3", "q4": "d4"})
+    a = _run_folder(tmp_path / "a", "toy", {"q1": ["d1", "x"], "q2": ["x", "d2"], "q3": ["x", "y"]})
+    # b: q2's gold first; written with tied scores, which the official scorer would break by document id ("d2" < "x")
+    # the other way round for q1: the listed order is what counts
+    b = _run_folder(tmp_path / "b", "toy", {"q1": ["x", "d1"], "q2": ["d2", "x"], "q3": ["x", "y"], "q4": ["d4"], "q9": ["d1"]},
+                    tie=True)  # q4 only in b; q9 has no qrels: not scored
+    assert is_retrieval_run(a) and not is_retrieval_run(tmp_path / "tasks")
+    result = compare_runs(a, b, tasks, resamples=300)
+    assert (result.tasks, result.only_a, result.only_b, result.unit) == (3, 0, 1, "queries")
+    ndcg1 = next(r for r in result.rows if r.metric == "nDCG@1")
+    assert (ndcg1.a, ndcg1.b, ndcg1.diff) == (pytest.approx(1 / 3, abs=1e-4), pytest.approx(1 / 3, abs=1e-4), 0.0)
+    same = compare_runs(a, a, tasks, resamples=50)
+    assert all(r.diff == r.low == r.high == 0.0 for r in same.rows)
+    with pytest.raises(BadInputError, match="no run-<domain>.jsonl of cloud"):
+        compare_runs(a, b, tasks, domains=["cloud"])
+
+
+def test_the_command_compares_retrieval_folders(tmp_path: Path) -> None:
+    tasks = _qrels(tmp_path / "tasks", "toy", {"q1": "d1", "q2": "d2"})
+    _run_folder(tmp_path / "a", "toy", {"q1": ["x", "d1"], "q2": ["x", "d2"]})
+    _run_folder(tmp_path / "b", "toy", {"q1": ["d1", "x"], "q2": ["d2", "x"]})
+    result = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--tasks-root",
+                                      str(tasks), "--resamples", "100", "--json"])
+    assert result.exit_code == 0, result.output
+    rows = {r["metric"]: r for r in json.loads(result.output)["rows"]}
+    assert rows["nDCG@1"]["diff"] == 1.0 and rows["nDCG@1"]["low"] == 1.0 and rows["R@10"]["diff"] == 0.0
+    missing = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--tasks-root",
+                                       str(tmp_path / "none")])
+    assert missing.exit_code != 0 and "qrels not found" in missing.output

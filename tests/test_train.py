@@ -153,6 +153,38 @@ def test_tiny_real_embedder_fine_tune_reloads_as_a_bi_encoder_reranker(tmp_path:
     assert all(-1.0 <= s <= 1.0 for s in scores) and scores[0] > scores[1]
 
 
+def test_checkpoints_of_another_run_are_cleared_not_resumed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    from local_rag.train.store import resumable
+
+    work = tmp_path / ".m.training"
+    run = {"base": "all-MiniLM-L6-v2", "settings": {"loss": "mnrl", "max_steps": 10}, "data": {"sha256": "aa"}}
+    assert resumable(work, run) is False and (work / "run.json").exists()
+    (work / "checkpoint-5").mkdir()
+    assert resumable(work, {**run, "settings": {"loss": "mnrl", "max_steps": 20}}) is True  # trained longer: same run
+    with caplog.at_level("WARNING", logger="local_rag.train"):
+        assert resumable(work, {**run, "data": {"sha256": "bb"}}) is False
+    assert not (work / "checkpoint-5").exists() and "another run" in caplog.text
+    legacy = tmp_path / ".old.training"
+    (legacy / "checkpoint-1").mkdir(parents=True)
+    assert resumable(legacy, run) is True  # a folder from before run.json resumes as it did
+
+
+@needs_minilm
+def test_an_embedder_run_on_other_data_starts_over_instead_of_resuming(tmp_path: Path) -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("datasets", reason="the train extra is not installed")
+    from local_rag.train.embedder import EmbedderTraining, train_embedder
+
+    models = _models(tmp_path)
+    stale = models / ".i23-emb-stale.training"
+    (stale / "checkpoint-2").mkdir(parents=True)  # an interrupted run on other data: not a loadable checkpoint
+    (stale / "run.json").write_text('{"data": {"sha256": "other"}}', encoding="utf-8")
+    cfg = EmbedderTraining(loss="mnrl", max_steps=2, batch_size=4, max_length=48, negatives=1)
+    folder = train_embedder(EXAMPLES, "all-MiniLM-L6-v2", "i23-emb-stale", models, cfg, {"sha256": "new"}, progress=False)
+    record = json.loads((folder / "training.json").read_text(encoding="utf-8"))
+    assert record["resumed"] is False and record["steps"] == 2 and not stale.exists()
+
+
 @needs_minilm
 @pytest.mark.slow
 def test_training_resumes_and_other_losses_run(tmp_path: Path) -> None:

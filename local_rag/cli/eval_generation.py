@@ -195,15 +195,29 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
 @click.argument("run_b", type=click.Path())
 @click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples.")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--domains", help="Retrieval runs: only these domains, comma-separated (e.g. clapnq,cloud,fiqa for pool-3).")
+@click.option("--tasks-root", type=click.Path(file_okay=False),
+              help="Retrieval runs: the folder of <domain>/<domain>_<mode>.jsonl + qrels that scores them (default: "
+                   "MTRAG retrieval_tasks).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the comparison as JSON here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the Markdown table.")
 @handle_errors
-def compare(run_a, run_b, resamples, seed, out_file, as_json):
-    """Compare two scored generation runs (folders of `eval generation`, or their answers.jsonl) on the tasks both
-    scored: RB_alg, RL_F, RB_llm and harmonic mean, B − A with a paired-bootstrap 95% interval."""
+def compare(run_a, run_b, resamples, seed, domains, tasks_root, out_file, as_json):
+    """Compare two scored runs on what both scored, B − A with a paired-bootstrap 95% interval: generation runs
+    (folders of `eval generation`, or their answers.jsonl) by RB_alg, RL_F, RB_llm and harmonic mean; retrieval runs
+    (folders of `eval retrieval`) by nDCG@1/3/5/10 and recall@5/10 per query."""
     from local_rag.evaluation.generation.compare import paired_bootstrap, read_scored
+    from local_rag.evaluation.retrieval_compare import compare_runs, is_retrieval_run
+    from local_rag.mtrag import default_mtrag_dir
 
-    result = paired_bootstrap(read_scored(Path(run_a)), read_scored(Path(run_b)), resamples=resamples, seed=seed)
+    a, b = Path(run_a), Path(run_b)
+    if is_retrieval_run(a) or is_retrieval_run(b):
+        wanted = [d.strip() for d in domains.split(",") if d.strip()] if domains else None
+        root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
+        result = compare_runs(a, b, root, wanted,
+                              resamples=resamples, seed=seed)
+    else:
+        result = paired_bootstrap(read_scored(a), read_scored(b), resamples=resamples, seed=seed)
     payload = {"a": str(run_a), "b": str(run_b), **result.to_json()}
     if out_file:
         Path(out_file).parent.mkdir(parents=True, exist_ok=True)

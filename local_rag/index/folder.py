@@ -152,6 +152,11 @@ def check_compatible(
     `rebuild_index` can redo from the stored chunks and vectors (BM25 parameters, FAISS factory).
     """
     rebuild = f"rebuild it with `local-rag index build CORPUS --index {path.name}` using these settings"
+    built_with = manifest.dense["model"] if manifest.dense is not None else None
+    if built_with is not None and built_with != settings.embedder.model:
+        # e.g. an index embedded with an adapted model (`local-rag train adapt`), queried with the default settings
+        rebuild += (f", or query it with the embedder it was built with (embedder.model: {built_with} in a "
+                    f"--config file, or LOCAL_RAG_EMBEDDER__MODEL={built_with})")
     tokenizer_name = settings.chunker.tokenizer or settings.embedder.model
     want = {"size": settings.chunker.size, "overlap": settings.chunker.overlap, "tokenizer": tokenizer_name}
     have = {k: manifest.chunker.get(k) for k in want}

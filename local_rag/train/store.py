@@ -1,6 +1,8 @@
 """Running a sentence-transformers trainer to a model folder under ``models/``: resume, check, record, install.
 
-A run checkpoints into ``<models>/.<name>.training`` and resumes from there; the finished model is saved to a staging
+A run checkpoints into ``<models>/.<name>.training`` and resumes from there when the base model, the settings (other
+than how long to train) and the data are the ones the checkpoints were made with (``run.json`` there); checkpoints
+of another run are cleared with a warning, never resumed into a model of mixed data. The finished model is saved to a staging
 folder with ``training.json`` (base model, settings, data sha256, time, peak memory, loss log, metrics), moved to
 ``<models>/<name>`` (the previous one is replaced only then) and recorded in the manifest with every file's sha256.
 """
@@ -8,6 +10,7 @@ folder with ``training.json`` (base model, settings, data sha256, time, peak mem
 from __future__ import annotations
 
 import json
+import logging
 import math
 import shutil
 import time
@@ -16,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.errors import ModelError
+
+log = logging.getLogger("local_rag.train")
+# settings that say how long to train, not what is trained: changing them continues the same run
+LENGTH_SETTINGS = ("epochs", "max_steps", "save_steps")
 
 
 @dataclass
@@ -59,7 +66,7 @@ def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict
     from local_rag.sysinfo import peak_rss_mb
 
     work = Path(trainer.args.output_dir)
-    resume = work.exists() and any(p.name.startswith("checkpoint-") for p in work.iterdir())
+    resume = resumable(work, {"base": what.base, "settings": settings, "data": data})
     started = time.perf_counter()
     result = trainer.train(resume_from_checkpoint=True if resume else None)
     seconds = time.perf_counter() - started
@@ -82,6 +89,25 @@ def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict
                   source="trained: local-rag train (see training.json)")
     shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def resumable(work: Path, run: dict[str, Any]) -> bool:
+    """Whether ``work`` holds checkpoints of this ``run`` (base, settings, data) to resume from.
+
+    Checkpoints written for another run (its ``run.json`` differs) are removed with a warning, so the new run starts
+    over; a folder from before ``run.json`` was kept resumes as it did. ``run.json`` is then written for this run.
+    """
+    key = {**run, "settings": {k: v for k, v in run["settings"].items() if k not in LENGTH_SETTINGS}}
+    text = json.dumps(key, sort_keys=True, default=str)
+    marker = work / "run.json"
+    found = work.exists() and any(p.name.startswith("checkpoint-") for p in work.iterdir())
+    if found and marker.exists() and marker.read_text(encoding="utf-8") != text:
+        log.warning("%s holds checkpoints of another run (base model, settings or data differ): starting over", work)
+        shutil.rmtree(work)
+        found = False
+    work.mkdir(parents=True, exist_ok=True)
+    marker.write_text(text, encoding="utf-8")
+    return found
 
 
 def add_metrics(folder: Path, models_dir: Path, metrics: dict[str, Any]) -> None:

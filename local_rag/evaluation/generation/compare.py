@@ -49,12 +49,13 @@ class Comparison:
     resamples: int
     seed: int
     rows: list[Difference]
+    unit: str = "tasks"  # what was resampled: tasks (generation) or queries (retrieval)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     def markdown(self, name_a: str = "A", name_b: str = "B") -> str:
-        lines = [f"{self.tasks} tasks scored in both runs ({self.only_a} only in {name_a}, {self.only_b} only in "
+        lines = [f"{self.tasks} {self.unit} scored in both runs ({self.only_a} only in {name_a}, {self.only_b} only in "
                  f"{name_b}); paired bootstrap, {self.resamples} resamples, seed {self.seed}.", "",
                  f"| metric | {name_a} | {name_b} | B − A | 95% interval | resamples with B ≥ A |",
                  "|---|---:|---:|---:|---|---:|"]

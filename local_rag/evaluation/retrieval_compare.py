@@ -1,0 +1,112 @@
+"""Two Task A runs on the same queries, compared with a paired bootstrap (``local-rag eval compare`` on two folders
+of ``local-rag eval retrieval``).
+
+A retrieval row of 50-70 queries moves by 0.01-0.02 of nDCG@5 when a handful of queries change, so a gain of that
+size needs its interval beside it. Each run's ``run-<domain>.jsonl`` files are scored per query against the MTRAG
+qrels, in the order the run lists its passages (as `local_rag.evaluation.metrics.run_scores` writes them); the
+queries both runs hold are resampled with replacement, the same resample on both sides, and the difference B − A of
+each mean is read at the 2.5th and 97.5th percentiles. Pooled over domains, a mean over all queries is the
+query-weighted average the scores file reports.
+
+Example:
+    >>> a = {"q1": {"nDCG@5": 0.5}, "q2": {"nDCG@5": 0.0}}
+    >>> b = {"q1": {"nDCG@5": 1.0}, "q2": {"nDCG@5": 0.0}}
+    >>> result = compare_per_query(a, b, ["nDCG@5"], resamples=200)
+    >>> (result.tasks, result.rows[0].diff)
+    (2, 0.25)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from local_rag.errors import BadInputError
+from local_rag.evaluation.generation.compare import Comparison, Difference
+from local_rag.evaluation.metrics import run_scores, score_run
+
+#: the official metric names and how the table shows them
+METRICS = {"ndcg_cut_1": "nDCG@1", "ndcg_cut_3": "nDCG@3", "ndcg_cut_5": "nDCG@5", "ndcg_cut_10": "nDCG@10",
+           "recall_5": "R@5", "recall_10": "R@10"}
+
+
+def is_retrieval_run(path: Path) -> bool:
+    """Whether ``path`` is a folder of ``local-rag eval retrieval`` (it holds ``run-<domain>.jsonl`` files)."""
+    return path.is_dir() and any(path.glob("run-*.jsonl"))
+
+
+def read_runs(folder: Path, domains: Sequence[str] | None = None) -> dict[str, dict[str, dict[str, float]]]:
+    """The run of each domain in ``folder`` (``run-<domain>.jsonl``): task id → document id → score, the scores made
+    strictly decreasing in the listed order.
+
+    Raises:
+        BadInputError: no run file there (of the named domains).
+    """
+    from local_rag.mtrag import read_jsonl
+
+    files = sorted(folder.glob("run-*.jsonl"))
+    runs: dict[str, dict[str, dict[str, float]]] = {}
+    for path in files:
+        domain = path.stem.removeprefix("run-")
+        if domains and domain not in domains:
+            continue
+        run: dict[str, dict[str, float]] = {}
+        for record in read_jsonl(path):
+            contexts = [c for c in record.get("contexts") or [] if c.get("document_id")]
+            scores = run_scores([float(c.get("score", 0.0)) for c in contexts])
+            run[str(record["task_id"])] = {c["document_id"]: s for c, s in zip(contexts, scores, strict=True)}
+        runs[domain] = run
+    if not runs:
+        which = f" of {', '.join(domains)}" if domains else ""
+        raise BadInputError(f"{folder}: no run-<domain>.jsonl{which} (a folder of `local-rag eval retrieval`)")
+    return runs
+
+
+def per_query(runs: Mapping[str, Mapping[str, Mapping[str, float]]], tasks_root: Path) -> dict[str, dict[str, float]]:
+    """Per-query metrics (display names of `METRICS`) of the queries the runs hold, against the qrels of ``tasks_root`` (MTRAG's ``retrieval_tasks``)."""
+    from local_rag.mtrag import load_qrels
+
+    out: dict[str, dict[str, float]] = {}
+    for domain, run in runs.items():
+        qrels = load_qrels(Path(tasks_root) / domain / "qrels" / "dev.tsv")
+        held = {q: qrels[q] for q in run if q in qrels}
+        for qid, metrics in score_run(run, held).items():
+            out[qid] = {shown: metrics[name] for name, shown in METRICS.items()}
+    return out
+
+
+def compare_per_query(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str, float]],
+                      metrics: Sequence[str], resamples: int = 2000, seed: int = 0) -> Comparison:
+    """B − A of the mean of each metric over the queries both hold, with a paired-bootstrap 95% interval.
+
+    Raises:
+        BadInputError: no query in both, or fewer than 1 resample.
+    """
+    import numpy as np
+
+    if resamples < 1:
+        raise BadInputError("resamples must be at least 1")
+    common = [q for q in a if q in b]
+    if not common:
+        raise BadInputError("the two runs have no scored query in common")
+    va = np.array([[a[q][m] for m in metrics] for q in common])
+    vb = np.array([[b[q][m] for m in metrics] for q in common])
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, len(common), (resamples, len(common)))
+    diffs = vb[picks].mean(axis=1) - va[picks].mean(axis=1)  # resamples x metrics
+    rows = []
+    for j, metric in enumerate(metrics):
+        mean_a, mean_b = float(va[:, j].mean()), float(vb[:, j].mean())
+        rows.append(Difference(metric, round(mean_a, 4), round(mean_b, 4), round(mean_b - mean_a, 4),
+                               round(float(np.percentile(diffs[:, j], 2.5)), 4),
+                               round(float(np.percentile(diffs[:, j], 97.5)), 4),
+                               round(float((diffs[:, j] >= 0).mean()), 3)))
+    return Comparison(len(common), len(a) - len(common), len(b) - len(common), resamples, seed, rows, unit="queries")
+
+
+def compare_runs(folder_a: Path, folder_b: Path, tasks_root: Path, domains: Sequence[str] | None = None,
+                 resamples: int = 2000, seed: int = 0) -> Comparison:
+    """Compare two folders of ``local-rag eval retrieval`` on the queries (of ``domains``) both ran."""
+    a = per_query(read_runs(folder_a, domains), tasks_root)
+    b = per_query(read_runs(folder_b, domains), tasks_root)
+    return compare_per_query(a, b, list(METRICS.values()), resamples=resamples, seed=seed)
