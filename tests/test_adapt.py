@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from local_rag.train.adapt import AdaptConfig, _decide
+from local_rag.modelstore.manifest import Manifest
+from local_rag.train.adapt import AdaptConfig, _decide, mrr_difference
 
 from .conftest import MODELS, needs_minilm
 from .llm_fixtures import SMOLLM, llama_cpp_or_skip, model_or_skip
@@ -47,8 +48,6 @@ DOCS = {
 
 def _models(tmp_path: Path) -> Path:
     """A models/ folder with MiniLM (copied: training writes beside it) and SmolLM2 (linked), and their entries."""
-    from local_rag.modelstore.manifest import Manifest
-
     models = tmp_path / "models"
     shutil.copytree(MODELS / "all-MiniLM-L6-v2", models / "all-MiniLM-L6-v2")
     (models / SMOLLM).symlink_to(MODELS / SMOLLM)
@@ -102,13 +101,16 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
     args = ["train", "adapt", "--work", str(work), "--passages", "12", "--holdout", "0.34", "--max-steps", "2",
             "--batch-size", "4", "--min-heldout", "1"]
-    res = run([*args, "--margin", "-1"])  # any gain keeps it: the chain and the file it writes are what is tested
+    res = run([*args, "--margin", "-1", "--no-interval"])  # any gain keeps it: the chain and its files are tested
     assert res.exit_code == 0, res.output
     report = json.loads((work / "report.json").read_text(encoding="utf-8"))
     assert len((work / "synth-cache.jsonl").read_text(encoding="utf-8").splitlines()) == 6  # SmolLM2 asked once
     assert report["kept"] and report["model"] == "notes-adapted" and report["training"]["steps"] == 2
     assert report["synth"]["kept"] > 0 and report["rows"]["first stage"]["queries"] == report["synth"]["heldout_queries"] > 0
     assert set(report["rows"]) == {"first stage", "+ all-MiniLM-L6-v2 (stock)", "+ notes-adapted"} and "Use it: local-rag chat --config" in res.output
+    low, high = report["gain_interval"]
+    assert low <= report["gain"] <= high and set(report["over_stock"]) == {"gain", "low", "high"}
+    assert "over the first stage (95% interval" in res.output
     settings_file = work / "adapted.yaml"
     adapted = yaml.safe_load(settings_file.read_text(encoding="utf-8"))
     assert adapted["reranker"] == {"backend": "bi-encoder", "model": "notes-adapted", "candidates": 20,
@@ -117,12 +119,17 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     out = run(["search", "when do spring tides come", "--config", str(settings_file), "--json"]).output
     hits = json.loads(out[out.index("{"):])["hits"]
     assert hits[0]["passage_id"].startswith("tides.md") and "cross-encoder" in hits[0]["scores"]
-    # a rerun: every query from the cache, the same data, so no training, and the same figures
+    # a rerun: every query from the cache, the same data, so no training, and the same figures; a manifest that lost
+    # the model's entry (reset by version control) gets it back
+    manifest = Manifest.load(tmp_path / "models")
+    del manifest.entries["notes-adapted"]
+    manifest.save()
     cache = (work / "synth-cache.jsonl").read_bytes()
-    res = run([*args, "--margin", "-1", "--json"])
+    res = run([*args, "--margin", "-1", "--no-interval", "--json"])
     assert res.exit_code == 0, res.output
     again = json.loads(res.output)
     assert again["training"]["repeated"] and again["rows"] == report["rows"] and (work / "synth-cache.jsonl").read_bytes() == cache
+    assert Manifest.load(tmp_path / "models").get("notes-adapted").role == "embedder"
     # a margin no model meets: not kept, and the earlier settings file goes (it no longer holds)
     res = run([*args, "--margin", "1"])
     assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
@@ -134,14 +141,24 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
         assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
 
 
-@pytest.mark.parametrize(("adapted", "n", "kept", "why"), [
-    ({"mrr@10": 0.60, "recall@5": 0.80}, 40, True, "gains +0.1000"),
-    ({"mrr@10": 0.505, "recall@5": 0.80}, 40, False, "under the margin"),
-    ({"mrr@10": 0.60, "recall@5": 0.70}, 40, False, "recall@5 falls"),
-    ({"mrr@10": 0.90, "recall@5": 0.90}, 5, False, "too few held-out queries"),
+@pytest.mark.parametrize(("adapted", "n", "low", "interval", "kept", "why"), [
+    ({"mrr@10": 0.60, "recall@5": 0.80}, 40, 0.02, True, True, "gains +0.1000 (95% interval from +0.0200"),
+    ({"mrr@10": 0.505, "recall@5": 0.80}, 40, 0.001, True, False, "under the margin"),
+    ({"mrr@10": 0.60, "recall@5": 0.80}, 40, -0.01, True, False, "not told apart from no change on 40 queries"),
+    ({"mrr@10": 0.60, "recall@5": 0.80}, 40, -0.01, False, True, "gains +0.1000"),
+    ({"mrr@10": 0.60, "recall@5": 0.70}, 40, 0.02, True, False, "recall@5 falls"),
+    ({"mrr@10": 0.90, "recall@5": 0.90}, 5, 0.2, True, False, "too few held-out queries"),
 ])
-def test_the_keep_rule(adapted: dict[str, float], n: int, kept: bool, why: str) -> None:
+def test_the_keep_rule(adapted: dict[str, float], n: int, low: float, interval: bool, kept: bool, why: str) -> None:
     first = {"queries": n, "mrr@10": 0.50, "recall@5": 0.75}
     gain = round(adapted["mrr@10"] - first["mrr@10"], 4)
-    decided, reason = _decide(first, {"queries": n, **adapted}, gain, AdaptConfig())
+    decided, reason = _decide(first, {"queries": n, **adapted}, gain, low, AdaptConfig(interval=interval))
     assert decided is kept and why in reason
+
+
+def test_the_gain_and_its_interval_are_paired_over_the_held_out_queries() -> None:
+    assert mrr_difference([1, 0, 2], [1, 0, 2]) == (0.0, 0.0, 0.0)
+    gain, low, high = mrr_difference([0] * 10, [1] * 10)  # found first on every query, missing before
+    assert (gain, low, high) == (1.0, 1.0, 1.0)
+    gain, low, high = mrr_difference([1, 0, 2, 4], [2, 1, 0, 4])  # 1/rank within 10: 1.75/4 against 1.75/4
+    assert gain == 0.0 and low < 0 < high

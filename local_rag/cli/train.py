@@ -185,10 +185,12 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
 @click.option("--max-steps", default=-1, show_default=True, help="Stop training after N optimizer steps (> 0).")
 @click.option("--margin", default=0.01, show_default=True, help="Held-out MRR@10 gain needed to keep the model.")
 @click.option("--min-heldout", default=20, show_default=True, help="Fewer held-out queries than this: not kept.")
+@click.option("--interval/--no-interval", default=True, show_default=True,
+              help="Keep only when the gain's 95% interval (paired bootstrap over the held-out queries) lies above zero.")
 @click.option("--json", "as_json", is_flag=True, help="Print report.json instead of the table.")
 @handle_errors
 def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, holdout, epochs, batch_size, max_steps,
-          margin, min_heldout, as_json):
+          margin, min_heldout, interval, as_json):
     """Adapt the retriever to the index's own documents, no labels, no network: the LLM writes queries for its
     chunks, the embedder is fine-tuned on them, and the model is kept (adapted.yaml) only when it finds held-out
     documents' chunks better. Resumable; see docs/training.md."""
@@ -199,7 +201,8 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
     name = name or f"{settings.index}-adapted"
     work = Path(work_dir) if work_dir else Path("runs") / "adapt" / settings.index
     cfg = AdaptConfig(passages=passages, kinds=tuple(split_csv((kinds,)) or []), holdout=holdout, epochs=epochs,
-                      batch_size=batch_size, max_steps=max_steps, margin=margin, min_heldout=min_heldout)
+                      batch_size=batch_size, max_steps=max_steps, margin=margin, min_heldout=min_heldout,
+                      interval=interval)
     report = run_adapt(settings, name, work, cfg, progress=not as_json)
     if as_json:
         click.echo((work / "report.json").read_text(encoding="utf-8"), nl=False)

@@ -12,7 +12,8 @@ The chain (each step resumable, all files in one work folder, default ``runs/ada
 3. **measure**: MRR@10 and recall of the held-out queries' own chunks, first stage alone and with the fine-tuned
    model re-scoring the first stage's top ``candidates`` (fused with the first stage's order); the stock model as
    the same re-scorer beside them, for the record.
-4. **decide**: kept when the held-out MRR@10 gains at least ``margin`` with recall@5 not lower, over at least
+4. **decide**: kept when the held-out MRR@10 gains at least ``margin``, the gain's 95% interval (a paired bootstrap
+   over the held-out queries) lies above zero (``interval``), and recall@5 is not lower, over at least
    ``min_heldout`` queries. Kept, it writes ``<work>/adapted.yaml``: a settings file that switches the re-scorer on
    (``--config <work>/adapted.yaml`` on ask, chat, search or serve). Not kept, nothing changes how the index answers.
 
@@ -53,6 +54,7 @@ class AdaptConfig:
     candidates: int = 20  # first-stage hits the adapted model re-scores
     prior_weight: float = 1.0  # the first stage's order fused with the model's (RRF), as measured on MTRAG
     margin: float = 0.01  # held-out MRR@10 gain needed to keep the model
+    interval: bool = True  # also needed: the gain's 95% bootstrap interval above zero (session 35)
     min_heldout: int = 20  # fewer held-out queries than this: too few to judge, not kept
 
 
@@ -67,6 +69,8 @@ class AdaptReport:
     training: dict[str, Any]
     rows: dict[str, dict[str, float | int]]
     gain: float  # held-out MRR@10, adapted minus first stage
+    gain_interval: tuple[float, float]  # its 95% interval (paired bootstrap over the held-out queries)
+    over_stock: dict[str, float]  # held-out MRR@10, adapted minus the stock model as the same re-scorer, with interval
     kept: bool
     reason: str
     settings_file: str | None
@@ -84,7 +88,8 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
     from local_rag.evaluation.lock import run_lock
     from local_rag.train.data import read_examples
     from local_rag.train.embedder import EmbedderTraining, train_embedder
-    from local_rag.train.synth_run import SynthRun, heldout_rows, write_synth_examples
+    from local_rag.train.synth import metrics_of_ranks
+    from local_rag.train.synth_run import SynthRun, heldout_ranks, write_synth_examples
 
     cfg = cfg or AdaptConfig()
     _check(cfg)
@@ -109,7 +114,9 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
                                     max_steps=cfg.max_steps)
         data = {"file": str(synth.out_file), "sha256": synth.info["sha256"], "modes": None}
         trained = _same_training(folder, base, asdict(training), data["sha256"])
-        if trained is None:
+        if trained is not None:
+            _listed(folder, settings.models_dir, trained)
+        else:
             train_embedder(read_examples(synth.out_file), base, name, settings.models_dir, training, data,
                            progress=progress)
             trained = json.loads((folder / "training.json").read_text(encoding="utf-8"))
@@ -119,13 +126,16 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         measured = settings.model_copy(update={"reranker": settings.reranker.model_copy(update={
             "backend": "bi-encoder", "model": name, "candidates": cfg.candidates, "prior_weight": cfg.prior_weight})})
         # the stock model as the same re-scorer, for the record: is a gain the adaptation's or the re-scoring's?
-        rows = heldout_rows(measured, synth.heldout, "chunk", [base, name], depth=20, progress=progress)
-        rows[f"+ {Path(base).name} (stock)"] = rows.pop(f"+ {Path(base).name}")
-        rows[f"+ {name}"] = rows.pop(f"+ {name}")  # the order of the table: first stage, stock, adapted
+        ranks = heldout_ranks(measured, synth.heldout, "chunk", [base, name], depth=20, progress=progress)
+        stock_ranks, first_ranks, adapted_ranks = ranks[f"+ {Path(base).name}"], ranks["first stage"], ranks[f"+ {name}"]
+        # the order of the table: first stage, stock, adapted
+        rows = {"first stage": metrics_of_ranks(first_ranks), f"+ {Path(base).name} (stock)": metrics_of_ranks(stock_ranks),
+                f"+ {name}": metrics_of_ranks(adapted_ranks)}
         seconds["measure"] = round(time.perf_counter() - started, 1)
         first, adapted = rows["first stage"], rows[f"+ {name}"]
-        gain = round(float(adapted["mrr@10"]) - float(first["mrr@10"]), 4)
-        kept, reason = _decide(first, adapted, gain, cfg)
+        gain, low, high = mrr_difference(first_ranks, adapted_ranks)
+        stock_gain, stock_low, stock_high = mrr_difference(stock_ranks, adapted_ranks)
+        kept, reason = _decide(first, adapted, gain, low, cfg)
         settings_file = work / "adapted.yaml"
         if kept:
             _write_settings(settings_file, settings.index, name, cfg, first, adapted)
@@ -134,7 +144,9 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         report = AdaptReport(
             index=settings.index, model=name, base=base, work=str(work), config=asdict(cfg), synth=synth.info,
             training={k: trained.get(k) for k in ("train_seconds", "steps", "final_loss", "peak_rss_mb", "repeated")},
-            rows=rows, gain=gain, kept=kept, reason=reason, settings_file=str(settings_file) if kept else None,
+            rows=rows, gain=gain, gain_interval=(low, high),
+            over_stock={"gain": stock_gain, "low": stock_low, "high": stock_high},
+            kept=kept, reason=reason, settings_file=str(settings_file) if kept else None,
             seconds=seconds)
         (work / "report.json").write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
     return report
@@ -161,7 +173,33 @@ def _same_training(folder: Path, base: str, settings: dict[str, Any], sha256: st
     return {**record, "repeated": True} if same else None
 
 
-def _decide(first: dict[str, float | int], adapted: dict[str, float | int], gain: float, cfg: AdaptConfig,
+def mrr_difference(a: list[int], b: list[int], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """MRR@10 of ranks ``b`` minus ranks ``a`` (the same queries, in the same order) and its 95% interval, by a paired
+    bootstrap over the queries (`local_rag.evaluation.retrieval_compare`)."""
+    from local_rag.evaluation.retrieval_compare import compare_per_query
+    from local_rag.train.synth import reciprocal_rank
+
+    def per_query(ranks: list[int]) -> dict[str, dict[str, float]]:
+        return {str(i): {"mrr@10": reciprocal_rank(r)} for i, r in enumerate(ranks)}
+
+    row = compare_per_query(per_query(a), per_query(b), ["mrr@10"], resamples=resamples, seed=seed).rows[0]
+    return float(row.diff or 0.0), float(row.low or 0.0), float(row.high or 0.0)
+
+
+def _listed(folder: Path, models_dir: Path, record: dict[str, Any]) -> None:
+    """Record a model trained earlier in the manifest when its entry is gone (a manifest reset by version control,
+    a models folder copied without it): the folder and its ``training.json`` are what `train embedder` left."""
+    from local_rag.modelstore.manifest import Manifest, record_folder
+
+    if folder.name in Manifest.load(models_dir).entries:
+        return
+    examples = (record.get("data") or {}).get("examples")
+    record_folder(folder, models_dir, "embedder", f"bi-encoder fine-tuned from {record.get('base_model')} "
+                  f"({(record.get('settings') or {}).get('loss')}, {examples} examples)", record.get("kind", ""),
+                  source="trained: local-rag train (see training.json)")
+
+
+def _decide(first: dict[str, float | int], adapted: dict[str, float | int], gain: float, low: float, cfg: AdaptConfig,
             ) -> tuple[bool, str]:
     n = int(first["queries"])
     if n < cfg.min_heldout:
@@ -169,10 +207,14 @@ def _decide(first: dict[str, float | int], adapted: dict[str, float | int], gain
                        "or a larger --holdout")
     if gain < cfg.margin:
         return False, f"held-out MRR@10 gains {gain:+.4f}, under the margin {cfg.margin}"
+    if cfg.interval and low <= 0:
+        return False, (f"held-out MRR@10 gains {gain:+.4f}, but its 95% interval reaches {low:+.4f}: not told apart "
+                       f"from no change on {n} queries (more --passages, or --no-interval to keep it anyway)")
     if float(adapted["recall@5"]) < float(first["recall@5"]):
         return False, f"held-out recall@5 falls ({first['recall@5']} -> {adapted['recall@5']})"
-    return True, (f"held-out MRR@10 gains {gain:+.4f} (margin {cfg.margin}) and recall@5 holds; held-out queries share "
-                  "the training queries' style, so try a few questions of your own with and without it")
+    return True, (f"held-out MRR@10 gains {gain:+.4f} (95% interval from {low:+.4f}; margin {cfg.margin}) and "
+                  "recall@5 holds; held-out queries share the training queries' style, so try a few questions of your "
+                  "own with and without it")
 
 
 def _write_settings(path: Path, index: str, name: str, cfg: AdaptConfig, first: dict[str, float | int],
@@ -191,4 +233,9 @@ def table(report: AdaptReport) -> str:
     keys = list(next(iter(report.rows.values())))
     lines = ["| row | " + " | ".join(keys) + " |", "|---|" + "---:|" * len(keys)]
     lines += [f"| {row} | " + " | ".join(str(m[k]) for k in keys) + " |" for row, m in report.rows.items()]
+    low, high = report.gain_interval
+    stock = report.over_stock
+    lines += ["", f"MRR@10 of {report.model}: {report.gain:+.4f} over the first stage (95% interval {low:+.4f} … "
+              f"{high:+.4f}), {stock['gain']:+.4f} over the stock model as the same re-scorer ({stock['low']:+.4f} … "
+              f"{stock['high']:+.4f})"]
     return "\n".join(lines)

@@ -203,10 +203,18 @@ def read_heldout(path: str | Path) -> tuple[list[SynthQuery], str]:
 def rank_metrics(queries: Iterable[SynthQuery], search: Callable[[list[Query]], list[Hit]], depth: int = 20,
                  ) -> dict[str, float | int]:
     """MRR@10 and recall@1/5/``depth`` of each query's own passage (one relevant item a query)."""
-    ranks = [rank_of(q, search, depth) for q in queries]
+    return metrics_of_ranks([rank_of(q, search, depth) for q in queries], depth)
+
+
+def reciprocal_rank(rank: int, cutoff: int = 10) -> float:
+    """1/rank within the ``cutoff`` (a query's MRR@10 term), 0 outside it or when not found (rank 0)."""
+    return 1 / rank if 0 < rank <= cutoff else 0.0
+
+
+def metrics_of_ranks(ranks: Sequence[int], depth: int = 20) -> dict[str, float | int]:
+    """MRR@10 and recall@1/5/``depth`` of the ranks `rank_of` gave (0: not in the top ``depth``)."""
     n = max(len(ranks), 1)
-    out: dict[str, float | int] = {"queries": len(ranks),
-                                   "mrr@10": round(sum(1 / r for r in ranks if 0 < r <= 10) / n, 4)}
+    out: dict[str, float | int] = {"queries": len(ranks), "mrr@10": round(sum(map(reciprocal_rank, ranks)) / n, 4)}
     for k in sorted({1, 5, depth}):
         out[f"recall@{k}"] = round(sum(0 < r <= k for r in ranks) / n, 4)
     return out

@@ -121,23 +121,33 @@ def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, rera
     """MRR@10 and recall@1/5/``depth`` of the held-out queries' own passages (``unit``: chunk or passage): the first
     stage alone (row ``first stage``), then with each of ``reranker_models`` under ``settings.reranker`` (its backend,
     candidates, prior weight; row ``+ <name>``). The index is opened once."""
+    from local_rag.train.synth import metrics_of_ranks
+
+    ranks = heldout_ranks(settings, held, unit, reranker_models, depth, progress)
+    return {row: metrics_of_ranks(values, depth) for row, values in ranks.items()}
+
+
+def heldout_ranks(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_models: Sequence[str] = (),
+                  depth: int = 20, progress: bool = True) -> dict[str, list[int]]:
+    """`heldout_rows`' rows as each held-out query's rank of its own passage (1-based, 0: not in the top ``depth``),
+    in the order of ``held``: what a paired comparison of two rows resamples."""
     from tqdm import tqdm
 
     from local_rag.llm.pipeline import question_of
     from local_rag.rerank import load_reranker
     from local_rag.rerank.base import reranked
     from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.synth import by_chunk, rank_metrics
+    from local_rag.train.synth import by_chunk, rank_of
 
     # loaded first: a missing model fails before any search (never a first stage under its name)
     rerankers = {Path(m).name: load_reranker(settings.reranker.model_copy(update={"model": m, "fallback": "error"}),
                                              settings.models_dir) for m in reranker_models}
     retriever = open_retriever(settings)
     top = functools.partial(retriever.search, top_k=max(depth, settings.reranker.candidates))
-    first = top if unit == "passage" else by_chunk(top)
-    rows = {"first stage": rank_metrics(tqdm(held, desc="first stage", unit="query", disable=not progress), first, depth)}
+    searches = {"first stage": top if unit == "passage" else by_chunk(top)}
     for name, reranker in rerankers.items():
         search = reranked(top, reranker, question_of)
-        rows[f"+ {name}"] = rank_metrics(tqdm(held, desc=name, unit="query", disable=not progress),
-                                         search if unit == "passage" else by_chunk(search), depth)
-    return rows
+        searches[f"+ {name}"] = search if unit == "passage" else by_chunk(search)
+    return {row: [rank_of(q, search, depth) for q in tqdm(held, desc=row.removeprefix("+ "), unit="query",
+                                                          disable=not progress)]
+            for row, search in searches.items()}
