@@ -12,7 +12,8 @@ import pytest
 import yaml
 
 from local_rag.modelstore.manifest import Manifest
-from local_rag.train.adapt import AdaptConfig, _decide, mrr_difference
+from local_rag.train.adapt import AdaptConfig, _decide
+from local_rag.train.synth_run import mrr_difference
 
 from .conftest import MODELS, needs_minilm
 from .llm_fixtures import SMOLLM, llama_cpp_or_skip, model_or_skip

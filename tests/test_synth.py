@@ -139,6 +139,8 @@ def test_synth_eval_on_a_real_minilm_index(tmp_path: Path) -> None:
     rows = json.loads(res.output)["rows"]
     assert rows["first stage"]["mrr@10"] == round(sum(1 / r for r in ranks) / 2, 4)
     assert rows["first stage"]["recall@20"] == 1.0 and rows["+ all-MiniLM-L6-v2"]["queries"] == 2
+    gain = json.loads(res.output)["gain"]
+    assert gain["low"] <= gain["mrr@10"] == round(rows["+ all-MiniLM-L6-v2"]["mrr@10"] - rows["first stage"]["mrr@10"], 4) <= gain["high"]
     for args, message in ((["synth", "eval", str(tmp_path / "none.jsonl")], "no such file"),
                           (["synth", "eval", str(tmp_path / "h.jsonl"), "--reranker", "no-such-model"], "no-such-model"),
                           (["synth", "queries", "--holdout", "1.5", "--out", str(tmp_path / "o.jsonl")], "holdout")):

@@ -4,6 +4,7 @@ consistency filtering (no labels, no network); ``local-rag synth eval``: a model
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -76,18 +77,27 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
                  depth, as_json):
     """How well the index finds the passages of HELDOUT's queries (`synth queries --holdout`), first stage alone and
     with --reranker: MRR@10, recall@1/5/depth. No labels: the queries were written by the LLM for those passages."""
-    from local_rag.train.synth import read_heldout
-    from local_rag.train.synth_run import heldout_rows
+    from local_rag.train.synth import metrics_of_ranks, read_heldout
+    from local_rag.train.synth_run import heldout_ranks, mrr_difference
 
     held, unit = read_heldout(heldout)
     settings = load(profile, config_file, index_name, **{
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight})
-    rows = heldout_rows(settings, held, unit, [reranker_model] if reranker_model else [], depth, progress=not as_json)
+    ranks = heldout_ranks(settings, held, unit, [reranker_model] if reranker_model else [], depth, progress=not as_json)
+    rows = {row: metrics_of_ranks(values, depth) for row, values in ranks.items()}
+    gain = None
+    if reranker_model:  # the re-scorer's MRR@10 gain over the first stage, paired over the queries
+        diff, low, high = mrr_difference(ranks["first stage"], ranks[f"+ {Path(reranker_model).name}"])
+        gain = {"mrr@10": diff, "low": low, "high": high}
     if as_json:
-        click.echo(json.dumps({"heldout": str(heldout), "index": settings.index, "unit": unit, "rows": rows}, indent=2))
+        click.echo(json.dumps({"heldout": str(heldout), "index": settings.index, "unit": unit, "rows": rows,
+                               "gain": gain}, indent=2))
         return
     keys = list(next(iter(rows.values())))
     click.echo("| row | " + " | ".join(keys) + " |\n|---|" + "---:|" * len(keys))
     for name, metrics in rows.items():
         click.echo(f"| {name} | " + " | ".join(str(metrics[key]) for key in keys) + " |")
+    if gain is not None:
+        click.echo(f"\nMRR@10 of {Path(reranker_model).name}: {gain['mrr@10']:+.4f} over the first stage (95% interval "
+                   f"{gain['low']:+.4f} … {gain['high']:+.4f}, paired bootstrap over the {len(held)} queries)")

@@ -89,7 +89,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
     from local_rag.train.data import read_examples
     from local_rag.train.embedder import EmbedderTraining, train_embedder
     from local_rag.train.synth import metrics_of_ranks
-    from local_rag.train.synth_run import SynthRun, heldout_ranks, write_synth_examples
+    from local_rag.train.synth_run import SynthRun, heldout_ranks, mrr_difference, write_synth_examples
 
     cfg = cfg or AdaptConfig()
     _check(cfg)
@@ -171,19 +171,6 @@ def _same_training(folder: Path, base: str, settings: dict[str, Any], sha256: st
     same = (record.get("base_model") == base and record.get("settings") == settings
             and (record.get("data") or {}).get("sha256") == sha256)
     return {**record, "repeated": True} if same else None
-
-
-def mrr_difference(a: list[int], b: list[int], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """MRR@10 of ranks ``b`` minus ranks ``a`` (the same queries, in the same order) and its 95% interval, by a paired
-    bootstrap over the queries (`local_rag.evaluation.retrieval_compare`)."""
-    from local_rag.evaluation.retrieval_compare import compare_per_query
-    from local_rag.train.synth import reciprocal_rank
-
-    def per_query(ranks: list[int]) -> dict[str, dict[str, float]]:
-        return {str(i): {"mrr@10": reciprocal_rank(r)} for i, r in enumerate(ranks)}
-
-    row = compare_per_query(per_query(a), per_query(b), ["mrr@10"], resamples=resamples, seed=seed).rows[0]
-    return float(row.diff or 0.0), float(row.low or 0.0), float(row.high or 0.0)
 
 
 def _listed(folder: Path, models_dir: Path, record: dict[str, Any]) -> None:

@@ -151,3 +151,16 @@ def heldout_ranks(settings: Settings, held: Sequence[SynthQuery], unit: str, rer
     return {row: [rank_of(q, search, depth) for q in tqdm(held, desc=row.removeprefix("+ "), unit="query",
                                                           disable=not progress)]
             for row, search in searches.items()}
+
+
+def mrr_difference(a: list[int], b: list[int], resamples: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """MRR@10 of ranks ``b`` minus ranks ``a`` (the same queries, in the same order) and its 95% interval, by a paired
+    bootstrap over the queries (`local_rag.evaluation.retrieval_compare`)."""
+    from local_rag.evaluation.retrieval_compare import compare_per_query
+    from local_rag.train.synth import reciprocal_rank
+
+    def per_query(ranks: list[int]) -> dict[str, dict[str, float]]:
+        return {str(i): {"mrr@10": reciprocal_rank(r)} for i, r in enumerate(ranks)}
+
+    row = compare_per_query(per_query(a), per_query(b), ["mrr@10"], resamples=resamples, seed=seed).rows[0]
+    return float(row.diff or 0.0), float(row.low or 0.0), float(row.high or 0.0)
