@@ -117,6 +117,9 @@ def test_retrieval_runs_are_compared_per_query_in_the_listed_order(tmp_path: Pat
     assert all(r.diff == r.low == r.high == 0.0 for r in same.rows)
     with pytest.raises(BadInputError, match="no run-<domain>.jsonl of cloud"):
         compare_runs(a, b, tasks, domains=["cloud"])
+    (b / "run-toy.jsonl").write_text('{"task_id": "q1", "contexts": [{"document_id": "d1", "score": "high"}]}\n')
+    with pytest.raises(BadInputError, match="record 1 is not in the official run shape"):
+        compare_runs(a, b, tasks)
 
 
 def test_the_command_compares_retrieval_folders(tmp_path: Path) -> None:

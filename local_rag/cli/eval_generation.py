@@ -214,8 +214,7 @@ def compare(run_a, run_b, resamples, seed, domains, tasks_root, out_file, as_jso
     if is_retrieval_run(a) or is_retrieval_run(b):
         wanted = [d.strip() for d in domains.split(",") if d.strip()] if domains else None
         root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
-        result = compare_runs(a, b, root, wanted,
-                              resamples=resamples, seed=seed)
+        result = compare_runs(a, b, root, wanted, resamples=resamples, seed=seed)
     else:
         result = paired_bootstrap(read_scored(a), read_scored(b), resamples=resamples, seed=seed)
     payload = {"a": str(run_a), "b": str(run_b), **result.to_json()}

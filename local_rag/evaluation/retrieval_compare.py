@@ -51,10 +51,14 @@ def read_runs(folder: Path, domains: Sequence[str] | None = None) -> dict[str, d
         if domains and domain not in domains:
             continue
         run: dict[str, dict[str, float]] = {}
-        for record in read_jsonl(path):
-            contexts = [c for c in record.get("contexts") or [] if c.get("document_id")]
-            scores = run_scores([float(c.get("score", 0.0)) for c in contexts])
-            run[str(record["task_id"])] = {c["document_id"]: s for c, s in zip(contexts, scores, strict=True)}
+        for n, record in enumerate(read_jsonl(path), 1):
+            try:
+                contexts = [c for c in record.get("contexts") or [] if c.get("document_id")]
+                scores = run_scores([float(c.get("score", 0.0)) for c in contexts])
+                run[str(record["task_id"])] = {c["document_id"]: s for c, s in zip(contexts, scores, strict=True)}
+            except (AttributeError, KeyError, TypeError, ValueError) as exc:
+                raise BadInputError(f"{path}: record {n} is not in the official run shape "
+                                    f"(task_id, contexts of document_id and score): {exc!r}") from None
         runs[domain] = run
     if not runs:
         which = f" of {', '.join(domains)}" if domains else ""
@@ -63,7 +67,8 @@ def read_runs(folder: Path, domains: Sequence[str] | None = None) -> dict[str, d
 
 
 def per_query(runs: Mapping[str, Mapping[str, Mapping[str, float]]], tasks_root: Path) -> dict[str, dict[str, float]]:
-    """Per-query metrics (display names of `METRICS`) of the queries the runs hold, against the qrels of ``tasks_root`` (MTRAG's ``retrieval_tasks``)."""
+    """Per-query metrics (display names of `METRICS`) of the queries the runs hold, against the qrels of
+    ``tasks_root`` (MTRAG's ``retrieval_tasks``)."""
     from local_rag.mtrag import load_qrels
 
     out: dict[str, dict[str, float]] = {}
