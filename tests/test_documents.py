@@ -13,6 +13,7 @@ from local_rag.records import Query
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
 
+from .conftest import make_settings
 from .docs_fixtures import HTML_PAGE, make_encrypted_pdf, make_folder, make_image_pdf, make_pdf
 
 
@@ -137,3 +138,38 @@ def test_benchmark_pdfs_read_back_with_title_pages_and_text(tmp_path: Path):
     assert pages > 1 and document.pages == pages
     assert document.title == "Authorizing hosts - Block Storage"
     assert "volume 59 is authorized" in " ".join(" ".join(s.text.split()) for s in document.sections)
+
+
+TIDES = ("Spring tides come when the Sun and the Moon line up and pull the sea together, so high tides are higher. "
+         * 10)
+VOLCANO = ("A shield volcano is built by fluid lava flows that spread wide and form gentle slopes over many eruptions. "
+           * 10)
+NEAP = ("Neap tides come at the quarter moons, when the Sun and the Moon pull at right angles and the tides are weaker. "
+        * 10)
+
+
+def test_long_files_become_passages_in_pieces_so_two_parts_of_one_file_can_be_found(tmp_path: Path) -> None:
+    """A long Markdown file is cut at its headings and paragraph breaks (`local_rag.corpus.pieces`): each piece is a
+    passage with its own heading, the pieces join back into the file's text, a short file stays one passage named
+    by its path, and a search can now return two parts of the same file (with one passage a file it could not)."""
+    from local_rag.corpus.pieces import piece_bounds
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "sea.md").write_text(f"# The sea\n\n## Spring tides\n\n{TIDES}\n\n## Volcanoes\n\n{VOLCANO}\n\n"
+                                   f"## Neap tides\n\n{NEAP}\n", encoding="utf-8")
+    (folder / "short.md").write_text("# Short\n\nA short note about lava.\n", encoding="utf-8")
+    whole = read_document(folder / "sea.md").sections[0].text
+    passages = list(read_corpus(folder))
+    pieces = [p for p in passages if p.doc_id == "sea.md"]
+    assert [p.id for p in pieces] == [f"sea.md#s{i}" for i in range(len(pieces))] and len(pieces) == 3
+    assert "".join(p.text for p in pieces) == whole and all(len(p.text) <= 1500 for p in pieces)
+    assert [p.section for p in pieces] == ["The sea", "Volcanoes", "Neap tides"]  # the heading where each starts
+    assert all(p.text[o:].startswith("#") for p in pieces for o, _ in p.headings)  # offsets into the piece
+    assert [p.id for p in passages if p.doc_id == "short.md"] == ["short.md"]
+    assert piece_bounds(whole, [], split_above=len(whole)) == [(0, len(whole))]  # at most split_above: one piece
+
+    settings = make_settings(tmp_path, retrieval={"retrievers": ["bm25"]}, dense={"enabled": False})
+    build_index(settings, folder, embedder=None, progress=False)
+    hits = HybridRetriever(open_index(settings), settings, None).search([Query("when do the tides come")], top_k=2)
+    assert {h.passage_id for h in hits} == {"sea.md#s0", "sea.md#s2"} and {h.doc_id for h in hits} == {"sea.md"}

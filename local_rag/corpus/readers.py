@@ -5,8 +5,9 @@ Supported inputs:
   published ``.jsonl.zip``;
 - a BEIR dataset folder (its ``corpus.jsonl``);
 - a folder of a person's own documents: ``.txt``, ``.md``, ``.html``/``.htm``, ``.pdf``, ``.docx``, ``.pptx`` (see
-  `local_rag.corpus.documents`; one passage per PDF page or PPTX slide, one per file otherwise; the chunker windows
-  long passages). A file that cannot be read is listed with its reason in ``CorpusReport.unreadable``.
+  `local_rag.corpus.documents`; one passage per PDF page or PPTX slide, one per file otherwise, a section longer
+  than ~2,000 characters cut into pieces at headings and paragraph breaks (`local_rag.corpus.pieces`); the chunker
+  windows each passage). A file that cannot be read is listed with its reason in ``CorpusReport.unreadable``.
 
 A malformed line, an empty text, a duplicate id or an undecodable byte stops the read with `BadInputError`
 naming the file and line, unless ``skip_bad=True``, which skips the record and counts it in the `CorpusReport`.
@@ -27,6 +28,7 @@ from typing import IO, cast
 
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_document
+from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
 from local_rag.safejson import problem
@@ -181,8 +183,8 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
 
 
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
-    """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest). A file that cannot be
-    read is listed in ``report.unreadable`` with its reason and the read goes on."""
+    """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
+    (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and the read goes on."""
     files = document_files(folder)
     _note_unread(folder, report)
     if not files:
@@ -239,15 +241,22 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
     seconds, pages = report.formats.get(suffix, (0.0, 0))
     report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)
     url = path.resolve().as_uri()
-    single = len(document.sections) == 1
+    cut = [piece_bounds(section.text, section.headings) for section in document.sections]
+    single = sum(map(len, cut)) == 1
     out = []
-    for i, section in enumerate(document.sections):
-        if single:
-            pid = rel
-        else:
-            pid = f"{rel}#p{section.page}" if section.page else f"{rel}#s{i}"
-        out.append(Passage(
-            id=pid, text=section.text, title=document.title, url=url, doc_id=rel, page=section.page,
-            section=section.heading, headings=tuple(section.headings),
-        ))
+    k = 0  # pieces of unpaged sections, numbered through the file (one piece a section: its index, as before)
+    for section, bounds in zip(document.sections, cut, strict=True):
+        for j, (start, end) in enumerate(bounds, 1):
+            if single:
+                pid = rel
+            elif section.page:
+                pid = f"{rel}#p{section.page}" if len(bounds) == 1 else f"{rel}#p{section.page}.{j}"
+            else:
+                pid = f"{rel}#s{k}"
+            k += 0 if section.page else 1
+            out.append(Passage(
+                id=pid, text=section.text[start:end], title=document.title, url=url, doc_id=rel, page=section.page,
+                section=heading_at(start, section.headings, section.heading),
+                headings=tuple((o - start, h) for o, h in section.headings if start <= o < end),
+            ))
     return out
