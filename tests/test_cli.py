@@ -74,6 +74,16 @@ def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
     conv.write_text('[{"speaker": "robot", "text": "hi"}]')
     assert_clean_error(run("search", "--conversation", str(conv), "--index", "s", cwd=tmp_path), 2, "unknown speaker 'robot'")
     assert run("index", "remove", "d3-0", "--index", "s", cwd=tmp_path).returncode == 0
+    # add and sync follow the index as built: BM25 only, with no flag repeated
+    more = write_jsonl(tmp_path / "more.jsonl", [{"_id": "d6-0", "title": "Owls", "text": "Owls hunt at night."}])
+    added = run("index", "add", str(more), "--index", "s", cwd=tmp_path)
+    assert added.returncode == 0 and f"now {len(CORPUS)} passages" in added.stdout, added.stderr
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# Owls\n\nOwls sleep by day.\n")
+    assert run("index", "build", str(tmp_path / "notes"), "--sparse-only", "--index", "n", cwd=tmp_path).returncode == 0
+    (tmp_path / "notes" / "a.md").write_text("# Owls\n\nOwls sleep by day and hunt mice at night.\n")
+    synced = run("index", "sync", str(tmp_path / "notes"), "--index", "n", "--json", cwd=tmp_path)
+    assert synced.returncode == 0 and json.loads(synced.stdout)["changed"] == ["a.md"], synced.stderr
     assert run("index", "verify", "--index", "s", cwd=tmp_path).returncode == 0
     (tmp_path / "indexes" / "s" / "chunks.jsonl").write_text("garbage\n")
     assert_clean_error(run("index", "verify", "--index", "s", cwd=tmp_path), 3, "problem")

@@ -26,6 +26,17 @@ def _dense_flag(settings, sparse_only: bool):
     return settings
 
 
+def _as_built(settings):
+    """An index built with --sparse-only is added to and synced BM25-only: its shape is in its manifest, and new
+    passages cannot be embedded into an index that has no vectors (before, each such call needed the flag's settings
+    again and failed with "has no dense index" without them)."""
+    from local_rag.index.manifest import IndexManifest
+
+    if (settings.index_dir / "manifest.json").exists():
+        return _dense_flag(settings, IndexManifest.load(settings.index_dir).dense is None)
+    return settings
+
+
 @click.group()
 def index() -> None:
     """Build and maintain index folders under indexes/."""
@@ -92,7 +103,7 @@ def add(corpus, profile, config_file, index_name, replace, skip_bad):
     """Add the passages of CORPUS to an index, embedding only them."""
     from local_rag.index import add_documents
 
-    settings = load(profile, config_file, index_name)
+    settings = _as_built(load(profile, config_file, index_name))
     manifest = add_documents(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, replace=replace)
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
 
@@ -128,7 +139,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json):
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so."""
     from local_rag.index import sync as sync_mod
 
-    settings = load(profile, config_file, index_name)
+    settings = _as_built(load(profile, config_file, index_name))
     embedder = _embedder_for(settings)
 
     def once() -> None:
