@@ -94,6 +94,14 @@ def test_held_out_documents_are_never_trained_on_and_their_ranks_are_measured(fa
     assert len(split_heldout(queries, 0.01)[1]) >= 1  # a positive share holds out at least one document
     with pytest.raises(BadInputError, match="holdout"):
         split_heldout(queries, 1.0)
+    # one long file holding most of the queries is not held out: the held-out share stays near the one asked for
+    lopsided = [SynthQuery(f"big.md#{i}", "question", f"q {i}") for i in range(20)] + queries
+    held_docs = {document_of(q.passage_id) for q in split_heldout(lopsided, 0.2)[1]}
+    assert "big.md" not in held_docs and len(held_docs) == 1
+    # the pieces and pages of one file are one document: never some held out and some trained on
+    assert {document_of(c) for c in ("notes.md#s2#0", "notes.md#s0#3", "notes.md#1")} == {"notes.md"}
+    assert {document_of(c) for c in ("r.pdf#p4.1#0", "r.pdf#p2#1")} == {"r.pdf"}
+    assert document_of("ibmcld_16384-7-2422") == "ibmcld_16384"  # MTRAG ids as before
 
     path = tmp_path / "h.jsonl"
     write_heldout(held, path, "passage")

@@ -31,6 +31,7 @@ QUERY_MODES = ("lastturn", "rewrite", "own")
 _OFFSETS = re.compile(r"(-\d+)+$")
 _CLAPNQ = re.compile(r"^(\d+)_\d+$")
 _CHUNK = re.compile(r"#\d+$")
+_PIECE = re.compile(r"#(?:s\d+|p\d+(?:\.\d+)?)$")  # a folder document's section piece or page (corpus.readers)
 
 
 @dataclass
@@ -46,9 +47,9 @@ class Example:
 
 
 def document_of(passage_id: str) -> str:
-    """The document a passage comes from: its id without the trailing offsets (MTRAG's id shapes) or chunk number
-    (``notes.md#3`` -> ``notes.md``)."""
-    stem = _OFFSETS.sub("", _CHUNK.sub("", passage_id))
+    """The document a passage comes from: its id without the trailing offsets (MTRAG's id shapes), chunk number,
+    page or piece (``notes.md#3`` and ``notes.md#s2#0`` -> ``notes.md``; ``report.pdf#p4.1#0`` -> ``report.pdf``)."""
+    stem = _OFFSETS.sub("", _PIECE.sub("", _CHUNK.sub("", passage_id)))
     match = _CLAPNQ.match(stem)
     return match.group(1) if match else stem or passage_id
 

@@ -158,10 +158,15 @@ def split_heldout(queries: Sequence[SynthQuery], fraction: float, seed: object =
     or more) are held out, so that no chunk of a held-out document is trained on."""
     if not 0 <= fraction < 1:
         raise BadInputError(f"--holdout must be in [0, 1), got {fraction}")
-    docs = sorted({document_of(q.passage_id) for q in queries})
+    per_doc = Counter(document_of(q.passage_id) for q in queries)
+    docs = sorted(per_doc)
     n = round(fraction * len(docs))
     n = max(n, 1) if fraction > 0 and len(docs) > 1 else n
-    held_docs = first_by_sha1(docs, n) if n else set()
+    # a document holding more than the whole held-out share of the queries is passed over (one long file of a small
+    # folder held out half the queries); in a collection of many documents none is, and the split is as it was
+    budget = fraction * len(queries)
+    fitting = [d for d in by_sha1(docs, key=lambda d: d) if per_doc[d] <= budget]
+    held_docs = set(fitting[:n]) if len(fitting) >= n else (first_by_sha1(docs, n) if n else set())
     held = [q for q in queries if document_of(q.passage_id) in held_docs]
     return [q for q in queries if document_of(q.passage_id) not in held_docs], held
 
