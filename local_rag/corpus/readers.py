@@ -184,7 +184,8 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
 
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
-    (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and the read goes on."""
+    (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
+    the read goes on."""
     files = document_files(folder)
     _note_unread(folder, report)
     if not files:
