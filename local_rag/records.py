@@ -65,6 +65,7 @@ class Hit:
     doc_id: str = ""
     scores: dict[str, float] = field(default_factory=dict)
     page: int = 0
+    section: str = ""  # the heading in effect where its chunk starts (documents with headings; "" for MTRAG)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -170,16 +171,25 @@ class Citation:
     url: str = ""
     doc_id: str = ""
     page: int = 0
+    section: str = ""
 
     @classmethod
     def of(cls, n: int, hit: Hit) -> Citation:
-        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page)
+        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page, hit.section)
 
     @property
     def where(self) -> str:
-        """Where the passage is, as a reader looks it up: ``report.pdf p. 12``, else the passage id."""
+        """Where the passage is, as a reader looks it up: ``report.pdf p. 12``, a piece of a long file by its section
+        (``guide.md § Installing``), else the passage id.
+
+        Example:
+            >>> Citation(1, "guide.md#s3", doc_id="guide.md", section="Installing").where
+            'guide.md § Installing'
+        """
         if self.page and self.doc_id:
             return f"{self.doc_id} p. {self.page}"
+        if self.section and self.doc_id and self.passage_id != self.doc_id:
+            return f"{self.doc_id} § {self.section}"
         return self.passage_id
 
 

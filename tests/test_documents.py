@@ -173,3 +173,7 @@ def test_long_files_become_passages_in_pieces_so_two_parts_of_one_file_can_be_fo
     build_index(settings, folder, embedder=None, progress=False)
     hits = HybridRetriever(open_index(settings), settings, None).search([Query("when do the tides come")], top_k=2)
     assert {h.passage_id for h in hits} == {"sea.md#s0", "sea.md#s2"} and {h.doc_id for h in hits} == {"sea.md"}
+    # a citation of a piece says where to look it up: the file and the section of its chunk
+    from local_rag.records import Citation
+
+    assert {Citation.of(1, h).where for h in hits} == {"sea.md § Spring tides", "sea.md § Neap tides"}

@@ -52,6 +52,7 @@ def merge_hits(lists: Mapping[str, list[Hit]], scores: dict[str, float], source:
                 doc_id=hit.doc_id,
                 scores=dict(sorted(per_list[pid].items())),
                 page=hit.page,
+                section=hit.section,
             )
         )
     return out

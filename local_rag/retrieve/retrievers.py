@@ -67,6 +67,7 @@ class Retriever(ABC):
                     url=chunk.url,
                     doc_id=chunk.doc_id,
                     page=chunk.page,
+                    section=chunk.section,
                 )
                 if kth is None and len(best) == k:
                     kth = score
