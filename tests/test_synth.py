@@ -83,7 +83,7 @@ def test_held_out_documents_are_never_trained_on_and_their_ranks_are_measured(fa
 
     from local_rag.errors import BadInputError
     from local_rag.train.data import document_of
-    from local_rag.train.synth import rank_metrics, read_heldout, split_heldout, write_heldout
+    from local_rag.train.synth import metrics_of_ranks, rank_of, read_heldout, split_heldout, write_heldout
 
     queries = [SynthQuery(pid, "question", f"q {pid}") for pid in ("d1-0", "d1-1", "d2-0", "d3-0", "d4-0", "d5-0")]
     train, held = split_heldout(queries, 0.4)
@@ -117,7 +117,7 @@ def test_held_out_documents_are_never_trained_on_and_their_ranks_are_measured(fa
              SynthQuery("d4-0", "question", "library for similarity search of dense vectors with HNSW indexes")]
     search = lambda q: retriever.search(q, top_k=6)  # noqa: E731
     ranks = [[h.passage_id for h in search([Query(q.text, "lastturn")])].index(q.passage_id) + 1 for q in items]
-    metrics = rank_metrics(items, search, depth=5)
+    metrics = metrics_of_ranks([rank_of(q, search, 5) for q in items], depth=5)
     assert metrics["queries"] == 2 and metrics["mrr@10"] == round(sum(1 / r for r in ranks) / 2, 4)
     assert metrics["recall@1"] == sum(r == 1 for r in ranks) / 2 and metrics["recall@5"] == sum(r <= 5 for r in ranks) / 2
 

@@ -30,9 +30,9 @@ def _as_built(settings):
     """An index built with --sparse-only is added to and synced BM25-only: its shape is in its manifest, and new
     passages cannot be embedded into an index that has no vectors (before, each such call needed the flag's settings
     again and failed with "has no dense index" without them)."""
-    from local_rag.index.manifest import IndexManifest
+    from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
-    if (settings.index_dir / "manifest.json").exists():
+    if (settings.index_dir / MANIFEST_FILE).exists():
         return _dense_flag(settings, IndexManifest.load(settings.index_dir).dense is None)
     return settings
 

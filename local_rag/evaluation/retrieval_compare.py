@@ -66,15 +66,12 @@ def read_runs(folder: Path, domains: Sequence[str] | None = None) -> dict[str, d
     return runs
 
 
-def per_query(runs: Mapping[str, Mapping[str, Mapping[str, float]]], tasks_root: Path) -> dict[str, dict[str, float]]:
-    """Per-query metrics (display names of `METRICS`) of the queries the runs hold, against the qrels of
-    ``tasks_root`` (MTRAG's ``retrieval_tasks``)."""
-    from local_rag.mtrag import load_qrels
-
+def per_query(runs: Mapping[str, Mapping[str, Mapping[str, float]]],
+              qrels: Mapping[str, Mapping[str, Mapping[str, int]]]) -> dict[str, dict[str, float]]:
+    """Per-query metrics (display names of `METRICS`) of the queries the runs hold, against each domain's ``qrels``."""
     out: dict[str, dict[str, float]] = {}
     for domain, run in runs.items():
-        qrels = load_qrels(Path(tasks_root) / domain / "qrels" / "dev.tsv")
-        held = {q: qrels[q] for q in run if q in qrels}
+        held = {q: qrels[domain][q] for q in run if q in qrels[domain]}
         for qid, metrics in score_run(run, held).items():
             out[qid] = {shown: metrics[name] for name, shown in METRICS.items()}
     return out
@@ -111,7 +108,11 @@ def compare_per_query(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapp
 
 def compare_runs(folder_a: Path, folder_b: Path, tasks_root: Path, domains: Sequence[str] | None = None,
                  resamples: int = 2000, seed: int = 0) -> Comparison:
-    """Compare two folders of ``local-rag eval retrieval`` on the queries (of ``domains``) both ran."""
-    a = per_query(read_runs(folder_a, domains), tasks_root)
-    b = per_query(read_runs(folder_b, domains), tasks_root)
+    """Compare two folders of ``local-rag eval retrieval`` on the queries (of ``domains``) both ran, scored against
+    the qrels of ``tasks_root`` (MTRAG's ``retrieval_tasks``: ``<domain>/qrels/dev.tsv``)."""
+    from local_rag.mtrag import load_qrels
+
+    runs_a, runs_b = read_runs(folder_a, domains), read_runs(folder_b, domains)
+    qrels = {d: load_qrels(Path(tasks_root) / d / "qrels" / "dev.tsv") for d in sorted({*runs_a, *runs_b})}
+    a, b = per_query(runs_a, qrels), per_query(runs_b, qrels)
     return compare_per_query(a, b, list(METRICS.values()), resamples=resamples, seed=seed)

@@ -176,14 +176,15 @@ def _same_training(folder: Path, base: str, settings: dict[str, Any], sha256: st
 def _listed(folder: Path, models_dir: Path, record: dict[str, Any]) -> None:
     """Record a model trained earlier in the manifest when its entry is gone (a manifest reset by version control,
     a models folder copied without it): the folder and its ``training.json`` are what `train embedder` left."""
-    from local_rag.modelstore.manifest import Manifest, record_folder
+    from local_rag.modelstore.manifest import Manifest
+    from local_rag.train.embedder import description
+    from local_rag.train.store import record_trained
 
     if folder.name in Manifest.load(models_dir).entries:
         return
-    examples = (record.get("data") or {}).get("examples")
-    record_folder(folder, models_dir, "embedder", f"bi-encoder fine-tuned from {record.get('base_model')} "
-                  f"({(record.get('settings') or {}).get('loss')}, {examples} examples)", record.get("kind", ""),
-                  source="trained: local-rag train (see training.json)")
+    record_trained(folder, models_dir, "embedder", description(
+        str(record.get("base_model")), (record.get("settings") or {}).get("loss"),
+        (record.get("data") or {}).get("examples")), record.get("kind", ""))
 
 
 def _decide(first: dict[str, float | int], adapted: dict[str, float | int], gain: float, low: float, cfg: AdaptConfig,

@@ -88,8 +88,13 @@ def train_embedder(
     )
     trainer = st.SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)
     return run_and_install(trainer, model, TrainedModel("sentence-transformers", base, source, name, models_dir, "embedder",
-                           f"bi-encoder fine-tuned from {base} ({cfg.loss}, {len(usable)} examples)"),
+                           description(base, cfg.loss, len(usable))),
                            asdict(cfg), {**(data_info or {}), "examples": len(usable)})
+
+
+def description(base: str, loss: object, examples: object) -> str:
+    """The manifest description of a fine-tuned bi-encoder."""
+    return f"bi-encoder fine-tuned from {base} ({loss}, {examples} examples)"
 
 
 def _st_modules() -> tuple[Any, Any]:

@@ -62,7 +62,6 @@ def install_folder(staging: Path, target: Path) -> None:
 
 def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict[str, Any], data: dict[str, Any]) -> Path:
     """Train (resuming from the last checkpoint of an interrupted run), refuse a non-finite loss, install."""
-    from local_rag.modelstore.manifest import record_folder
     from local_rag.sysinfo import peak_rss_mb
 
     work = Path(trainer.args.output_dir)
@@ -85,10 +84,16 @@ def run_and_install(trainer: Any, model: Any, what: TrainedModel, settings: dict
     (staging / "training.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     target = what.models_dir / what.name
     install_folder(staging, target)
-    record_folder(target, what.models_dir, what.role, what.description, what.kind,
-                  source="trained: local-rag train (see training.json)")
+    record_trained(target, what.models_dir, what.role, what.description, what.kind)
     shutil.rmtree(work, ignore_errors=True)
     return target
+
+
+def record_trained(folder: Path, models_dir: Path, role: str, description: str, kind: str) -> None:
+    """Record a model folder `run_and_install` made (its ``training.json`` beside it) in the manifest."""
+    from local_rag.modelstore.manifest import record_folder
+
+    record_folder(folder, models_dir, role, description, kind, source="trained: local-rag train (see training.json)")
 
 
 def resumable(work: Path, run: dict[str, Any]) -> bool:

@@ -5,7 +5,7 @@ for sampled passages; a query is kept only when our retriever ranks its passage 
 Generation is cached in a JSONL file keyed by model and passage id (resumable: cached passages are not asked
 again). The kept queries become `Example` records (hard negatives mined like the MTRAG ones). A share of the
 documents can be held out (`split_heldout`): their queries, unfiltered, are never trained on and measure a model on
-the person's own documents (`rank_metrics`), with no labels.
+the person's own documents (`rank_of`, `metrics_of_ranks`), with no labels.
 
 Example:
     >>> kept, dropped = consistency_filter([SynthQuery("p1", "question", "what is bm25?")], search, k=5)  # doctest: +SKIP
@@ -203,12 +203,6 @@ def read_heldout(path: str | Path) -> tuple[list[SynthQuery], str]:
     if len(units) > 1 or not units <= {"chunk", "passage"}:
         raise BadInputError(f"{path}: units {sorted(units)}; expected one of chunk, passage")
     return queries, units.pop()
-
-
-def rank_metrics(queries: Iterable[SynthQuery], search: Callable[[list[Query]], list[Hit]], depth: int = 20,
-                 ) -> dict[str, float | int]:
-    """MRR@10 and recall@1/5/``depth`` of each query's own passage (one relevant item a query)."""
-    return metrics_of_ranks([rank_of(q, search, depth) for q in queries], depth)
 
 
 def reciprocal_rank(rank: int, cutoff: int = 10) -> float:
