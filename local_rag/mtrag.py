@@ -20,8 +20,8 @@ from local_rag.records import Conversation, Speaker, Turn
 
 __all__ = [
     "COLLECTIONS", "DOMAINS", "DOMAIN_OF_COLLECTION", "POOL3", "TASK_FILE_MODES", "RetrievalTasks", "default_mtrag_dir",
-    "load_done", "load_generation_tasks", "load_qrels", "load_queries", "load_retrieval_tasks", "parse_conversation",
-    "read_jsonl", "strip_speakers", "task_domain",
+    "generation_qrels", "load_done", "load_generation_tasks", "load_qrels", "load_queries", "load_retrieval_tasks", "parse_conversation",
+    "read_jsonl", "strip_speakers", "task_domain", "task_qrels",
 ]
 
 log = logging.getLogger("local_rag.evaluation")
@@ -191,6 +191,22 @@ def load_generation_tasks(path: str | Path) -> list[dict[str, Any]]:
             if key not in task:
                 raise BadInputError(f"{path}:{i}: a generation task needs {key!r}")
     return tasks
+
+
+def task_qrels(task: dict[str, Any]) -> dict[str, int]:
+    """A generation task's gold ``contexts`` as qrels: document id → 1."""
+    return {str(c["document_id"]): 1 for c in task.get("contexts") or [] if c.get("document_id")}
+
+
+def generation_qrels(path: str | Path) -> dict[str, dict[str, dict[str, int]]]:
+    """The qrels of the generation tasks in ``path`` by domain (domain → task id → document id → 1), for runs made
+    from those tasks (``eval retrieval --generation-tasks``); tasks without gold contexts are left out."""
+    out: dict[str, dict[str, dict[str, int]]] = {d: {} for d in DOMAINS}
+    for task in load_generation_tasks(path):
+        gold = task_qrels(task)
+        if gold:
+            out[task_domain(task)][str(task["task_id"])] = gold
+    return out
 
 
 def task_domain(task: dict[str, Any]) -> str:

@@ -192,6 +192,21 @@ class Citation:
             return f"{self.doc_id} § {self.section}"
         return self.passage_id
 
+    @property
+    def label(self) -> str:
+        """The title and where to look the passage up, as ``ask``, ``chat`` and the demo print a source, each said
+        once: the first piece of a file, whose section is the file's title, is named by the file alone.
+
+        Example:
+            >>> Citation(1, "guide.md#s3", "Setup", doc_id="guide.md", section="Installing").label
+            'Setup (guide.md § Installing)'
+            >>> Citation(1, "guide.md#s0", "Setup", doc_id="guide.md", section="Setup").label
+            'Setup (guide.md)'
+        """
+        first_piece = self.section and self.section == self.title and self.doc_id and not self.page
+        where = self.doc_id if first_piece else self.where
+        return f"{self.title} ({where})" if self.title and self.title != where else where
+
 
 @dataclass
 class Answer:

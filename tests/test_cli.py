@@ -48,6 +48,20 @@ def test_bad_settings_and_missing_index(tmp_path: Path):
     assert_clean_error(run("index", "info", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "abc"}), 6, "chunker.size")
 
 
+def test_search_table_names_the_section_of_a_piece(tmp_path: Path):
+    """`search`'s table shows where in a long file a hit is: its title and the section its chunk starts in."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    tides = "Neap tides come at the quarter moons, when the Sun and the Moon pull at right angles. " * 12
+    lava = "A shield volcano is built by fluid lava flows that spread wide and form gentle slopes. " * 12
+    (folder / "sea.md").write_text(f"# The sea\n\n## Volcanoes\n\n{lava}\n\n## Neap tides\n\n{tides}\n", encoding="utf-8")
+    assert run("index", "build", str(folder), "--sparse-only", "--index", "p", cwd=tmp_path).returncode == 0
+    result = run("search", "when are tides weak", "--index", "p", "--retriever", "bm25", "-k", "1", cwd=tmp_path,
+                 env={"COLUMNS": "250"})
+    assert result.returncode == 0, result.stderr
+    assert "sea.md#s1" in result.stdout and "§ Neap tides" in result.stdout
+
+
 def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
     corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
     assert run("index", "build", str(corpus), "--sparse-only", "--index", "s", cwd=tmp_path).returncode == 0
@@ -140,6 +154,46 @@ def test_eval_retrieval_on_a_small_mtrag_shaped_task(tmp_path: Path):
     resumed = json.loads((out / "scores.json").read_text())["domains"]["toy"]
     assert resumed["resumed"] == 1 and resumed["metrics"] == metrics
     assert [json.loads(line)["task_id"] for line in (out / "run-toy.jsonl").read_text().splitlines()] == ["c1<::>1", "c2<::>1"]
+
+
+def test_runs_of_generation_tasks_are_compared_against_their_gold_contexts(tmp_path: Path):
+    """`eval retrieval --generation-tasks` records the tasks file in scores.json, and `eval compare` scores such runs
+    against those tasks' gold contexts (it read the retrieval tasks' qrels, which hold no unanswerable task)."""
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert run("index", "build", str(corpus), "--sparse-only", "--index", "mtrag-govt", cwd=tmp_path).returncode == 0
+    from local_rag.mtrag import COLLECTIONS
+
+    def task(tid: str, turns: list[str], gold: list[str]) -> dict[str, object]:
+        messages = [{"speaker": "user" if i % 2 == 0 else "agent", "text": t} for i, t in enumerate(turns)]
+        return {"task_id": tid, "Collection": COLLECTIONS["govt"], "input": messages,
+                "contexts": [{"document_id": d} for d in gold]}
+
+    gen = write_jsonl(tmp_path / "tasks.jsonl", [
+        task("g1<::>2", ["tell me about cats", "Cats purr.", "how long do they sleep"], ["d1-1"]),
+        task("g2<::>1", ["what is bm25"], ["d3-0"]),
+        task("g3<::>1", ["who won the cup"], [])])  # unanswerable: no gold, not scored
+    for folder, mode in (("a", "lastturn"), ("b", "questions")):
+        result = run("eval", "retrieval", "--generation-tasks", str(gen), "--domains", "govt", "--retriever", "bm25",
+                     "--mode", mode, "--out", str(tmp_path / folder), "--json", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "a" / "scores.json").read_text())["settings"]["generation_tasks"] == str(gen.resolve())
+    result = run("eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--resamples", "50", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["tasks"] == 2 and payload["unit"] == "queries"
+    ndcg1 = {r["metric"]: r for r in payload["rows"]}["nDCG@1"]
+    assert ndcg1["b"] >= ndcg1["a"]  # the whole conversation finds the cat's sleep where "how long do they sleep" may not
+    # a run of the retrieval tasks beside one of generation tasks: not the same gold, so one line naming both ways out
+    scores = json.loads((tmp_path / "b" / "scores.json").read_text())
+    scores["settings"]["generation_tasks"] = None
+    (tmp_path / "b" / "scores.json").write_text(json.dumps(scores))
+    assert_clean_error(run("eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), cwd=tmp_path), 2,
+                       "--generation-tasks FILE or --tasks-root DIR")
+    named = run("eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--generation-tasks", str(gen), "--json",
+                "--resamples", "50", cwd=tmp_path)
+    assert named.returncode == 0 and json.loads(named.stdout)["rows"] == payload["rows"], named.stderr
+    assert_clean_error(run("eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--generation-tasks", str(gen),
+                           "--tasks-root", str(tmp_path), cwd=tmp_path), 2, "not both")
 
 
 def test_doctor_json(tmp_path: Path):

@@ -21,7 +21,7 @@ from local_rag.modelstore.manifest import record_folder
 from local_rag.pipeline import Pipeline
 from local_rag.records import Conversation, Hit, Turn
 from local_rag.retrieve import HybridRetriever
-from local_rag.settings import Settings
+from local_rag.settings import DecideConfig, Settings
 from local_rag.train.decider import Thresholds, columns, decider_meta, fit
 from local_rag.train.decider_data import Example, attach_evidence, underspecify
 
@@ -120,12 +120,21 @@ def test_bad_input_gives_a_clear_error_or_a_sane_decision(stack):
     assert decision is not None and decision.kind in ("answer", "decline", "clarify") and 0 <= decision.confidence <= 1
 
 
-def test_without_a_trained_decider_every_turn_is_answered_with_a_warning(fake_settings: Settings, tmp_path: Path,
-                                                                         caplog: pytest.LogCaptureFixture):
+def test_without_a_trained_decider_every_turn_is_answered(fake_settings: Settings, tmp_path: Path,
+                                                          caplog: pytest.LogCaptureFixture):
+    """No decider ships, so the default name's absence is a debug line (it printed a warning in every `ask` and in
+    the demo); a model named in the settings and missing is a warning."""
     settings = fake_settings.model_copy(update={"models_dir": tmp_path / "empty"})
     with caplog.at_level(logging.WARNING, logger="local_rag.decide"):
         decider = load_decider(settings)
-    assert isinstance(decider, AlwaysAnswer) and "no trained decider" in caplog.text
+        assert "no trained decider" not in caplog.text
+        named = settings.model_copy(update={"decide": DecideConfig(model="my-decider")})
+        assert isinstance(load_decider(named), AlwaysAnswer)
+    assert "no trained decider" in caplog.text and "my-decider" in caplog.text
+    with caplog.at_level(logging.DEBUG, logger="local_rag.decide"):
+        load_decider(settings)
+    assert "unknown model 'decider'" in caplog.text
+    assert isinstance(decider, AlwaysAnswer)
     assert decider.decide(Conversation([Turn("user", "Does this animal purr?")]), []).kind == "answer"
     # small talk needs no model: its reply comes by rules, before retrieval (the pipeline then calls no LLM)
     _, early = decider.before_retrieval(Conversation([Turn("user", "What is a cat?"), Turn("agent", "A pet."),

@@ -177,3 +177,8 @@ def test_long_files_become_passages_in_pieces_so_two_parts_of_one_file_can_be_fo
     from local_rag.records import Citation
 
     assert {Citation.of(1, h).where for h in hits} == {"sea.md § Spring tides", "sea.md § Neap tides"}
+    # and `ask`, `chat`, the demo and the server print it with the title, saying a heading once
+    assert {Citation.of(1, h).label for h in hits} == {"The sea (sea.md § Spring tides)", "The sea (sea.md § Neap tides)"}
+    first = Citation(1, "sea.md#s0", "The sea", doc_id="sea.md", section="The sea")
+    assert first.label == "The sea (sea.md)" and Citation(2, "d1", "Cats").label == "Cats (d1)"
+    assert Citation(3, "notes.txt").label == "notes.txt"

@@ -68,7 +68,7 @@ def checked_draft(result: Any) -> tuple[bool, str]:
 def print_sources(result: Any, echo: Any = click.echo) -> None:
     for c in result.answer.citations:
         where = f" <{c.url}>" if c.url else ""
-        echo(f"  [{c.n}] {c.title or c.passage_id} ({c.where}){where}")
+        echo(f"  [{c.n}] {c.label}{where}")
     if result.answer.invalid_citations:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 

@@ -57,7 +57,7 @@ def demo(profile, config_file, index_name, retrieval_only):
         for q in result.queries:
             console.print(f"  [dim]query ({q.mode}): {escape(q.text)}[/dim]")
         for c in result.answer.citations:
-            console.print(f"  [green]source \\[{c.n}][/green] {escape(c.title)} ({escape(c.where)})")
+            console.print(f"  [green]source \\[{c.n}][/green] {escape(c.label)}")
         if result.answer.attributed:
             console.print("  [dim](the model cited nothing: sources found by word overlap with the passages)[/dim]")
         if result.answer.invalid_citations:

@@ -199,22 +199,24 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
 @click.option("--tasks-root", type=click.Path(file_okay=False),
               help="Retrieval runs: the folder of <domain>/<domain>_<mode>.jsonl + qrels that scores them (default: "
                    "MTRAG retrieval_tasks).")
+@click.option("--generation-tasks", type=click.Path(dir_okay=False),
+              help="Retrieval runs: score against the gold contexts of this generation-tasks jsonl (default: the file "
+                   "both runs were made from with `eval retrieval --generation-tasks`, if any).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Also write the comparison as JSON here.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of the Markdown table.")
 @handle_errors
-def compare(run_a, run_b, resamples, seed, domains, tasks_root, out_file, as_json):
+def compare(run_a, run_b, resamples, seed, domains, tasks_root, generation_tasks, out_file, as_json):
     """Compare two scored runs on what both scored, B − A with a paired-bootstrap 95% interval: generation runs
     (folders of `eval generation`, or their answers.jsonl) by RB_alg, RL_F, RB_llm and harmonic mean; retrieval runs
     (folders of `eval retrieval`) by nDCG@1/3/5/10 and recall@5/10 per query."""
     from local_rag.evaluation.generation.compare import paired_bootstrap, read_scored
     from local_rag.evaluation.retrieval_compare import compare_runs, is_retrieval_run
-    from local_rag.mtrag import default_mtrag_dir
 
     a, b = Path(run_a), Path(run_b)
     if is_retrieval_run(a) or is_retrieval_run(b):
         wanted = [d.strip() for d in domains.split(",") if d.strip()] if domains else None
-        root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
-        result = compare_runs(a, b, root, wanted, resamples=resamples, seed=seed)
+        result = compare_runs(a, b, Path(tasks_root) if tasks_root else None, wanted, resamples=resamples, seed=seed,
+                              generation_tasks=Path(generation_tasks) if generation_tasks else None)
     else:
         result = paired_bootstrap(read_scored(a), read_scored(b), resamples=resamples, seed=seed)
     payload = {"a": str(run_a), "b": str(run_b), **result.to_json()}

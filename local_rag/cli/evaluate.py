@@ -156,6 +156,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
             summary["llm"] = {"model": settings.llm.model, "calls": call_stats([*earlier, *llm.calls]), "limit_per_domain": limit}
         summary["settings"] = {
             "profile": settings.profile, "split": split, "retrievers": settings.retrieval.retrievers, "modes": modes,
+            "generation_tasks": str(Path(generation_tasks).resolve()) if generation_tasks else None,
             "fusion": settings.fusion.model_dump(), "embedder": settings.embedder.model,
             "reranker": settings.reranker.model_dump() if reranker is not None else None, "chunker": settings.chunker.model_dump(),
         }

@@ -145,9 +145,15 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     from rich.table import Table
 
     table = Table(title=f"{len(hits)} passages for: {queries[0].text[:80]}")
-    for column in ("#", "passage", "title", "fused", "per retriever", "text"):
+    for column in ("#", "passage", "title § section", "fused", "per retriever", "text"):
         table.add_column(column, overflow="fold")
     for hit in hits:
         per = ", ".join(f"{k}={v:.3f}" for k, v in hit.scores.items())
-        table.add_row(str(hit.rank), hit.passage_id, hit.title[:40], f"{hit.score:.4f}", per, hit.text[:120].replace("\n", " "))
+        table.add_row(str(hit.rank), hit.passage_id, _heading(hit), f"{hit.score:.4f}", per, hit.text[:120].replace("\n", " "))
     Console().print(table)
+
+
+def _heading(hit: Hit) -> str:
+    """The hit's title, and the section its chunk starts in when that says more (a piece of a long file)."""
+    title = hit.title[:40]
+    return f"{title} § {hit.section[:40]}" if hit.section and hit.section != hit.title else title

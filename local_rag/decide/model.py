@@ -201,9 +201,11 @@ def read_decider(folder: Path, config: DecideConfig | None = None, embed: Embed 
 
 
 def load_decider(settings: Settings, embed: Embed | None = None, retriever: object = None) -> Decider:
-    """The decider of ``settings.decide``: the trained model, or `AlwaysAnswer` with a warning when it is off or
-    not trained yet. ``embed``: the turn embedder; else the dense retriever's (cached) query embeddings of
-    ``retriever`` when its model is the one the decider was trained with; else the model is loaded."""
+    """The decider of ``settings.decide``: the trained model, or `AlwaysAnswer` when it is off or not trained yet
+    (a warning when the model was named in the settings, a debug line for the default name: no decider ships, and
+    the measured one loses more answerable turns than it saves, docs/evaluation.md). ``embed``: the turn embedder;
+    else the dense retriever's (cached) query embeddings of ``retriever`` when its model is the one the decider was
+    trained with; else the model is loaded."""
     cfg = settings.decide
     if not cfg.enabled:
         return AlwaysAnswer("decision stage off: always answer", chitchat=False)
@@ -212,7 +214,9 @@ def load_decider(settings: Settings, embed: Embed | None = None, retriever: obje
     try:
         folder, _ = resolve_model(cfg.model, settings.models_dir, role="decider")
     except ModelError as exc:
-        log.warning("no trained decider (%s): every turn is answered; build one with `local-rag train decider`", exc)
+        log.log(logging.WARNING if "model" in cfg.model_fields_set else logging.DEBUG,
+                "no trained decider (%s): the decision stage passes every turn on to the generator; build one with "
+                "`local-rag train decider`", exc)
         return AlwaysAnswer(chitchat=cfg.chitchat)
     meta = json.loads((folder / META).read_text(encoding="utf-8")) if (folder / META).exists() else {}
     if meta.get("use_embedding") and embed is None:

@@ -25,6 +25,7 @@ from local_rag.mtrag import (
     load_retrieval_tasks,
     parse_conversation,
     task_domain,
+    task_qrels,
 )
 from local_rag.records import Conversation, Hit, Query
 from local_rag.retrieve.queries import conversation_texts
@@ -70,7 +71,7 @@ def items_from_generation_tasks(path: str | Path, domain: str) -> tuple[list[Eva
         item.given["lastturn"] = conversation.last_user_turn
         item.given["questions"] = "\n".join(conversation.user_turns)
         items.append(item)
-        gold = {c["document_id"]: 1 for c in task.get("contexts", []) if c.get("document_id")}
+        gold = task_qrels(task)
         if gold:
             qrels[item.id] = gold
     return items, qrels

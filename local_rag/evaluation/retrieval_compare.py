@@ -106,13 +106,47 @@ def compare_per_query(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapp
     return Comparison(len(common), len(a) - len(common), len(b) - len(common), resamples, seed, rows, unit="queries")
 
 
-def compare_runs(folder_a: Path, folder_b: Path, tasks_root: Path, domains: Sequence[str] | None = None,
-                 resamples: int = 2000, seed: int = 0) -> Comparison:
-    """Compare two folders of ``local-rag eval retrieval`` on the queries (of ``domains``) both ran, scored against
-    the qrels of ``tasks_root`` (MTRAG's ``retrieval_tasks``: ``<domain>/qrels/dev.tsv``)."""
-    from local_rag.mtrag import load_qrels
+def tasks_of(folder: Path) -> str:
+    """The generation-tasks file a run of ``eval retrieval --generation-tasks`` was made from (its ``scores.json``
+    records it); "" for a run of the retrieval tasks, or one written before the record was kept."""
+    import json
 
+    scores = folder / "scores.json"
+    try:
+        settings = json.loads(scores.read_text(encoding="utf-8")).get("settings") or {}
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return str(settings.get("generation_tasks") or "")
+
+
+def compare_runs(folder_a: Path, folder_b: Path, tasks_root: Path | None = None, domains: Sequence[str] | None = None,
+                 resamples: int = 2000, seed: int = 0, generation_tasks: Path | None = None) -> Comparison:
+    """Compare two folders of ``local-rag eval retrieval`` on the queries (of ``domains``) both ran, scored against
+    the qrels of ``tasks_root`` (``<domain>/qrels/dev.tsv``), or against the gold contexts of ``generation_tasks``.
+    With neither, against what both runs were made from (`tasks_of`): the generation-tasks file they name, else
+    MTRAG's ``retrieval_tasks``.
+
+    Raises:
+        BadInputError: both gold sources given; or, with neither, one run made from generation tasks and the other
+            not, or from another file.
+    """
+    from local_rag.mtrag import default_mtrag_dir, generation_qrels, load_qrels
+
+    if tasks_root is not None and generation_tasks is not None:
+        raise BadInputError("give either --tasks-root or --generation-tasks, not both")
     runs_a, runs_b = read_runs(folder_a, domains), read_runs(folder_b, domains)
-    qrels = {d: load_qrels(Path(tasks_root) / d / "qrels" / "dev.tsv") for d in sorted({*runs_a, *runs_b})}
+    if generation_tasks is None and tasks_root is None:
+        made_a, made_b = tasks_of(folder_a), tasks_of(folder_b)
+        if made_a != made_b:
+            raise BadInputError(f"{folder_a} was made from {made_a or 'the retrieval tasks'} and {folder_b} from "
+                                f"{made_b or 'the retrieval tasks'}: name the gold to score both with --generation-tasks "
+                                "FILE or --tasks-root DIR")
+        generation_tasks = Path(made_a) if made_a else None
+    if generation_tasks is not None:
+        gold = generation_qrels(generation_tasks)
+        qrels = {d: gold.get(d, {}) for d in sorted({*runs_a, *runs_b})}
+    else:
+        root = Path(tasks_root) if tasks_root is not None else default_mtrag_dir() / "retrieval_tasks"
+        qrels = {d: load_qrels(root / d / "qrels" / "dev.tsv") for d in sorted({*runs_a, *runs_b})}
     a, b = per_query(runs_a, qrels), per_query(runs_b, qrels)
     return compare_per_query(a, b, list(METRICS.values()), resamples=resamples, seed=seed)

@@ -157,11 +157,12 @@ def completion(cid: str, model: str, result: Any, extra: dict[str, Any], max_tok
 
 def sources_footer(result: Any) -> str:
     """The answer's citations as plain text, for clients that show only the message text (``server.sources_footer``):
-    a blank line, ``Sources:``, then ``[n] title (passage id)`` per cited passage. Empty without citations."""
+    a blank line, ``Sources:``, then ``[n] title (where)`` per cited passage (`Citation.label`: the passage id, a
+    PDF's page or a long file's section). Empty without citations."""
     citations = getattr(getattr(result, "answer", None), "citations", None) or []
     if not citations:
         return ""
-    lines = [f"[{c.n}] {c.title or c.passage_id} ({c.passage_id})" + (f" {c.url}" if c.url else "") for c in citations]
+    lines = [f"[{c.n}] {c.label}" + (f" {c.url}" if c.url else "") for c in citations]
     return "\n\nSources:\n" + "\n".join(lines)
 
 
