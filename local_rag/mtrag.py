@@ -20,8 +20,8 @@ from local_rag.records import Conversation, Speaker, Turn
 
 __all__ = [
     "COLLECTIONS", "DOMAINS", "DOMAIN_OF_COLLECTION", "POOL3", "TASK_FILE_MODES", "RetrievalTasks", "default_mtrag_dir",
-    "generation_qrels", "load_done", "load_generation_tasks", "load_qrels", "load_queries", "load_retrieval_tasks", "parse_conversation",
-    "read_jsonl", "strip_speakers", "task_domain", "task_qrels",
+    "generation_qrels", "load_done", "load_generation_tasks", "load_qrels", "load_queries", "load_retrieval_tasks",
+    "parse_conversation", "read_jsonl", "strip_speakers", "task_domain", "task_qrels",
 ]
 
 log = logging.getLogger("local_rag.evaluation")
