@@ -180,7 +180,8 @@ class Citation:
     @property
     def where(self) -> str:
         """Where the passage is, as a reader looks it up: ``report.pdf p. 12``, a piece of a long file by its section
-        (``guide.md § Installing``), else the passage id.
+        (``guide.md § Installing``; the file alone for the first piece, whose section is the file's title), else the
+        passage id.
 
         Example:
             >>> Citation(1, "guide.md#s3", doc_id="guide.md", section="Installing").where
@@ -189,13 +190,12 @@ class Citation:
         if self.page and self.doc_id:
             return f"{self.doc_id} p. {self.page}"
         if self.section and self.doc_id and self.passage_id != self.doc_id:
-            return f"{self.doc_id} § {self.section}"
+            return self.doc_id if self.section == self.title else f"{self.doc_id} § {self.section}"
         return self.passage_id
 
     @property
     def label(self) -> str:
-        """The title and where to look the passage up, as ``ask``, ``chat`` and the demo print a source, each said
-        once: the first piece of a file, whose section is the file's title, is named by the file alone.
+        """The title and `where`, as ``ask``, ``chat``, the demo and the server print a source (the title once).
 
         Example:
             >>> Citation(1, "guide.md#s3", "Setup", doc_id="guide.md", section="Installing").label
@@ -203,8 +203,7 @@ class Citation:
             >>> Citation(1, "guide.md#s0", "Setup", doc_id="guide.md", section="Setup").label
             'Setup (guide.md)'
         """
-        first_piece = self.section and self.section == self.title and self.doc_id and not self.page
-        where = self.doc_id if first_piece else self.where
+        where = self.where
         return f"{self.title} ({where})" if self.title and self.title != where else where
 
 
