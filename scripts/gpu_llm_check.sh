@@ -5,8 +5,11 @@
 # local-rag's own backend (`local-rag bench-levers llm-speed`) for the profiles' model shapes with random weights
 # (no GGUF fits in what travels), on the GPU and, for the 1.5B, on the machine's CPU. Writes $OUT (or ./gpu-llm-out).
 # The build runs detached: if the call ends first, run the script again on the warm machine and it waits for it.
-# Env: BUILD_WAIT (s to wait for the build, 420), REPEATS (3), QUICK=1 (only the GPU rows of 1.5B and 7B).
-# Results: docs/benchmarks/gpu-llm/.
+# Env: BUILD_WAIT (s to wait for the build, 420), REPEATS (3), QUICK=1 (no 14B, no CPU row), LLAMA_CPP_CMAKE_ARGS
+# (-DCMAKE_CUDA_ARCHITECTURES=90 on an H100/H200: 4.5-5.6 min on 16 cores). $OUT gets 6 files before the 14B and CPU
+# rows (the device tool returns 8 at most: a log tee'd there is the 7th). Order: the backend's load (with local_rag.llm.native's fix
+# off, then on), its timings, then the import-order checks and a plain Llama() cross-check.
+# Results: docs/benchmarks/gpu-llm/ (session 37: s37/).
 set -uo pipefail
 OUT=${OUT:-gpu-llm-out}; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 PYTHONFAULTHANDLER=1 PYTHONPATH=/tmp/site:$PWD PATH=$PATH:/usr/local/cuda/bin
@@ -14,7 +17,7 @@ command -v nvcc >/dev/null || { n=$(find /usr /opt -name nvcc -type f 2>/dev/nul
 step() { echo "=== $(date -u +%T) $*"; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .llm/whl/*.whl || exit 1
 step machine; { nvidia-smi -L; nvidia-smi --query-gpu=driver_version,memory.total --format=csv,noheader; nproc
-  command -v nvcc && nvcc --version | tail -n 2; python3 -c 'import sys; print(sys.version)'; } 2>&1 | tee "$OUT/machine.txt"
+  command -v nvcc && nvcc --version | tail -n 2; python3 -c 'import sys; print(sys.version)'; } 2>&1 | tee /tmp/machine.txt
 VENV=$(python3 -c 'import sys; print(sys.prefix)')
 if [ ! -f /tmp/llm-build.started ]; then
   step "build (started; log /tmp/llm-build.log)"; touch /tmp/llm-build.started
@@ -25,57 +28,91 @@ while [ ! -f /tmp/llm-build.rc ] && [ "$SECONDS" -lt "${BUILD_WAIT:-420}" ]; do 
 cp /tmp/llm-build.log "$OUT/build.log"; grep -a "install_llama_cpp\|rror" /tmp/llm-build.log | tail -n 5
 [ -f /tmp/llm-build.rc ] || { step "build still running after ${SECONDS}s: run this script again"; exit 3; }
 [ "$(cat /tmp/llm-build.rc)" = 0 ] || { step "build failed"; tail -n 40 /tmp/llm-build.log; exit 4; }
-step "doctor"; python3 -m local_rag doctor --json > "$OUT/doctor.json" 2>&1; grep -a -A2 '"llama_cpp"' "$OUT/doctor.json"
+step "doctor"; python3 -m local_rag doctor --json > /tmp/doctor.json 2>&1; grep -a -A2 '"llama_cpp"' /tmp/doctor.json
 speed() {  # speed OUTFILE ARGS...: one llm-speed run, llama.cpp's own log lines dropped
   local out=$1; shift
   python3 -m local_rag bench-levers llm-speed "$@" --out "$OUT/$out" 2>&1 | grep -av "^llama\|^load\|^print_info\|^ggml\|^graph"
 }
 V="--vocab-from .llm/qwen2-vocab.gguf"
-# session 25 (H100): local-rag's backend segfaulted inside llama_cpp.Llama() where a plain Llama() of the same file,
-# n_ctx, flash_attn and offload loaded; the arguments that differed are tried one at a time, each in its own process
-step "which Llama() arguments load (rc 0) or crash (rc 139)"
+step "the backend's load"
 F=/tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf
 [ -f $F ] || python3 -c "from local_rag.bench.shape_gguf import SHAPES, write_shape_gguf
 write_shape_gguf('$F', SHAPES['qwen2.5-1.5b'], '.llm/qwen2-vocab.gguf')"
-P=$(python3 -c "from local_rag.llm.llamacpp import physical_cores; print(physical_cores())")  # what local-rag passes
-echo "nproc $(nproc), local-rag's physical_cores() $P" | tee "$OUT/load-args.txt"
-for kw in "" "n_threads=$(nproc)" "n_threads_batch=$(nproc)" "n_threads=$P, n_threads_batch=$P" "seed=0" "n_batch=512" \
-          "n_threads=$P, n_threads_batch=$P, seed=0, n_batch=512"; do
-  python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False${kw:+, $kw})" > /dev/null 2>&1
-  echo "Llama(... ${kw:-nothing more}): rc $?" | tee -a "$OUT/load-args.txt"
-done
-python3 -c "import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=True)" > /dev/null 2>&1
-echo "Llama(... verbose=True instead of False): rc $?" | tee -a "$OUT/load-args.txt"
-for first in numpy local_rag.llm.llamacpp; do  # the crash came with local-rag imported before llama_cpp: the order?
-  python3 -c "import $first; import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)" > /dev/null 2>&1
-  echo "import $first first, then Llama(... nothing more): rc $?" | tee -a "$OUT/load-args.txt"
-done
-# what LlamaCppLLM does before its Llama() call, each alone before a plain load: NVML (init, query, shutdown), the
-# GGUF header read and the size check, the KV-size read of the tensor shapes
-for before in "from local_rag.device import nvml_gpus; print(nvml_gpus())" \
-              "from local_rag.modelstore.gguf_check import check_gguf; check_gguf('$F')" \
-              "from local_rag.modelstore.shapes import gguf_shape; gguf_shape('$F').kv_bytes(4096)"; do
-  python3 -c "$before
-import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)" > /dev/null 2>&1
-  echo "${before#*; } first, then Llama(... nothing more): rc $?" | tee -a "$OUT/load-args.txt"
-done
-# and the backend itself, with Python's stack at the crash (faulthandler) and, where gdb is there, the C stack
+nvidia-smi --query-gpu=timestamp,memory.used --format=csv,noheader -lms 500 > "$OUT/vram.csv" 2>&1 & VRAM_PID=$!
+# session 37 (H200): the backend crashed in llama_model::print_info -> std::ostream::_M_insert<long> (resolved in
+# libggml-cuda.so) whenever numpy was imported before llama_cpp; local_rag.llm.native makes libstdc++ global first.
+# The backend with that off (expect 139) and on, with Python's stack at a crash and, where a gdb is there, the C stack
 cat > /tmp/load-backend.py <<PY
 from local_rag.llm.llamacpp import LlamaCppLLM
 from local_rag.settings import LLMConfig
 LlamaCppLLM(LLMConfig(model='$F', n_ctx=4096))
 print("LlamaCppLLM loaded")
 PY
+LOCAL_RAG_CXX_GLOBAL=0 python3 -X faulthandler /tmp/load-backend.py > /dev/null 2>&1
+echo "LlamaCppLLM(...), LOCAL_RAG_CXX_GLOBAL=0: rc $?" | tee "$OUT/load-args.txt"
 python3 -X faulthandler /tmp/load-backend.py > "$OUT/load-backend.txt" 2>&1
-echo "LlamaCppLLM(...): rc $? (stack: load-backend.txt)" | tee -a "$OUT/load-args.txt"
+echo "LlamaCppLLM(...): rc $? (stack: load-backend.txt)" | tee /tmp/backend-load.txt | tee -a "$OUT/load-args.txt"
 grep -a -A12 "Fatal Python error" "$OUT/load-backend.txt" | head -n 14
-! command -v gdb > /dev/null || timeout 120 gdb -q -batch -ex run -ex bt --args python3 /tmp/load-backend.py \
-  > "$OUT/load-backend-gdb.txt" 2>&1
-# when local-rag's thread count crashes the load, the timing runs below use half the cores (llama-cpp-python's default)
-T=""; grep -q "^Llama(... n_threads=$P, n_threads_batch=$P): rc 0" "$OUT/load-args.txt" || T="--threads $(( $(nproc) / 2 ))"
-step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3} $T
+G=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null)  # cuda-gdb on the H200
+[ -z "$G" ] || grep -q "rc 0" /tmp/backend-load.txt || { timeout 120 "$G" -q -batch -ex run -ex bt \
+  --args python3 /tmp/load-backend.py 2>&1 | grep -v "^\[New Thread\|^\[Thread" >> "$OUT/load-backend.txt"; }
+grep -a -m1 -A16 "SIGSEGV" "$OUT/load-backend.txt" 2>/dev/null | cut -c1-200
+if grep -q "rc 0" /tmp/backend-load.txt; then
+  step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3}
+fi
+step "import orders and the C++ runtime (load-args.txt): rc 0 loads, 139 crashes"
+L0="import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)"
+GL="import ctypes; ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)"
+t() { local label=$1; shift; timeout 90 env "$@" > /dev/null 2>&1; echo "$label: rc $?" | tee -a "$OUT/load-args.txt"; }
+t "numpy, llama_cpp" python3 -c "import numpy; $L0"
+t "numpy, libstdc++ global, llama_cpp" python3 -c "import numpy; $GL; $L0"
+t "torch, libstdc++ global, llama_cpp" python3 -c "import torch; $GL; $L0"
+t "sentence_transformers, a CUDA tensor, libstdc++ global, llama_cpp" python3 -c "import sentence_transformers, torch; torch.zeros(1, device='cuda'); $GL; $L0"
+t "torch, llama_cpp" python3 -c "import torch; $L0"
+t "llama_cpp's libraries, numpy, torch, llama_cpp" python3 -c "import llama_cpp.llama_cpp; import numpy, torch; $L0"
+t "LD_PRELOAD=libstdc++.so.6, numpy, llama_cpp" LD_PRELOAD=libstdc++.so.6 python3 -c "import numpy; $L0"
+LIB=$(python3 -c "import llama_cpp, os; print(os.path.dirname(llama_cpp.llama_cpp.__file__))")/lib
+{ echo "--- $LIB"; ls "$LIB"; ldd "$LIB"/libllama.so | grep -v vdso
+  echo "--- C++ runtime symbols libggml-cuda.so exports: $(nm -D --defined-only "$LIB"/libggml-cuda.so | grep -c ' _ZNS\| _ZSt')"
+  nm -D --defined-only "$LIB"/libggml-cuda.so | grep "_M_insertIl"
+  for first in "import llama_cpp; import numpy" "import numpy; import llama_cpp"; do
+    echo "--- bindings of _M_insert<long>, $first"
+    LD_DEBUG=bindings python3 -c "$first" 2>&1 | grep "_M_insertIl" | sed 's/^ *[0-9]*: *//' | head -n 4
+  done; } >> "$OUT/load-args.txt" 2>&1
+# a plain Llama() (which loaded in session 25) times the shapes too: without local-rag's backend, in case it crashes
+cat > /tmp/plain-speed.py <<'PY'
+import json, os, sys, time, llama_cpp
+from local_rag.bench.shape_gguf import SHAPES, write_shape_gguf
+from local_rag.bench.llm_speed import WORDS
+rows = []
+for shape in sys.argv[2:]:
+    f = shape if shape.endswith(".gguf") else f"/tmp/local-rag-shapes/{shape}-random-q4_k_m.gguf"
+    if not os.path.exists(f):
+        write_shape_gguf(f, SHAPES[shape], ".llm/qwen2-vocab.gguf")
+    t = time.perf_counter(); llm = llama_cpp.Llama(f, n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)
+    load = time.perf_counter() - t
+    for n in [int(x) for x in os.environ.get("SIZES", "659 1343").split()]:
+        text = " ".join(WORDS[i % len(WORDS)] for i in range(n))
+        toks = llm.tokenize(text.encode())[:n]
+        for rep in range(int(os.environ.get("REPS", "3"))):
+            llm.reset(); llama_cpp.llama_perf_context_reset(llm._ctx.ctx)
+            t = time.perf_counter(); llm.eval(toks); pre = time.perf_counter() - t
+            t = time.perf_counter(); k = 0
+            for k in range(128):
+                llm.eval([int(llm.sample(temp=0.0))])
+            dec = time.perf_counter() - t
+            rows.append({"shape": shape, "load_s": round(load, 2), "prompt_tokens": len(toks), "rep": rep,
+                         "prefill_s": round(pre, 4), "prefill_tok_s": round(len(toks) / pre, 1),
+                         "decode_tokens": 128, "decode_tok_s": round(128 / dec, 1)})
+            print(rows[-1], flush=True)
+json.dump(rows, open(sys.argv[1], "w"), indent=1)
+PY
+step "a plain Llama() (llama-cpp-python's defaults; cross-check: plain-speed.json)"
+python3 /tmp/plain-speed.py "$OUT/plain-speed.json" qwen2.5-1.5b qwen2.5-7b 2>&1 | grep -av "^llama\|^load\|^print_info\|^ggml\|^graph"
+kill $VRAM_PID 2>/dev/null  # the VRAM sampler
 [ -z "${QUICK:-}" ] || { step "done (QUICK: no CPU row, no 14B)"; exit 0; }
+grep -q "rc 0" /tmp/backend-load.txt || { step "done (the backend crashed)"; exit 5; }
+step "gpu: qwen2.5-14b"; speed llm-speed-gpu-14b.json --shape qwen2.5-14b $V --repeats 3
 step "cpu (the machine's cores): qwen2.5-1.5b"
-speed llm-speed-cpu.json --gguf /tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf --gpu-layers 0 --repeats 1 $T
-step "gpu: qwen2.5-14b"; speed llm-speed-gpu-14b.json --shape qwen2.5-14b $V --repeats 3 $T
+speed llm-speed-cpu.json --gguf /tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf --gpu-layers 0 --repeats 1
 step done

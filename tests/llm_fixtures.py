@@ -98,6 +98,9 @@ def tiny_gguf(tmp_path: Path) -> Path:
 
 
 def llama_cpp_or_skip() -> None:
+    from local_rag.llm.native import make_cxx_runtime_global
+
+    make_cxx_runtime_global()  # as local-rag imports it: a CUDA build crashes at load otherwise (session 37)
     try:
         import llama_cpp  # noqa: F401
     except ImportError as exc:

@@ -200,3 +200,32 @@ def test_prefix_states_pick_the_longest_match_and_evict_the_oldest() -> None:
     assert cache.best([7]) is None
     cache.put("c", SavedState([5], b"c", 1))
     assert list(cache.states) == ["b", "c"]  # "a" was the least recently saved
+
+
+_CXX_CHECK = """
+import ctypes, sys
+import numpy  # imported first, as the pipeline does: a CUDA build's load crashed after it (session 37, H200)
+sym = "_ZNSo9_M_insertIlEERSoT_"  # std::ostream::_M_insert<long>, where that crash was
+before = hasattr(ctypes.CDLL(None), sym)
+from local_rag.llm.native import import_llama_cpp
+import_llama_cpp()
+print(before, hasattr(ctypes.CDLL(None), sym), "llama_cpp" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize(("env", "expected"), [({}, "False True True"),
+                                               ({"LOCAL_RAG_CXX_GLOBAL": "0"}, "False False True")])
+def test_llama_cpp_is_imported_with_the_cxx_runtime_global(env: dict[str, str], expected: str) -> None:
+    """`import_llama_cpp` makes libstdc++'s symbols global (dlopen(NULL) finds them) before llama.cpp's libraries
+    load, in a fresh process where numpy came first; ``LOCAL_RAG_CXX_GLOBAL=0`` leaves them local. The crash it
+    prevents needs a CUDA build (docs/benchmarks.md, session 37); this checks the mechanism on any Linux."""
+    import os
+    import subprocess
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the C++ runtime is made global on Linux only")
+    llama_cpp_or_skip()
+    out = subprocess.run([sys.executable, "-c", _CXX_CHECK], capture_output=True, text=True, check=True,
+                         env={**os.environ, **env}, timeout=120)
+    assert out.stdout.strip().splitlines()[-1] == expected

@@ -28,6 +28,9 @@ def library_builds() -> dict[str, Any]:
 
     out["faiss_gpus"] = faiss_gpu_count()
     try:
+        from local_rag.llm.native import make_cxx_runtime_global
+
+        make_cxx_runtime_global()
         import llama_cpp
 
         out["llama_cpp_gpu_offload"] = bool(llama_cpp.llama_supports_gpu_offload())

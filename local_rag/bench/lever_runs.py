@@ -110,7 +110,9 @@ def standalone(out: Path) -> None:
 
 def token_counter(profile: str) -> Callable[[str], int]:
     """The generator's own tokenizer (the GGUF's vocabulary, no weights loaded)."""
-    import llama_cpp
+    from local_rag.llm.native import import_llama_cpp
+
+    llama_cpp = import_llama_cpp()
 
     from local_rag.modelstore.gguf_check import resolve_gguf
 

@@ -275,6 +275,9 @@ class Peer:
         self.retrievers: dict[str, Any] = {}
 
     def _llm(self) -> Any:
+        from local_rag.llm.native import make_cxx_runtime_global
+
+        make_cxx_runtime_global()  # before llama_index imports llama_cpp (a CUDA build's load crashed without it)
         from llama_index.llms.llama_cpp import LlamaCPP
 
         from local_rag.modelstore.gguf_check import resolve_gguf

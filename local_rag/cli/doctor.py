@@ -87,8 +87,9 @@ def collect(settings: Settings) -> dict[str, Any]:
         hint = amx_hint(build, bool(report["cpu_amx_tiles"]))
         report["llama_cpp_cpu_build"] = build | {"advice": advice(build), "amx_hint": hint}
         if "error" not in build:
-            import llama_cpp
+            from local_rag.llm.native import import_llama_cpp
 
+            llama_cpp = import_llama_cpp()
             report["llama_cpp"] = {"version": llama_cpp.__version__,
                                    "gpu_offload": bool(llama_cpp.llama_supports_gpu_offload())}
     manifest = Manifest.load(settings.models_dir)

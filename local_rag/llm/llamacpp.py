@@ -28,13 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from local_rag._optional import require
 from local_rag.device import nvml_gpus
 from local_rag.errors import BadInputError, ModelError
 from local_rag.llm.base import LLM, Completion, Message, OnToken, Scored
 from local_rag.llm.cpu_build import check_installed
 from local_rag.llm.kv_cache import PrefixStates
 from local_rag.llm.loops import BREAKS, LOOP_CHARS, cut_loop
+from local_rag.llm.native import import_llama_cpp
 from local_rag.llm.speculative import Drafts, batch_logits, lookup_tokens, lookup_tokens_for
 from local_rag.modelstore.gguf_check import check_gguf, resolve_gguf
 from local_rag.records import LLMCall
@@ -107,7 +107,7 @@ class LlamaCppLLM(LLM):
         if not info.chat_template:
             raise ModelError(f"{path} has no chat template in its GGUF metadata; use an instruct model")
         check_installed()  # a build for another CPU would stop this process with SIGILL inside llama.cpp
-        llama_cpp = require("llama_cpp", "the local LLM")
+        llama_cpp = import_llama_cpp()
         model_bytes = sum(p.stat().st_size for p in path.parent.glob("*.gguf")) if info.split_count > 1 \
             else path.stat().st_size
         self.n_ctx = config.n_ctx
