@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
-# The LLM on a lent GPU machine that cannot download (the device tool), from the repository root, carrying .llm
-# (bash scripts/gpu_llm_prepare.sh): builds llama-cpp-python there with CUDA through scripts/install_llama_cpp.sh
-# (its auto-detection, offline: pip finds the trimmed source in .llm), then times prefill and decode through
-# local-rag's own backend (`local-rag bench-levers llm-speed`) for the profiles' model shapes with random weights
-# (no GGUF fits in what travels), on the GPU and, for the 1.5B, on the machine's CPU. Writes $OUT (or ./gpu-llm-out).
-# The build runs detached: if the call ends first, run the script again on the warm machine and it waits for it.
-# Env: BUILD_WAIT (s to wait for the build, 420), REPEATS (3), QUICK=1 (no 14B, no CPU row), LLAMA_CPP_CMAKE_ARGS
-# (-DCMAKE_CUDA_ARCHITECTURES=90 on an H100/H200: 4.5-5.6 min on 16 cores). $OUT gets 6 files before the 14B and CPU
-# rows (the device tool returns 8 at most: a log tee'd there is the 7th). Order: the backend's load (with local_rag.llm.native's fix
-# off, then on), its timings, then the import-order checks and a plain Llama() cross-check.
+# The LLM and the whole pipeline on a lent GPU machine that cannot download (the device tool), from the repository
+# root, carrying .llm (bash scripts/gpu_llm_prepare.sh). Builds llama-cpp-python there with CUDA through
+# scripts/install_llama_cpp.sh (its auto-detection, offline: pip finds the trimmed source in .llm), then, in order:
+# 1. local-rag's backend loads a model (with local_rag.llm.native's C++-runtime fix off, then on: session 37);
+# 2. `local-rag bench` runs the demo's scripted session through the whole pipeline on the GPU (MiniLM-shaped embedder
+#    and cross-encoder, a Qwen2.5-7B-shaped GGUF, all random weights: no real model fits in what travels);
+# 3. prefill and decode through the backend (`local-rag bench-levers llm-speed`) for the 1.5B and 7B shapes;
+# 4. import orders against the C++ runtime, and what libggml-cuda.so exports.
+# Where the backend crashes, a plain Llama() times the shapes instead of 2-3. Writes $OUT (or ./gpu-llm-out): 7 files
+# (the device tool returns 8 at most: a log tee'd there is the 8th). The build runs detached: if the call ends first,
+# run the script again on the warm machine (30 s) and it waits for it.
+# Env: BUILD_WAIT (s to wait for the build, 420), REPEATS (3), LLAMA_CPP_CMAKE_ARGS (-DCMAKE_CUDA_ARCHITECTURES=90 on
+# an H100/H200: the build took 4.5-5.6 min on 16 cores).
 # Results: docs/benchmarks/gpu-llm/ (session 37: s37/).
 set -uo pipefail
 OUT=${OUT:-gpu-llm-out}; mkdir -p "$OUT"
@@ -57,29 +60,7 @@ G=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/
 [ -z "$G" ] || grep -q "rc 0" /tmp/backend-load.txt || { timeout 120 "$G" -q -batch -ex run -ex bt \
   --args python3 /tmp/load-backend.py 2>&1 | grep -v "^\[New Thread\|^\[Thread" >> "$OUT/load-backend.txt"; }
 grep -a -m1 -A16 "SIGSEGV" "$OUT/load-backend.txt" 2>/dev/null | cut -c1-200
-if grep -q "rc 0" /tmp/backend-load.txt; then
-  step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3}
-fi
-step "import orders and the C++ runtime (load-args.txt): rc 0 loads, 139 crashes"
-L0="import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)"
-GL="import ctypes; ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)"
-t() { local label=$1; shift; timeout 90 env "$@" > /dev/null 2>&1; echo "$label: rc $?" | tee -a "$OUT/load-args.txt"; }
-t "numpy, llama_cpp" python3 -c "import numpy; $L0"
-t "numpy, libstdc++ global, llama_cpp" python3 -c "import numpy; $GL; $L0"
-t "torch, libstdc++ global, llama_cpp" python3 -c "import torch; $GL; $L0"
-t "sentence_transformers, a CUDA tensor, libstdc++ global, llama_cpp" python3 -c "import sentence_transformers, torch; torch.zeros(1, device='cuda'); $GL; $L0"
-t "torch, llama_cpp" python3 -c "import torch; $L0"
-t "llama_cpp's libraries, numpy, torch, llama_cpp" python3 -c "import llama_cpp.llama_cpp; import numpy, torch; $L0"
-t "LD_PRELOAD=libstdc++.so.6, numpy, llama_cpp" LD_PRELOAD=libstdc++.so.6 python3 -c "import numpy; $L0"
-LIB=$(python3 -c "import llama_cpp, os; print(os.path.dirname(llama_cpp.llama_cpp.__file__))")/lib
-{ echo "--- $LIB"; ls "$LIB"; ldd "$LIB"/libllama.so | grep -v vdso
-  echo "--- C++ runtime symbols libggml-cuda.so exports: $(nm -D --defined-only "$LIB"/libggml-cuda.so | grep -c ' _ZNS\| _ZSt')"
-  nm -D --defined-only "$LIB"/libggml-cuda.so | grep "_M_insertIl"
-  for first in "import llama_cpp; import numpy" "import numpy; import llama_cpp"; do
-    echo "--- bindings of _M_insert<long>, $first"
-    LD_DEBUG=bindings python3 -c "$first" 2>&1 | grep "_M_insertIl" | sed 's/^ *[0-9]*: *//' | head -n 4
-  done; } >> "$OUT/load-args.txt" 2>&1
-# a plain Llama() (which loaded in session 25) times the shapes too: without local-rag's backend, in case it crashes
+# where the backend crashes, a plain Llama() (which loaded in sessions 25 and 37) times the shapes instead
 cat > /tmp/plain-speed.py <<'PY'
 import json, os, sys, time, llama_cpp
 from local_rag.bench.shape_gguf import SHAPES, write_shape_gguf
@@ -107,12 +88,50 @@ for shape in sys.argv[2:]:
             print(rows[-1], flush=True)
 json.dump(rows, open(sys.argv[1], "w"), indent=1)
 PY
-step "a plain Llama() (llama-cpp-python's defaults; cross-check: plain-speed.json)"
-python3 /tmp/plain-speed.py "$OUT/plain-speed.json" qwen2.5-1.5b qwen2.5-7b 2>&1 | grep -av "^llama\|^load\|^print_info\|^ggml\|^graph"
+if grep -q "rc 0" /tmp/backend-load.txt; then
+  # session 37: the whole pipeline in one process on the GPU (torch's encoders and llama.cpp's CUDA side by side,
+  # FAISS on the CPU: faiss-gpu does not travel), with random weights in the shapes of MiniLM (embedder and
+  # cross-encoder, local_rag.bench.shape_encoder) and of Qwen2.5-7B Q4_K_M: times, memory and where each stage ran
+  step "the pipeline on the GPU, random weights of MiniLM's and Qwen2.5-7B's shapes (bench-gpu-shapes.{json,md})"
+  S=/tmp/shapes; F7=/tmp/local-rag-shapes/qwen2.5-7b-random-q4_k_m.gguf; mkdir -p $S
+  python3 -c "from local_rag.bench.shape_encoder import write_random_encoder as w
+w('.llm/minilm', '$S/minilm'); w('.llm/minilm', '$S/ce', cross_encoder=True)
+import os; from local_rag.bench.shape_gguf import SHAPES, write_shape_gguf
+os.path.exists('$F7') or write_shape_gguf('$F7', SHAPES['qwen2.5-7b'], '.llm/qwen2-vocab.gguf')" 2>&1 | grep -a "rror"
+  cat > $S/gpu-shapes.yaml <<Y
+embedder: {backend: sentence-transformers, model: $S/minilm, batch_size: 64, max_length: 256}
+llm: {model: $F7, n_ctx: 8192, n_gpu_layers: -1}
+reranker: {backend: sentence-transformers, model: $S/ce, candidates: 30, batch_size: 32, max_length: 512}
+pipeline: {cross_encoder: true}
+Y
+  C="--profile gpu-8gb --config $S/gpu-shapes.yaml"
+  python3 -m local_rag index build local_rag/data/docs $C --index gpu-shapes 2>&1 | grep -a "built\|rror"
+  python3 -m local_rag plan $C --index gpu-shapes 2>&1 | tail -n 18
+  python3 -m local_rag bench $C --index gpu-shapes -n 1 --repeats 2 --build-passages 0 --no-plot --out "$OUT" \
+    --name bench-gpu-shapes 2>&1 | grep -av "^rewrite: \|^llama\|^load\|^print_info\|^ggml\|^graph" | tail -n 12
+  step "gpu: qwen2.5-1.5b, qwen2.5-7b"; speed llm-speed-gpu.json --shape qwen2.5-1.5b --shape qwen2.5-7b $V --repeats ${REPEATS:-3}
+else
+  step "the backend crashed: a plain Llama() times the shapes instead (plain-speed.json)"
+  python3 /tmp/plain-speed.py "$OUT/plain-speed.json" qwen2.5-1.5b qwen2.5-7b 2>&1 | grep -av "^llama\|^load\|^print_info\|^ggml\|^graph"
+fi
+step "import orders and the C++ runtime (load-args.txt): rc 0 loads, 139 crashes"
+L0="import llama_cpp; llama_cpp.Llama('$F', n_ctx=4096, n_gpu_layers=-1, flash_attn=True, verbose=False)"
+GL="import ctypes; ctypes.CDLL('libstdc++.so.6', mode=ctypes.RTLD_GLOBAL)"
+t() { local label=$1; shift; timeout 90 env "$@" > /dev/null 2>&1; echo "$label: rc $?" | tee -a "$OUT/load-args.txt"; }
+t "numpy, llama_cpp" python3 -c "import numpy; $L0"
+t "numpy, libstdc++ global, llama_cpp" python3 -c "import numpy; $GL; $L0"
+t "torch, libstdc++ global, llama_cpp" python3 -c "import torch; $GL; $L0"
+t "sentence_transformers, a CUDA tensor, libstdc++ global, llama_cpp" python3 -c "import sentence_transformers, torch; torch.zeros(1, device='cuda'); $GL; $L0"
+t "torch, llama_cpp" python3 -c "import torch; $L0"
+t "llama_cpp's libraries, numpy, torch, llama_cpp" python3 -c "import llama_cpp.llama_cpp; import numpy, torch; $L0"
+t "LD_PRELOAD=libstdc++.so.6, numpy, llama_cpp" LD_PRELOAD=libstdc++.so.6 python3 -c "import numpy; $L0"
+LIB=$(python3 -c "import llama_cpp, os; print(os.path.dirname(llama_cpp.llama_cpp.__file__))")/lib
+{ echo "--- $LIB"; ls "$LIB"; ldd "$LIB"/libllama.so | grep -v vdso
+  echo "--- C++ runtime symbols libggml-cuda.so exports: $(nm -D --defined-only "$LIB"/libggml-cuda.so | grep -c ' _ZNS\| _ZSt')"
+  nm -D --defined-only "$LIB"/libggml-cuda.so | grep "_M_insertIl"
+  for first in "import llama_cpp; import numpy" "import numpy; import llama_cpp"; do
+    echo "--- bindings of _M_insert<long>, $first"
+    LD_DEBUG=bindings python3 -c "$first" 2>&1 | grep "_M_insertIl" | sed 's/^ *[0-9]*: *//' | head -n 4
+  done; } >> "$OUT/load-args.txt" 2>&1
 kill $VRAM_PID 2>/dev/null  # the VRAM sampler
-[ -z "${QUICK:-}" ] || { step "done (QUICK: no CPU row, no 14B)"; exit 0; }
-grep -q "rc 0" /tmp/backend-load.txt || { step "done (the backend crashed)"; exit 5; }
-step "gpu: qwen2.5-14b"; speed llm-speed-gpu-14b.json --shape qwen2.5-14b $V --repeats 3
-step "cpu (the machine's cores): qwen2.5-1.5b"
-speed llm-speed-cpu.json --gguf /tmp/local-rag-shapes/qwen2.5-1.5b-random-q4_k_m.gguf --gpu-layers 0 --repeats 1
 step done
