@@ -229,3 +229,45 @@ def test_llama_cpp_is_imported_with_the_cxx_runtime_global(env: dict[str, str], 
     out = subprocess.run([sys.executable, "-c", _CXX_CHECK], capture_output=True, text=True, check=True,
                          env={**os.environ, **env}, timeout=120)
     assert out.stdout.strip().splitlines()[-1] == expected
+
+
+# functions that import llama_cpp only with a loaded model in hand (so llama_cpp is already imported, through
+# local_rag.llm.native): a new first importer must call import_llama_cpp() / make_cxx_runtime_global() first
+_AFTER_A_LOADED_MODEL = {
+    "local_rag/bench/memory.py": {"llama_buffers"}, "local_rag/bench/peer.py": {"perf_reset", "perf_read",
+    "chat_renderer", "write_report"}, "local_rag/llm/kv_cache.py": {"_save", "_load"},
+    "local_rag/llm/llamacpp.py": {"_grammar"},
+}
+
+
+def test_every_first_import_of_llama_cpp_goes_through_native() -> None:
+    """A CUDA build of llama-cpp-python crashes at load when its libraries were first loaded after numpy without the
+    C++ runtime made global (session 37, H200), which CI cannot see: so every function of the package that imports
+    llama_cpp (or LlamaIndex's wrapper of it) calls `import_llama_cpp` / `make_cxx_runtime_global` before, or is one
+    that only runs with a model already loaded (listed above)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in sorted((root / "local_rag").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "local_rag/llm/native.py":
+            continue
+        tree = ast.parse(path.read_text())
+        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))]:
+            body = [n for n in ast.walk(func) if hasattr(n, "lineno")]
+            guarded = [n.lineno for n in body if isinstance(n, ast.Call) and getattr(n.func, "id", "") in
+                       ("import_llama_cpp", "make_cxx_runtime_global")]
+            for node in body:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+                if not any(n.split(".")[0] == "llama_cpp" or n.startswith("llama_index.llms.llama_cpp") for n in names):
+                    continue
+                name = getattr(func, "name", "<module>")
+                if isinstance(func, ast.Module) and not any(node in ast.walk(f) for f in ast.walk(tree)
+                                                            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
+                    offenders.append(f"{rel}:{node.lineno} at module level")
+                elif not isinstance(func, ast.Module) and name not in _AFTER_A_LOADED_MODEL.get(rel, set()) \
+                        and not any(line < node.lineno for line in guarded):
+                    offenders.append(f"{rel}:{node.lineno} in {name}()")
+    assert not offenders, "llama_cpp imported without local_rag.llm.native first: " + ", ".join(offenders)
