@@ -202,3 +202,16 @@ def test_doctor_json(tmp_path: Path):
     report = json.loads(result.stdout)
     assert {"python", "packages", "gpus", "faiss", "models", "onnxruntime_providers", "llama_cpp"} <= set(report)
     assert "cpu-test" in report["profiles"]
+
+
+def test_a_crash_in_native_code_prints_the_python_stack_that_led_to_it(tmp_path: Path):
+    """`local-rag`'s entry point turns on faulthandler: a segfault inside native code (here a NULL read through
+    ctypes, standing in for llama.cpp's CUDA load crash of sessions 25-37) reports the Python frames leading to it."""
+    code = ("import ctypes, importlib\nm = importlib.import_module('local_rag.cli.main')\n"
+            "def load_the_model(**kwargs):\n    ctypes.string_at(0)\n"
+            "m.cli.main = load_the_model\nm.main()\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONFAULTHANDLER"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env,
+                            timeout=60)
+    assert result.returncode != 0
+    assert "Fatal Python error: Segmentation fault" in result.stderr and "load_the_model" in result.stderr

@@ -102,4 +102,10 @@ def cli() -> None:
 
 
 def main() -> None:
+    import faulthandler
+
+    # a crash inside native code (llama.cpp, FAISS, torch) prints the Python stack that led to it, not only
+    # "Segmentation fault": the stage and the call are in the report (the CUDA load crash of sessions 25-37)
+    if not faulthandler.is_enabled():
+        faulthandler.enable()
     cli.main(prog_name="local-rag")
