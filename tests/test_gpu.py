@@ -107,3 +107,33 @@ def test_onnx_runtime_uses_cuda_only_when_its_gpu_build_is_there() -> None:
         assert chosen[0] == "CUDAExecutionProvider" and "CUDAExecutionProvider" in (onnx_probe_providers() or [])
     else:
         assert chosen == ["CPUExecutionProvider"] and onnx_probe_providers() is None
+
+
+def test_the_llm_loads_and_answers_on_the_gpu_after_numpy_and_torch() -> None:
+    """The CUDA build of llama.cpp crashed at load when numpy came first (sessions 25-37; fixed by
+    `local_rag.llm.native`). In a fresh process, as a pipeline runs: numpy, torch with a CUDA tensor, then local-rag's
+    backend with every layer offloaded (SmolLM2), and a short reply."""
+    import subprocess
+    import sys
+
+    from .llm_fixtures import SMOLLM, llama_cpp_or_skip, model_or_skip
+
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    import llama_cpp
+
+    if not llama_cpp.llama_supports_gpu_offload():
+        pytest.skip("llama.cpp is a CPU build: rebuild with scripts/install_llama_cpp.sh on this GPU machine")
+    code = f"""
+import numpy, torch
+torch.zeros(1, device="cuda")
+from local_rag.llm.llamacpp import LlamaCppLLM
+from local_rag.settings import LLMConfig
+llm = LlamaCppLLM(LLMConfig(model={SMOLLM!r}, n_ctx=512, n_gpu_layers=-1, max_tokens=8), models_dir={str(MODELS)!r})
+reply = llm.run([{{"role": "user", "content": "Say hello."}}], stage="gpu-test")
+print(llm.n_gpu_layers, reply.call.completion_tokens)
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    layers, tokens = (int(x) for x in out.stdout.split()[-2:])
+    assert layers != 0 and tokens > 0
