@@ -2,7 +2,8 @@
 MiniLM embedder in fp16 on the GPU against fp32 on the CPU, a tiny cross-encoder and bi-encoder trained on the GPU
 and scored there in fp16 against the CPU, ONNX Runtime's provider choice, and what `doctor` reports.
 
-`bash scripts/gpu_check.sh` runs these on a lent GPU machine (docs/benchmarks/gpu/)."""
+`bash scripts/gpu_check.sh` runs these on a lent GPU machine (docs/benchmarks/gpu/); the LLM test needs a CUDA build of
+llama.cpp too (`scripts/gpu_llm_check.sh` builds one)."""
 
 from __future__ import annotations
 
