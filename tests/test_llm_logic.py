@@ -339,8 +339,17 @@ def test_a_numbered_list_that_repeats_an_item_is_a_loop() -> None:
     assert cut_loop("Options:\n" + items + "8. Accomm", 3) == "Options:\n5. Accommodation at a hotel or resort with a reservation"
 
 
+def test_a_short_block_with_a_word_is_a_loop_at_its_eighth_copy() -> None:
+    # session 37: SmolLM2 under cpu-test, to max_tokens; the block (13 characters) is under LOOP_CHARS' floor
+    text = "A passage is " + "a passage is " * 12 + "a pas"
+    assert cut_loop(text, 3) == "A passage is a"
+    assert cut_loop("A passage is " + "a passage is " * 6, 3) is None  # seven copies: not yet
+    assert cut_loop("ha ha " * 40, 3) is None  # a block under 8 characters never counts
+
+
 @pytest.mark.parametrize("text", [
     "| a | b | c |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",  # a short rule
+    "| a | b |\n" + "|:-------" * 12 + "|",  # an alignment row of 10 characters a column: no word in it
     "Q1 2020 revenue: $5.1 billion\nQ2 2020 revenue: $5.3 billion\nQ3 2020 revenue: $5.6 billion\n",
     "Wait" + "." * 200,
 ])

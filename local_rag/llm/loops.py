@@ -8,9 +8,12 @@ What counts as a loop:
 
 - a block of 16 to 400 characters that ends the reply ``repeats`` times back to back (``llm.loop_repeats``), or
   twice when the block is 64 characters or more (two identical long stretches in a row are never prose);
+- a shorter block of 8 to 15 characters with a word in it (a letter and a space) at its 8th copy in a row: "a passage
+  is a passage is a passage is ..." (SmolLM2, session 37);
 - compared exactly, except that citation markers (``[12]``) and list numbers at the start of a line (``12.``) count
   as one and the same symbol: a loop that numbers its copies is still a loop;
-- the shortest repeating block decides, so a table rule (``|---|---|...``) or a run of dots is never a loop, and
+- the shortest repeating block decides, so a table rule (``|---|---|...``, ``|:-------|:-------|...``) or a run of
+  dots is never a loop, and
   lines that differ in their figures ("Q1 revenue: $5.1 billion", "Q2 revenue: $5.3 billion") are not repeats.
 
 Example:
@@ -28,6 +31,8 @@ import re
 LOOP_CHARS = (16, 400)
 #: a block at least this long is a loop at its second copy
 LONG_LOOP = 64
+#: a block this long (up to LOOP_CHARS' floor) is a loop at this many copies, when it holds a word
+SHORT_LOOP, SHORT_COPIES = 8, 8
 #: a copy ends at one of these when it can
 BREAKS = "\n.!?;,"
 
@@ -64,7 +69,12 @@ def loop_period(seq: list[str], repeats: int) -> int | None:
             continue
         block = seq[-period:]
         if all(seq[-(k + 1) * period:-k * period] == block for k in range(1, copies)):
-            return period if period >= low else None
+            if period >= low:
+                return period
+            wordy = any(c.isalpha() for c in block) and any(c.isspace() for c in block)
+            short = period >= SHORT_LOOP and wordy and period * SHORT_COPIES <= len(seq) and all(
+                seq[-(k + 1) * period:-k * period] == block for k in range(1, SHORT_COPIES))
+            return period if short else None
     return None
 
 
