@@ -12,11 +12,10 @@ plat=""; for p in manylinux_2_28 manylinux_2_27 manylinux_2_17 manylinux2014 man
 names="annotated-types bm25s datasets dill gguf multiprocess platformdirs prompt_toolkit pydantic pydantic_core pydantic-settings PyStemmer python-dotenv typing-inspection wcwidth"
 pins=$($PY -m pip list --format=freeze 2>/dev/null | grep -i -E "^($(echo $names | tr ' ' '|' | sed 's/[-_]/[-_]/g'))==" )
 $PY -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp $plat --platform any -d .whl $pins
-mkdir -p .gpu/minilm16
-(cd models/all-MiniLM-L6-v2 && cp -r 1_Pooling config.json config_sentence_transformers.json modules.json sentence_bert_config.json \
-  special_tokens_map.json tokenizer.json tokenizer_config.json vocab.txt ../../.gpu/minilm16/)
 $PY - <<'PYEOF'
 from safetensors.torch import load_file, save_file
+from local_rag.bench.shape_encoder import copy_small_files
+copy_small_files("models/all-MiniLM-L6-v2", ".gpu/minilm16")  # config, tokenizer, pooling: all but the weights
 t = load_file("models/all-MiniLM-L6-v2/model.safetensors")
 save_file({k: (v.half() if v.is_floating_point() else v).contiguous() for k, v in t.items()}, ".gpu/minilm16/model16.safetensors")
 PYEOF

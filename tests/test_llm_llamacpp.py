@@ -248,26 +248,30 @@ def test_every_first_import_of_llama_cpp_goes_through_native() -> None:
     import ast
 
     root = Path(__file__).resolve().parents[1]
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
     offenders = []
     for path in sorted((root / "local_rag").rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         if rel == "local_rag/llm/native.py":
             continue
         tree = ast.parse(path.read_text())
-        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))]:
-            body = [n for n in ast.walk(func) if hasattr(n, "lineno")]
-            guarded = [n.lineno for n in body if isinstance(n, ast.Call) and getattr(n.func, "id", "") in
-                       ("import_llama_cpp", "make_cxx_runtime_global")]
-            for node in body:
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) else []
-                if not any(n.split(".")[0] == "llama_cpp" or n.startswith("llama_index.llms.llama_cpp") for n in names):
-                    continue
-                name = getattr(func, "name", "<module>")
-                if isinstance(func, ast.Module) and not any(node in ast.walk(f) for f in ast.walk(tree)
-                                                            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))):
-                    offenders.append(f"{rel}:{node.lineno} at module level")
-                elif not isinstance(func, ast.Module) and name not in _AFTER_A_LOADED_MODEL.get(rel, set()) \
-                        and not any(line < node.lineno for line in guarded):
-                    offenders.append(f"{rel}:{node.lineno} in {name}()")
+        parent = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if not any(n.split(".")[0] == "llama_cpp" or n.startswith("llama_index.llms.llama_cpp") for n in names):
+                continue
+            enclosing, up = [], parent.get(node)
+            while up is not None:  # every function the import is in must guard it (or be listed)
+                if isinstance(up, functions):
+                    enclosing.append(up)
+                up = parent.get(up)
+            if not enclosing:
+                offenders.append(f"{rel}:{node.lineno} at module level")
+            for func in enclosing:
+                guarded = any(isinstance(n, ast.Call) and getattr(n.func, "id", "") in
+                              ("import_llama_cpp", "make_cxx_runtime_global") and n.lineno < node.lineno
+                              for n in ast.walk(func))
+                if func.name not in _AFTER_A_LOADED_MODEL.get(rel, set()) and not guarded:
+                    offenders.append(f"{rel}:{node.lineno} in {func.name}()")
     assert not offenders, "llama_cpp imported without local_rag.llm.native first: " + ", ".join(offenders)

@@ -65,17 +65,22 @@ def loop_period(seq: list[str], repeats: int) -> int | None:
     low, high = LOOP_CHARS
     for period in range(1, min(high, len(seq) // 2) + 1):
         copies = min(repeats, 2) if period >= LONG_LOOP else repeats
-        if period * copies > len(seq) or seq[-1] != seq[-1 - period]:  # cheap filters before comparing blocks
+        if seq[-1] != seq[-1 - period]:  # a cheap filter before comparing blocks
             continue
-        block = seq[-period:]
-        if all(seq[-(k + 1) * period:-k * period] == block for k in range(1, copies)):
+        if _ends_in_copies(seq, period, copies):
             if period >= low:
                 return period
+            block = seq[-period:]
             wordy = any(c.isalpha() for c in block) and any(c.isspace() for c in block)
-            short = period >= SHORT_LOOP and wordy and period * SHORT_COPIES <= len(seq) and all(
-                seq[-(k + 1) * period:-k * period] == block for k in range(1, SHORT_COPIES))
+            short = period >= SHORT_LOOP and wordy and _ends_in_copies(seq, period, SHORT_COPIES)
             return period if short else None
     return None
+
+
+def _ends_in_copies(seq: list[str], period: int, copies: int) -> bool:
+    """Whether the last ``period`` units of ``seq`` end it ``copies`` times back to back."""
+    block = seq[-period:]
+    return period * copies <= len(seq) and all(seq[-(k + 1) * period:-k * period] == block for k in range(1, copies))
 
 
 def cut_loop(text: str, repeats: int) -> str | None:
