@@ -156,8 +156,9 @@ class RetrievalConfig(_Config):
 class RerankerConfig(_Config):
     """Cross-encoder reranking of the fused candidates (switched on by ``pipeline.cross_encoder``)."""
 
-    backend: Literal["sentence-transformers", "onnx", "bi-encoder"] = Field(
-        "sentence-transformers", description="bi-encoder: cosine of an embedder model's embeddings (re-scoring)"
+    backend: Literal["sentence-transformers", "onnx", "bi-encoder", "likelihood"] = Field(
+        "sentence-transformers", description="bi-encoder: cosine of an embedder model's embeddings (re-scoring); "
+        "likelihood: log-probability of the question given the passage under a GGUF LLM (`model` names it; UPR)"
     )
     model: str = Field("bge-reranker-v2-m3", description="a name in models/manifest.json or a folder path")
     device: Literal["auto", "cpu", "cuda"] = "auto"

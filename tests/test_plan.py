@@ -161,3 +161,23 @@ def test_plan_kv_cache_is_at_the_context_llama_cpp_uses(tmp_path: Path):
     p = plan_profile(s, vram=80 * GiB, ram=64 * GiB, passages=1000)
     kv = [c for c in p.components if c.name.startswith("KV cache")]
     assert p.n_ctx == 32768 and kv and sum(c.bytes or 0 for c in kv) == 2 * 28 * 4 * 128 * 2 * 32768
+
+
+def test_plan_counts_the_likelihood_reranker_as_a_second_gguf(tmp_path: Path):
+    path = write_attention_gguf(tmp_path / "scorer.gguf", layers=4, n_head=8, n_head_kv=2, embedding=256, vocab=100)
+    shape = gguf_shape(path)
+    s = make_settings(tmp_path, pipeline={"cross_encoder": True}, llm={"model": "qwen2.5-7b-instruct-q4_k_m"}, dense={"enabled": False},
+                      reranker={"backend": "likelihood", "model": str(path), "max_length": 256})
+    kv = 2 * 4 * 512 * 2 * 32 * 2  # K and V x layers x n_ctx (256 + 256) x KV heads x head dims x f16
+    assert shape.kv_bytes(512) == kv
+    gpu = {c.name: c for c in plan_profile(s, vram=24 * GiB, ram=64 * GiB).components}
+    main = gpu[f"reranker {path} (likelihood: a second GGUF)"]
+    assert main.where == "GPU" and main.bytes == shape.layer_bytes + shape.output_read_bytes + kv + LLAMA_GPU_RESERVE
+    assert gpu[f"reranker {path}: token embeddings"].bytes == shape.input_bytes
+    assert "torch CUDA context" not in gpu  # llama.cpp, not torch, runs it
+    cpu = {c.name: c for c in plan_profile(s, vram=0, ram=64 * GiB).components}
+    assert cpu[f"reranker {path} (likelihood: a second GGUF)"].bytes == (
+        shape.layer_bytes + shape.input_bytes + shape.output_bytes + kv)
+    missing = s.model_copy(update={"reranker": s.reranker.model_copy(update={"model": "no-such-gguf"})})
+    (row,) = [c for c in plan_profile(missing, vram=0, ram=64 * GiB).components if "no-such-gguf" in c.name]
+    assert row.bytes is None and row.note

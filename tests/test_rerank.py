@@ -68,7 +68,7 @@ def test_unknown_backend_is_refused():
     from local_rag.errors import SettingsError
     from local_rag.rerank import load_reranker
 
-    with pytest.raises(SettingsError, match="valid: bi-encoder, onnx, sentence-transformers"):
+    with pytest.raises(SettingsError, match="valid: bi-encoder, likelihood, onnx, sentence-transformers"):
         load_reranker(RerankerConfig.model_construct(backend="colbert", model="x"), MODELS)
 
 
@@ -101,3 +101,29 @@ def test_sentence_unit_scores_a_passage_by_its_best_sentence_in_one_call():
     assert [h.passage_id for h in ce.rerank("q", hits)] == ["p0", "p1", "p2"]
     assert CallRecorder(RerankerConfig()).score_hits("q", hits) == [len("T\n" + hits[0].text), len(hits[1].text), 0.0]
     assert CallRecorder(RerankerConfig(unit="sentence")).score_hits("q", [Hit("e", 1.0)]) == [float("-inf")]
+
+
+@pytest.mark.slow
+def test_likelihood_reranker_puts_the_passage_the_question_is_about_first(tmp_path: Path):
+    """The real SmolLM2-135M through `load_reranker`: the question's log-probability given each passage orders them
+    (UPR), a passage longer than ``max_length`` is cut to fit, and an unknown model is a one-line error."""
+    from local_rag.errors import ModelError
+    from local_rag.rerank import load_reranker
+
+    from .llm_fixtures import SMOLLM, llama_cpp_or_skip, model_or_skip
+
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    reranker = load_reranker(RerankerConfig(backend="likelihood", model=SMOLLM, candidates=3, max_length=64), MODELS)
+    hits = [Hit("tower", 0.9, rank=1, title="Paris", text="The Eiffel Tower was finished in 1889 for the World's Fair."),
+            Hit("water", 0.8, rank=2, title="Water", text="At sea level, water boils at 100 degrees Celsius."),
+            Hit("long", 0.7, rank=3, text="Granite is an igneous rock. " * 200),
+            Hit("tail", 0.6, rank=4, text="not reranked")]
+    out = reranker.rerank("At what temperature does water boil at sea level?", hits)
+    assert out[0].passage_id == "water" and out[-1].passage_id == "tail"
+    assert all(h.scores["cross-encoder"] < 0 for h in out[:3])  # summed log-probabilities
+    assert reranker.llm.count_tokens(reranker.fit(hits[2].text)) <= 64 < reranker.llm.count_tokens(hits[2].text)
+    assert reranker.fit("short") == "short"
+    assert reranker.messages("a passage")[0]["role"] == "user"  # empty system text: the template's default
+    with pytest.raises(ModelError):
+        load_reranker(RerankerConfig(backend="likelihood", model="no-such-model"), tmp_path)

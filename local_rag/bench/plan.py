@@ -133,6 +133,28 @@ def _embedding_dim(settings: Settings) -> int:
     return {"bge-m3": 1024, "all-MiniLM-L6-v2": 384}.get(settings.embedder.model, 768)
 
 
+def likelihood_reranker(settings: Settings, on_gpu: bool) -> list[Component]:
+    """The `likelihood` reranker's second GGUF (`local_rag.rerank.likelihood`): its weights and its KV cache at the
+    context it opens (``reranker.max_length`` + 256), every layer on the GPU when llama.cpp offloads it (the token
+    table stays on the CPU, as for the LLM), else all on the CPU."""
+    config = settings.reranker
+    name, where = f"reranker {config.model} (likelihood: a second GGUF)", "GPU" if on_gpu else "CPU"
+    try:
+        shape = llm_shape(config.model, settings.models_dir)
+    except LocalRagError as exc:
+        return [Component(name, None, where, str(exc))]
+    n_ctx = config.max_length + 256
+    est = "" if shape.source.startswith("gguf:") else "estimate: "
+    kv = shape.kv_bytes(n_ctx) or 0
+    if not on_gpu:
+        return [Component(name, shape.layer_bytes + shape.input_bytes + shape.output_bytes + kv, "CPU",
+                          f"{est}weights + KV cache at n_ctx {n_ctx}")]
+    return [Component(name, shape.layer_bytes + shape.output_read_bytes + kv + LLAMA_GPU_RESERVE, "GPU",
+                      f"{est}layers, output head, KV cache at n_ctx {n_ctx}, llama.cpp's CUDA reserve"),
+            Component(f"reranker {config.model}: token embeddings", shape.input_bytes, "CPU",
+                      f"{est}llama.cpp keeps the input table on the CPU")]
+
+
 def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None = None) -> Plan:
     """The memory plan for ``settings`` on a machine with ``vram`` GPU bytes (0 = no GPU) and ``ram`` bytes.
 
@@ -160,6 +182,9 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
         if not enabled:
             continue
         on_gpu = gpu and device != "cpu"
+        if role == "reranker" and settings.reranker.backend == "likelihood":
+            others += likelihood_reranker(settings, on_gpu)
+            continue
         torch_on_gpu |= on_gpu
         try:
             size = encoder_size(name, settings.models_dir)

@@ -42,7 +42,7 @@ def evaluate() -> None:
 @click.option("--judge", is_flag=True, help="LLM relevance judging: drop and order by level (settings: judge).")
 @click.option("--cross-encoder", "cross_encoder", is_flag=True, help="Rerank the fused candidates with the cross-encoder (settings: reranker).")
 @click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
-@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder"]), help="Cross-encoder backend (default reranker.backend); bi-encoder re-scores with an embedder model.")
+@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder", "likelihood"]), help="Cross-encoder backend (default reranker.backend); bi-encoder re-scores with an embedder model, likelihood with a GGUF LLM (the question's log-probability given the passage).")
 @click.option("--candidates", type=int, help="Fused hits the cross-encoder reranks (default reranker.candidates).")
 @click.option("--prior-weight", type=float, help="Fuse the cross-encoder's order with the first stage's (RRF; weight of the latter, default reranker.prior_weight).")
 @click.option("--split", type=click.Choice(["train", "test"]), help="Only the conversations of this MTRAG split (<mtrag>/splits/); default: every query.")

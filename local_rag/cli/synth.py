@@ -66,7 +66,7 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
 @click.argument("heldout", type=click.Path(dir_okay=False))
 @click.option("--reranker", "reranker_model", help="A model to compare with the first stage: a models/ name or a folder "
               "(e.g. the embedder `train embedder` made, with --reranker-backend bi-encoder).")
-@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder"]),
+@click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder", "likelihood"]),
               help="Backend of --reranker (default reranker.backend).")
 @click.option("--candidates", type=int, help="First-stage hits --reranker re-scores (default reranker.candidates).")
 @click.option("--prior-weight", type=float, help="Weight of the first stage's order fused with --reranker's (default reranker.prior_weight).")

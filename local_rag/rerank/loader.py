@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from local_rag.errors import SettingsError
-from local_rag.rerank import bi_encoder, cross_encoder, onnx  # noqa: F401 - registers the backends
+from local_rag.rerank import bi_encoder, cross_encoder, likelihood, onnx  # noqa: F401 - registers the backends
 from local_rag.rerank.base import _REGISTRY, Reranker
 from local_rag.settings import RerankerConfig
 

@@ -1,0 +1,70 @@
+"""The question's likelihood under a local GGUF LLM as the reranker's score (UPR: Sachan et al. 2022, "Improving
+Passage Retrieval with Zero-Shot Question Generation").
+
+Each passage (title and text, cut to ``reranker.max_length`` LLM tokens) is put into the package prompt
+``likelihood.yaml`` ("Passage: ... Please write a question based on this passage."), and its score is the summed
+log-probability of the question's first ``max_tokens`` tokens as the reply (teacher-forced through
+`LLM.continuation_logprobs`: one prefill a passage, nothing generated, nothing trained). ``reranker.model`` names a
+GGUF in ``models/`` (e.g. ``qwen2.5-coder-0.5b-instruct-q4_k_m``); it runs on the GPU when llama.cpp's build and the
+free VRAM allow, like the pipeline's LLM. On 2 CPU cores the 0.5B scores a 384-token passage in ~0.9 s, so 10
+candidates cost ~9 s a query (docs/benchmarks.md, issue 23, session 38).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from local_rag.llm.base import Message
+from local_rag.llm.prompts import load_prompt
+from local_rag.rerank.base import Reranker, register_reranker
+from local_rag.settings import LLMConfig, RerankerConfig
+
+STAGE = "rerank-likelihood"
+
+
+class LikelihoodReranker(Reranker):
+    backend = "likelihood"
+
+    def __init__(self, config: RerankerConfig, models_dir: Path) -> None:
+        super().__init__(config)
+        from local_rag.llm.llamacpp import LlamaCppLLM  # llama.cpp only when this backend is chosen
+
+        self.prompt = load_prompt("likelihood")
+        self.llm = LlamaCppLLM(
+            LLMConfig(model=config.model, n_ctx=config.max_length + 256, prefix_cache=0,
+                      n_gpu_layers=0 if config.device == "cpu" else -1), models_dir
+        )
+        self.checksum = ""
+        self.name = config.model
+
+    def messages(self, text: str) -> list[Message]:
+        """The prompt for one passage; an empty system text is left out (the chat template's default stays)."""
+        out = self.prompt.messages(passage=self.fit(text))
+        return [m for m in out if m["role"] != "system" or m["content"]]
+
+    def fit(self, text: str) -> str:
+        """``text`` cut to ``max_length`` LLM tokens (whole characters; no cut when it fits)."""
+        limit = self.config.max_length
+        if self.llm.count_tokens(text) <= limit:
+            return text
+        lo, hi = 0, len(text)
+        while lo < hi:  # the longest prefix that fits
+            mid = (lo + hi + 1) // 2
+            if self.llm.count_tokens(text[:mid]) <= limit:
+                lo = mid
+            else:
+                hi = mid - 1
+        return text[:lo]
+
+    def score(self, query: str, texts: list[str]) -> list[float]:
+        out = []
+        for text in texts:
+            done = self.llm.continuation_logprobs(self.messages(text), query, stage=STAGE,
+                                                  n_tokens=self.prompt.max_tokens)
+            out.append(float(sum(done.logprobs)) if done is not None and done.logprobs else float("-inf"))
+        return out
+
+
+@register_reranker("likelihood")
+def _factory(config: RerankerConfig, models_dir: Path) -> Reranker:
+    return LikelihoodReranker(config, models_dir)
