@@ -35,3 +35,5 @@ TEST15="--run $B/s32-own-hyde-k20 --split test --queries own --cache $S/upr-test
 step score test 1.5B; t $P score $TEST15
 $P grid $TEST15 --out $S/upr-grid-test-1.5b.md
 step done
+$P grid $TEST15 --write $B/s38-own-hyde-k20-upr10-1.5b > /dev/null   # top 10, RRF weight 1: the 0.5B's train choice
+$LR eval compare $B/s32-own-hyde-k20 $B/s38-own-hyde-k20-upr10-1.5b --domains clapnq,cloud,fiqa
