@@ -43,7 +43,8 @@ class LikelihoodReranker(Reranker):
         return [m for m in out if m["role"] != "system" or m["content"]]
 
     def fit(self, text: str) -> str:
-        """``text`` cut to ``max_length`` LLM tokens (whole characters; no cut when it fits)."""
+        """``text`` cut to ``max_length`` LLM tokens (whole characters; no cut when it fits). Not `llm.budget.truncate`,
+        which marks its cut with " …" for a reader and may end a token over: here the model scores the text itself."""
         limit = self.config.max_length
         if self.llm.count_tokens(text) <= limit:
             return text

@@ -26,8 +26,12 @@ import time
 from pathlib import Path
 
 from local_rag.evaluation.metrics import score_run
+from local_rag.evaluation.retrieval_compare import read_runs
 from local_rag.evaluation.splits import load_split
 from local_rag.mtrag import default_mtrag_dir, load_qrels, load_queries
+from local_rag.records import Hit
+from local_rag.rerank.base import with_scores
+from local_rag.settings import RerankerConfig
 
 DOMAINS = ("clapnq", "cloud", "fiqa")
 PROMPT = "Passage: {passage}\n\nPlease write a question based on this passage."
@@ -36,11 +40,8 @@ PROMPT_ID = hashlib.sha1(PROMPT.encode()).hexdigest()[:8]
 
 
 def read_run(run_dir: Path, domain: str) -> dict[str, list[str]]:
-    out = {}
-    for line in (run_dir / f"run-{domain}.jsonl").read_text().splitlines():
-        rec = json.loads(line)
-        out[rec["task_id"]] = [c["document_id"] for c in rec["contexts"]]
-    return out
+    """Task id → the run's passage ids in its order (`retrieval_compare.read_runs`, which checks the shape)."""
+    return {tid: list(docs) for tid, docs in read_runs(run_dir, [domain])[domain].items()}
 
 
 def questions(kind: str, domain: str, llm_cache: Path) -> dict[str, str]:
@@ -131,18 +132,12 @@ def score(args: argparse.Namespace) -> None:
 
 
 def ranked(ids: list[str], lm: list[float | None], weight: float | None, k: int) -> list[str]:
-    """The top ``k`` of ``ids`` reordered by RRF of the likelihood's order (weight 1) and the run's (``weight``;
-    ``None`` = the likelihood alone), the rest after them unchanged."""
-    head, tail = ids[:k], ids[k:]
-    lm = lm[:k]
-    by_lm = sorted(range(len(head)), key=lambda i: (-(lm[i] if lm[i] is not None else -1e9), i))
-    lm_rank = {i: r for r, i in enumerate(by_lm, start=1)}
-    if weight is None:
-        final = [-lm_rank[i] for i in range(len(head))]
-    else:
-        final = [1 / (60 + lm_rank[i]) + weight / (60 + i + 1) for i in range(len(head))]
-    order = sorted(range(len(head)), key=lambda i: (-final[i], i))
-    return [head[i] for i in order] + tail
+    """The top ``k`` of ``ids`` reordered as the `likelihood` reranker backend orders them (`rerank.base.with_scores`:
+    by the likelihood alone when ``weight`` is None, else RRF, k 60, of its order and the run's at ``weight``), the
+    rest after them unchanged."""
+    hits = [Hit(pid, 0.0, rank=r) for r, pid in enumerate(ids, start=1)]
+    scores = [float("-inf") if x is None else x for x in lm[:k]]
+    return [h.passage_id for h in with_scores(hits, scores, RerankerConfig(prior_weight=weight or 0.0))]
 
 
 def write_run(folder: Path, lists: dict[str, list[str]], domain_of: dict[str, str], source: Path) -> None:
@@ -168,7 +163,7 @@ def grid(args: argparse.Namespace) -> None:
         full_runs |= read_run(Path(args.run), domain)
     rows = []
     scored = [t for t in todo if all(key(args.model, t[2], p) in cache for p in t[3])]
-    wanted = {t[1] for t in scored if t[1] in qrels}
+    wanted = sorted({t[1] for t in scored if t[1] in qrels})  # a fixed order: the means are summed alike every run
 
     def ndcg(run_lists: dict[str, list[str]]) -> tuple[float, float]:
         run = {tid: {d: 1000.0 - r for r, d in enumerate(ids)} for tid, ids in run_lists.items()}
