@@ -84,23 +84,29 @@ class Pipeline:
         """On a GPU the encoders and the FAISS index take their memory before the LLM, so the LLM's layer count is
         chosen from what is really left (``local-rag plan`` plans in the same order)."""
         from local_rag.errors import LocalRagError
+        from local_rag.rerank.likelihood import shares_llm
 
         try:
             _ = self.retriever
-            if self.settings.pipeline.cross_encoder:
-                _ = self.reranker
+            if self.settings.pipeline.cross_encoder and not shares_llm(self.settings.reranker, self.settings.llm):
+                _ = self.reranker  # (a reranker that scores with the LLM itself takes no memory of its own)
         except LocalRagError:
             pass  # no index or encoder here: the stage that needs it reports that when it runs
 
     @property
     def reranker(self) -> Reranker | None:
-        """The cross-encoder; ``None`` when its model is missing and ``reranker.fallback`` is ``skip`` (warned once)."""
+        """The cross-encoder; ``None`` when its model is missing and ``reranker.fallback`` is ``skip`` (warned once).
+        A `likelihood` reranker whose model is the LLM's scores with the loaded LLM (`rerank.likelihood.shares_llm`)."""
         if self._reranker is None:
             from local_rag.errors import ModelError
             from local_rag.rerank import load_reranker
+            from local_rag.rerank.likelihood import LikelihoodReranker, shares_llm
 
             try:
-                self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
+                if shares_llm(self.settings.reranker, self.settings.llm):
+                    self._reranker = LikelihoodReranker(self.settings.reranker, self.settings.models_dir, llm=self.llm)
+                else:
+                    self._reranker = load_reranker(self.settings.reranker, self.settings.models_dir)
             except ModelError as exc:
                 if self.settings.reranker.fallback != "skip":
                     raise

@@ -181,3 +181,7 @@ def test_plan_counts_the_likelihood_reranker_as_a_second_gguf(tmp_path: Path):
     missing = s.model_copy(update={"reranker": s.reranker.model_copy(update={"model": "no-such-gguf"})})
     (row,) = [c for c in plan_profile(missing, vram=0, ram=64 * GiB).components if "no-such-gguf" in c.name]
     assert row.bytes is None and row.note
+    shared = s.model_copy(update={"reranker": s.reranker.model_copy(update={"model": s.llm.model})})
+    plan = plan_profile(shared, vram=24 * GiB, ram=64 * GiB)  # the LLM scores: no second GGUF, no second KV cache
+    assert not [c for c in plan.components if c.name.startswith("reranker")]
+    assert "the likelihood reranker scores with the LLM itself: no second GGUF" in plan.notes

@@ -127,3 +127,22 @@ def test_likelihood_reranker_puts_the_passage_the_question_is_about_first(tmp_pa
     assert reranker.messages("a passage")[0]["role"] == "user"  # empty system text: the template's default
     with pytest.raises(ModelError):
         load_reranker(RerankerConfig(backend="likelihood", model="no-such-model"), tmp_path)
+
+    # named as the pipeline's own LLM: the pipeline's loaded model scores, with the same scores as a model of its own
+    from local_rag.pipeline import Pipeline
+
+    from .conftest import make_settings
+
+    settings = make_settings(tmp_path, llm={"model": SMOLLM}, pipeline={"cross_encoder": True},
+                             reranker={"backend": "likelihood", "model": SMOLLM, "candidates": 3, "max_length": 64})
+    pipe = Pipeline(settings)  # no index: the retriever is not needed here
+    pipe._load_encoders_first()  # what a GPU start does: a reranker made of the LLM takes no memory first, no loop
+    assert pipe._reranker is None and pipe._llm is None
+    shared = pipe.reranker
+    assert isinstance(shared, type(reranker)) and shared.llm is pipe.llm
+    question = "At what temperature does water boil at sea level?"
+    pipe.llm.complete([{"role": "user", "content": "Hello"}], stage="test", max_tokens=2)  # a live cache to move off
+    # (the same to llama.cpp's rounding: which prompt prefix the KV cache held moves a summed score by up to ~0.5%)
+    assert shared.score(question, [h.text for h in hits[:3]]) == pytest.approx(
+        reranker.score(question, [h.text for h in hits[:3]]), rel=5e-3)
+    assert [h.passage_id for h in shared.rerank(question, hits)] == [h.passage_id for h in out]

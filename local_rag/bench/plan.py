@@ -183,7 +183,12 @@ def plan_profile(settings: Settings, vram: int, ram: int, passages: int | None =
             continue
         on_gpu = gpu and device != "cpu"
         if role == "reranker" and settings.reranker.backend == "likelihood":
-            others += likelihood_reranker(settings, on_gpu)
+            from local_rag.rerank.likelihood import shares_llm
+
+            if shares_llm(settings.reranker, settings.llm):
+                plan.notes.append("the likelihood reranker scores with the LLM itself: no second GGUF")
+            else:
+                others += likelihood_reranker(settings, on_gpu)
             continue
         torch_on_gpu |= on_gpu
         try:

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from local_rag.records import Hit, Query
+    from local_rag.rerank import Reranker
 
 
 @click.group(name="eval")
@@ -89,11 +90,15 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         if llm_rerank or judge:
             depth = max(settings.llm_rerank.candidates if llm_rerank else 0, settings.judge.candidates if judge else 0)
             settings.retrieval.top_k = max(settings.retrieval.top_k, depth)
-    reranker = None
+    reranker: Reranker | None = None
     if cross_encoder:
         from local_rag.rerank import load_reranker
+        from local_rag.rerank.likelihood import LikelihoodReranker, shares_llm
 
-        reranker = load_reranker(settings.reranker, settings.models_dir)
+        if llm is not None and shares_llm(settings.reranker, settings.llm):  # one copy of the model scores and rewrites
+            reranker = LikelihoodReranker(settings.reranker, settings.models_dir, llm=llm)
+        else:
+            reranker = load_reranker(settings.reranker, settings.models_dir)
         settings.retrieval.top_k = max(settings.retrieval.top_k, settings.reranker.candidates)
     suffix = "".join([f"_llm-{'+'.join(llm_modes)}" if llm_modes else "", "_llmrerank" if llm_rerank else "", "_judge" if judge else "",
                       f"_ce-{Path(settings.reranker.model).name}" if reranker is not None else "",

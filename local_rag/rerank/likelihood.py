@@ -8,13 +8,18 @@ log-probability of the question's first ``max_tokens`` tokens as the reply (teac
 GGUF in ``models/`` (e.g. ``qwen2.5-coder-0.5b-instruct-q4_k_m``); it runs on the GPU when llama.cpp's build and the
 free VRAM allow, like the pipeline's LLM. On 2 CPU cores the 0.5B scores a 384-token passage in ~0.9 s, so 10
 candidates cost ~9 s a query (docs/benchmarks.md, issue 23, session 38).
+
+When ``reranker.model`` names the pipeline's own LLM (``llm.model``, the same string), the pipeline hands its loaded
+model to the reranker (`shares_llm`) instead of loading a second copy: one set of weights in memory, the reranker's
+calls in the turn's LLM calls. Scoring moves the live KV cache off the conversation's prefix; the saved prefix states
+(``llm.prefix_cache``) bring it back for the next stage.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from local_rag.llm.base import Message
+from local_rag.llm.base import LLM, Message
 from local_rag.llm.prompts import load_prompt
 from local_rag.rerank.base import Reranker, register_reranker
 from local_rag.settings import LLMConfig, RerankerConfig
@@ -25,15 +30,17 @@ STAGE = "rerank-likelihood"
 class LikelihoodReranker(Reranker):
     backend = "likelihood"
 
-    def __init__(self, config: RerankerConfig, models_dir: Path) -> None:
+    def __init__(self, config: RerankerConfig, models_dir: Path, llm: LLM | None = None) -> None:
+        """``llm``: an already loaded model to score with (the pipeline's, see `shares_llm`); else ``config.model`` is
+        loaded on its own, with a context of ``max_length`` + 256 tokens."""
         super().__init__(config)
-        from local_rag.llm.llamacpp import LlamaCppLLM  # llama.cpp only when this backend is chosen
-
         self.prompt = load_prompt("likelihood")
-        self.llm = LlamaCppLLM(
-            LLMConfig(model=config.model, n_ctx=config.max_length + 256, prefix_cache=0,
-                      n_gpu_layers=0 if config.device == "cpu" else -1), models_dir
-        )
+        if llm is None:
+            from local_rag.llm.llamacpp import LlamaCppLLM  # llama.cpp only when this backend is chosen
+
+            llm = LlamaCppLLM(LLMConfig(model=config.model, n_ctx=config.max_length + 256, prefix_cache=0,
+                                        n_gpu_layers=0 if config.device == "cpu" else -1), models_dir)
+        self.llm = llm
         self.checksum = ""
         self.name = config.model
 
@@ -64,6 +71,11 @@ class LikelihoodReranker(Reranker):
                                                   n_tokens=self.prompt.max_tokens)
             out.append(float(sum(done.logprobs)) if done is not None and done.logprobs else float("-inf"))
         return out
+
+
+def shares_llm(reranker: RerankerConfig, llm: LLMConfig) -> bool:
+    """Whether the `likelihood` reranker scores with the pipeline's own loaded LLM: its model is ``llm.model``."""
+    return reranker.backend == "likelihood" and reranker.model == llm.model
 
 
 @register_reranker("likelihood")
