@@ -10,9 +10,9 @@ free VRAM allow, like the pipeline's LLM. On 2 CPU cores the 0.5B scores a 384-t
 candidates cost ~9 s a query (docs/benchmarks.md, issue 23, session 38).
 
 When ``reranker.model`` names the pipeline's own LLM (``llm.model``, the same string), the pipeline hands its loaded
-model to the reranker (`shares_llm`) instead of loading a second copy: one set of weights in memory, the reranker's
-calls in the turn's LLM calls. Scoring moves the live KV cache off the conversation's prefix; the saved prefix states
-(``llm.prefix_cache``) bring it back for the next stage.
+model to the reranker (`shares_llm`) instead of loading a second copy: one set of weights in memory (the stage's time
+stays the reranker's, ``timings_s["cross-encoder"]``). Scoring moves the live KV cache off the conversation's prefix;
+the saved prefix states (``llm.prefix_cache``) bring it back for the next stage.
 """
 
 from __future__ import annotations

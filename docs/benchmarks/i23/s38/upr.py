@@ -188,7 +188,7 @@ def grid(args: argparse.Namespace) -> None:
                 lists[tid] = ranked(ids, lm, weight, k)
             label = f"top {k}, " + ("likelihood alone" if weight is None else f"RRF, run weight {weight}")
             rows.append((label, *ndcg(lists)))
-            if args.write and (k, weight) == CHOSEN:
+            if args.write and (k, weight) == (tuple(args.choice) if args.choice else CHOSEN):
                 write_run(Path(args.write), lists, {t[1]: t[0] for t in scored}, Path(args.run))
     lines = [f"# {args.run}, split {args.split}, {len(wanted)} pool-3 queries with qrels, questions: {args.queries}, "
              f"model {args.model}, prompt {PROMPT_ID}", "", "| row | nDCG@5 | R@5 |", "|---|---:|---:|"]
@@ -214,6 +214,8 @@ def main() -> None:
     ap.add_argument("--subset", type=int, default=0)
     ap.add_argument("--out", default="")
     ap.add_argument("--write", default="", help="grid: write the CHOSEN row's run files (official shape) here")
+    ap.add_argument("--choice", nargs=2, type=float, metavar=("K", "WEIGHT"),
+                    help="grid --write: this row instead of CHOSEN (session 39: the 1.5B's own train choices)")
     args = ap.parse_args()
     if args.queries == "organizers" and args.split == "test":
         sys.exit("the organizers' rewrite is not available to a real system: train split only")
