@@ -106,7 +106,8 @@ def test_sentence_unit_scores_a_passage_by_its_best_sentence_in_one_call():
 @pytest.mark.slow
 def test_likelihood_reranker_puts_the_passage_the_question_is_about_first(tmp_path: Path):
     """The real SmolLM2-135M through `load_reranker`: the question's log-probability given each passage orders them
-    (UPR), a passage longer than ``max_length`` is cut to fit, and an unknown model is a one-line error."""
+    (UPR), a passage longer than ``max_length`` is cut to fit, an unknown model is a one-line error, and named as the
+    pipeline's own LLM it scores with the pipeline's loaded model."""
     from local_rag.errors import ModelError
     from local_rag.rerank import load_reranker
 

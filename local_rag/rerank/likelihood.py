@@ -74,7 +74,8 @@ class LikelihoodReranker(Reranker):
 
 
 def shares_llm(reranker: RerankerConfig, llm: LLMConfig) -> bool:
-    """Whether the `likelihood` reranker scores with the pipeline's own loaded LLM: its model is ``llm.model``."""
+    """Whether the `likelihood` reranker scores with the pipeline's own loaded LLM: its model is ``llm.model`` (then
+    the LLM's placement holds, not ``reranker.device``)."""
     return reranker.backend == "likelihood" and reranker.model == llm.model
 
 
