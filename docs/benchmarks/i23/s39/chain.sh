@@ -38,3 +38,13 @@ for w in 1 3; do
   $LR eval compare $B/s39/train-own-hyde-k20 runs/i23/s39/train-own-hyde-k20-upr10w$w-1.5b --domains clapnq,cloud,fiqa \
     > $B/s39/compare-train-upr10w$w-1.5b.md
 done
+# The 0.5B (session 38's scorer) chosen the same way, over the train split's cpu-hyde lists, then once on the test
+# split from session 38's committed 0.5B test scores over cpu-hyde's lists.
+M5=qwen2.5-coder-0.5b-instruct-q4_k_m
+TH5="--run $B/s39/train-own-hyde-k20 --split train --queries own $C --cache $B/s39/upr-train-hyde.jsonl --model $M5"
+step score train-own-hyde 0.5B; t $P score $TH5
+$P grid $TH5 --out $B/s39/upr-grid-train-hyde-0.5b.md
+step done
+$P grid --run $B/s32-own-hyde-k20 --split test --queries own --cache $S/upr-test.jsonl --model $M5 --out /dev/null \
+  --choice 10 3 --write $B/s39-own-hyde-k20-upr10w3 > /dev/null
+$LR eval compare $B/s32-own-hyde-k20 $B/s39-own-hyde-k20-upr10w3 --domains clapnq,cloud,fiqa > $B/s39/compare-s39-own-hyde-k20-upr10w3.md
