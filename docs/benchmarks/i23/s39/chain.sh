@@ -17,7 +17,8 @@ C="--llm-cache runs/i23/rewrites-train.jsonl"
 TR="--split train --limit 40 --domains clapnq,cloud,fiqa --profile cpu-qwen --mode rewrite"
 export LOCAL_RAG_FUSION__K=20
 for row in "train-own-hyde-k20 rewrite,hyde" "train-own-k20 rewrite"; do set -- $row
-  [ -f docs/benchmarks/i23/s39/$1/scores.json ] || { step eval $1; t $LR eval retrieval $TR --rewrite $2 $C --out docs/benchmarks/i23/s39/$1 \
+  # (run again where the rewrites cache is missing, e.g. a fresh clone: the grids key the scores by the rewrite's text)
+  [ -f docs/benchmarks/i23/s39/$1/scores.json ] && [ -s runs/i23/rewrites-train.jsonl ] || { step eval $1; t $LR eval retrieval $TR --rewrite $2 $C --out docs/benchmarks/i23/s39/$1 \
     2>&1 | tr '\r' '\n' | grep -a "^| pool\|wall\|rror"; }
 done
 TH="--run docs/benchmarks/i23/s39/train-own-hyde-k20 --split train --queries own $C --cache docs/benchmarks/i23/s39/upr-train-hyde.jsonl --model $M"
