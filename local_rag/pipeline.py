@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal  # Any: the support report's JSON (TurnResult.support)
 
 from local_rag.llm.generate import Generator, check_citations
-from local_rag.records import Answer, Citation, Conversation, Decision, Hit, Query, TraceStep, TurnResult
+from local_rag.records import Answer, Citation, Conversation, Decision, Hit, LLMCall, Query, TraceStep, TurnResult
 from local_rag.retrieve.queries import conversation_queries
 from local_rag.settings import GenerateConfig, Settings
 
@@ -307,9 +307,23 @@ class Pipeline:
             answer, support = self.checked(answer, evidence)  # the passages as the generator saw them
             timings["support"] = time.perf_counter() - started
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
-        calls = self._llm.calls[calls_before:] if self._llm is not None else []
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), list(self.skipped), decision=decision,
-                          support=support)
+        return TurnResult(answer, queries, retrieved, passages, timings, self.take_calls(calls_before), list(self.skipped),
+                          decision=decision, support=support)
+
+    def take_calls(self, before: int) -> list[LLMCall]:
+        """The turn's LLM calls, taken out of the models' logs: the pipeline LLM's since ``before`` and those of a
+        likelihood reranker's own model (one that is not the pipeline's LLM). Each turn's calls live in its
+        `TurnResult`, so a long-lived pipeline (chat, server) keeps none of past turns' prompts in memory."""
+        from local_rag.rerank.likelihood import LikelihoodReranker
+
+        calls: list[LLMCall] = []
+        if self._llm is not None:
+            calls += self._llm.calls[before:]
+            del self._llm.calls[before:]
+        if isinstance(self._reranker, LikelihoodReranker) and self._reranker.llm is not self._llm:
+            calls += self._reranker.llm.calls
+            self._reranker.llm.calls.clear()
+        return calls
 
 
     @property
@@ -344,9 +358,9 @@ class Pipeline:
         passages = hits[: self.settings.generate.passages]
         answer = Answer(reply_text(decision, conversation, hits, self.settings), decision.kind, passages=passages)
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
-        calls = self._llm.calls[self._calls_before :] if self._llm is not None else []
         skip: TraceStep = {"type": "skip", "stage": "generate", "text": f"generate: decided {decision.kind} without the LLM"}
-        return TurnResult(answer, queries, retrieved, passages, timings, list(calls), [*self.skipped, skip], decision=decision)
+        return TurnResult(answer, queries, retrieved, passages, timings, self.take_calls(self._calls_before),
+                          [*self.skipped, skip], decision=decision)
 
 
 def support_checked(checker: SupportChecker, answer: Answer, passages: list[Hit],

@@ -132,16 +132,18 @@ def test_an_answer_before_any_search_is_sent_back_once(index_settings: tuple[Any
     assert "must search the documents first" in llm.seen[1][-1]["content"]
     assert [q.text for q in turn.queries] == ["cat sleep"] and turn.answer.text == "Twelve to sixteen hours [1]."
     pipe, llm = agent(index_settings, ["<answer>From memory.</answer>"] * 2)
-    assert pipe.answer(CATS).answer.text == "From memory." and len(llm.calls) == 2  # the second time it is taken
+    turn = pipe.answer(CATS)
+    assert turn.answer.text == "From memory." and len(turn.llm_calls) == 2 and llm.calls == []  # the second time it is taken
     pipe, llm = agent(index_settings, ["<answer>From memory.</answer>"], require_search=False)
-    assert pipe.answer(CATS).answer.text == "From memory." and len(llm.calls) == 1
+    turn = pipe.answer(CATS)
+    assert turn.answer.text == "From memory." and len(turn.llm_calls) == 1
 
 
 def test_search_beyond_the_budget_forces_an_answer(index_settings: tuple[Any, Any]) -> None:
     pipe, llm = agent(index_settings, ["<search>cats</search>", "<search>cats sleep</search>",
                                        "<search>more cats</search>", "They sleep twelve hours [1]."], max_searches=2)
     turn = pipe.answer(CATS)
-    assert len(turn.queries) == 2 and len(llm.calls) == 4
+    assert len(turn.queries) == 2 and len(turn.llm_calls) == 4
     assert "No more searches" in llm.seen[3][-1]["content"]
     assert turn.trace[-2]["problem"] == "search budget spent"
     assert turn.trace[-1] == {"type": "answer", "text": "They sleep twelve hours [1].", "forced": True}
@@ -151,7 +153,7 @@ def test_search_beyond_the_budget_forces_an_answer(index_settings: tuple[Any, An
 def test_a_model_that_never_follows_the_protocol_still_ends(index_settings: tuple[Any, Any]) -> None:
     pipe, llm = agent(index_settings, lambda m, s: "<think>hmm", max_steps=3)
     turn = pipe.answer(CATS)
-    assert len(llm.calls) == 4  # max_steps, then the forced answer
+    assert len(turn.llm_calls) == 4  # max_steps, then the forced answer
     assert turn.answer.kind == "decline" and turn.trace[-1]["forced"] is True  # nothing usable: the IDK sentence
     assert sum(s["type"] == "invalid" for s in turn.trace) == 3
 

@@ -77,7 +77,8 @@ def test_each_class_on_fixtures(stack, question: str, kind: str):
     result = Pipeline(settings, retriever=retriever, llm=llm).answer(Conversation([Turn("user", question)]))
     assert result.decision is not None and result.decision.kind == kind and result.answer.kind == kind
     assert result.to_json()["kind"] == kind and result.to_json()["decision"]["kind"] == kind
-    assert (len(llm.calls) == 1) == (kind == "answer")  # only answers call the generator
+    assert (len(result.llm_calls) == 1) == (kind == "answer")  # only answers call the generator
+    assert llm.calls == []  # the turn took its calls out of the model's log
     if kind == "chitchat":
         assert result.queries == [] and result.retrieved == []  # no retrieval
     if kind == "decline":

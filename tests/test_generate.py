@@ -186,14 +186,23 @@ def test_rag_runs_share_rewrites_through_the_cache(pipeline_parts, tmp_path: Pat
     def reply(messages, schema):  # type: ignore[no-untyped-def]
         return '{"query": "how long do cats sleep"}' if schema is not None else "Cats sleep a lot [1]."
 
-    first_llm, second_llm = ScriptedLLM(reply), ScriptedLLM(reply)
+    class Stages(ScriptedLLM):  # every call's stage (a turn takes its calls out of the model's log)
+        def __init__(self) -> None:
+            super().__init__(reply)
+            self.stages: list[str] = []
+
+        def complete(self, messages, *, stage, **kw):  # type: ignore[no-untyped-def]
+            self.stages.append(stage)
+            return super().complete(messages, stage=stage, **kw)
+
+    first_llm, second_llm = Stages(), Stages()
     first = pipeline_generator(settings, "rag", llm=first_llm, retriever=retriever, rewrite_cache=cache)
     plain = settings.model_copy(update={"generate": settings.generate.model_copy(update={"prompt": "answer_plain"})})
     second = pipeline_generator(plain, "rag", llm=second_llm, retriever=retriever, rewrite_cache=cache)
     second({**task, "task_id": "other<::>1"})  # the second run reads the cache before the first writes this task
     a, b = first(task), second(task)
-    assert [c.stage for c in first_llm.calls].count("rewrite") == 1
-    assert [c.stage for c in second_llm.calls].count("rewrite") == 1  # the other task only: this one was read
+    assert first_llm.stages.count("rewrite") == 1
+    assert second_llm.stages.count("rewrite") == 1  # the other task only: this one was read
     assert a["contexts"] == b["contexts"] and "c1<::>2" in cache.read_text()
 
 

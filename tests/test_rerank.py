@@ -147,3 +147,9 @@ def test_likelihood_reranker_puts_the_passage_the_question_is_about_first(tmp_pa
     assert shared.score(question, [h.text for h in hits[:3]]) == pytest.approx(
         reranker.score(question, [h.text for h in hits[:3]]), rel=5e-3)
     assert [h.passage_id for h in shared.rerank(question, hits)] == [h.passage_id for h in out]
+    # each passage's scoring is a recorded call, and a turn takes them out of the model's log (shared or not)
+    assert [c.stage for c in pipe.llm.calls[-3:]] == ["rerank-likelihood"] * 3
+    taken = pipe.take_calls(0)
+    assert [c.stage for c in taken].count("rerank-likelihood") == 6 and pipe.llm.calls == []
+    own = Pipeline(settings, reranker=reranker)  # a reranker with a model of its own
+    assert [c.stage for c in own.take_calls(0)] == ["rerank-likelihood"] * 6 and reranker.llm.calls == []

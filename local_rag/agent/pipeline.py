@@ -72,6 +72,7 @@ class AgenticPipeline(Pipeline):
         streamed = stream is not None and stream.sent > 0  # the last step's answer reached the user
         answer = to_answer(rollout, cfg.generate, streamed)
         calls = llm.calls[calls_before:]
+        del llm.calls[calls_before:]  # handed to the turn: a long-lived agent keeps no past turn's prompts
         timings = {f"search.{i}": s for i, s in enumerate(rollout.search_s, 1)}
         timings["retrieval"] = sum(rollout.search_s) - self._rerank_s
         if cfg.agent.rerank:

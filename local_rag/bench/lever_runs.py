@@ -76,6 +76,10 @@ CONFIGS |= {
     "fast-evidence300-history300": deep_merge(CONFIGS["all-0.5b-nolookup"], {"evidence": {"budget_tokens": 300},
                                                                              "generate": {"history_tokens": 300}}),
 }
+# Session 40: a profile exactly as it ships (`--profile cpu --configs shipped`), the warm-up between turns included
+CONFIGS |= {"shipped": {"pipeline": {"warm": True}}}
+# and with a smaller evidence budget: what the time to first token of a CPU like the Zen 4 would need
+CONFIGS |= {"shipped-evidence300": deep_merge(CONFIGS["shipped"], {"evidence": {"budget_tokens": 300}})}
 PREFIX_CONFIGS: dict[str, dict[str, Any]] = {
     "default": {},
     "compress": {"evidence": {"compress": True}},
@@ -219,6 +223,7 @@ def prefix(profile: str, split: str, configs: list[str], mode: str, max_turns: i
         dry = levers.DryRun(real, reply, slots=settings.llm.prefix_cache)
         gold = levers.GoldRetriever()
         pipelines: dict[str, Pipeline] = {}
+        calls = []  # every turn's calls (a turn takes its own out of the model's log)
         for task in tasks:
             domain = task_domain(task) if mode == "c" else "gold"
             if domain not in pipelines:
@@ -230,9 +235,9 @@ def prefix(profile: str, split: str, configs: list[str], mode: str, max_turns: i
                 compressor._score = shared
             current["task"] = task
             gold.hits = levers.gold_hits(task) or [Hit("none", 0.0, text="(no passage)")]
-            pipelines[domain].answer(parse_conversation(task["input"], where=task["task_id"]))
-        row = {"all": levers.call_figures(dry.calls),
-               **{stage: levers.call_figures([c for c in dry.calls if c.stage == stage]) for stage in ("rewrite", "generate")}}
+            calls += pipelines[domain].answer(parse_conversation(task["input"], where=task["task_id"])).llm_calls
+        row = {"all": levers.call_figures(calls),
+               **{stage: levers.call_figures([c for c in calls if c.stage == stage]) for stage in ("rewrite", "generate")}}
         row["new_prompt_tokens_per_turn"] = round(row["all"]["new_prompt_tokens"] / len(tasks), 1)
         data["configs"][name] = row
         print(name, json.dumps(row), flush=True)

@@ -11,7 +11,8 @@ candidates cost ~9 s a query (docs/benchmarks.md, issue 23, session 38).
 
 When ``reranker.model`` names the pipeline's own LLM (``llm.model``, the same string), the pipeline hands its loaded
 model to the reranker (`shares_llm`) instead of loading a second copy: one set of weights in memory (the stage's time
-stays the reranker's, ``timings_s["cross-encoder"]``). Scoring moves the live KV cache off the conversation's prefix;
+stays the reranker's, ``timings_s["cross-encoder"]``; its calls are in the turn's ``llm_calls`` as ``rerank-likelihood``,
+shared or not). Scoring moves the live KV cache off the conversation's prefix;
 the saved prefix states (``llm.prefix_cache``) bring it back for the next stage.
 """
 
@@ -66,10 +67,9 @@ class LikelihoodReranker(Reranker):
 
     def score(self, query: str, texts: list[str]) -> list[float]:
         out = []
-        for text in texts:
-            done = self.llm.continuation_logprobs(self.messages(text), query, stage=STAGE,
-                                                  n_tokens=self.prompt.max_tokens)
-            out.append(float(sum(done.logprobs)) if done is not None and done.logprobs else float("-inf"))
+        for text in texts:  # each call recorded in the model's log (`LLM.score`): the turn's `llm_calls` take them
+            logprobs = self.llm.score(self.messages(text), query, stage=STAGE, n_tokens=self.prompt.max_tokens)
+            out.append(float(sum(logprobs)) if logprobs else float("-inf"))
         return out
 
 
