@@ -20,7 +20,7 @@ from local_rag.bench.suite import run_bench
 from local_rag.index import build_index, open_index
 from local_rag.records import LLMCall
 from local_rag.retrieve.hybrid import HybridRetriever
-from local_rag.settings import Settings
+from local_rag.settings import Settings, load_settings
 from tests.conftest import HashEmbedder
 from tests.llm_fixtures import ScriptedLLM
 
@@ -147,6 +147,35 @@ def test_warmup_is_its_own_turn_and_a_lone_session_forgets_between_repeats(monke
     seen.clear()
     runner.run_sessions(pipeline, SESSIONS, repeats=2)  # other sessions come between repeats: nothing forgotten
     assert seen[0] == runner.WARMUP.id and len(seen) == 7 and pipeline._llm.forgot == 2
+
+
+def test_each_measured_turn_is_warmed_first_as_a_chat_does(monkeypatch: pytest.MonkeyPatch):
+    """Before every measured turn (not the load turn) the pipeline warms the conversation before the user's message;
+    its time is the turn's ``warm_s``, outside the turn; a pipeline that warms nothing records None."""
+    import local_rag.bench.runner as runner
+
+    def fake_answer(pipeline, conversation, sampler):  # type: ignore[no-untyped-def]
+        answer = type("A", (), {"text": "ok", "kind": "answer"})()
+        return type("R", (), {"timings": {"generate": 0.0}, "llm_calls": [], "answer": answer})(), 0.0, 1.0, 0.5
+
+    warmed: list[list[str]] = []
+
+    class Warming:
+        _llm = None
+
+        def warm(self, conversation):  # type: ignore[no-untyped-def]
+            warmed.append([t.text for t in conversation.turns])
+            return ["prefilled"]
+
+    monkeypatch.setattr(runner, "_answer", fake_answer)
+    run = runner.run_sessions(Warming(), [Session("s", [], ["first?", "second?"])], repeats=1)
+    assert warmed == [[], ["first?", "ok"]]  # the conversation before each user turn, the user's message not in it
+    assert all(t.warm_s is not None and t.to_json()["warm_s"] is not None for t in run.turns)
+    summary = runner.summarize(run, load_settings("cpu-test"))
+    assert summary["warm_between_turns"]["n"] == 2
+    cold = runner.run_sessions(type("Cold", (), {"_llm": None, "warm": lambda self, c: []})(), [Session("s", [], ["q"])])
+    assert [t.warm_s for t in cold.turns] == [None, None] and runner.summarize(cold, load_settings("cpu-test"))[
+        "warm_between_turns"]["n"] == 0
 
 
 def test_stage_intervals_follow_execution_order():

@@ -43,7 +43,8 @@ def markdown(report: dict[str, Any]) -> str:
                      f"{_f(st['peak_torch_mb'], 0)} |")
     lines += ["", f"Time to first token: from the turn start p50 {_f(s['ttft_from_turn_start']['p50_s'], 2)} s / p95 "
               f"{_f(s['ttft_from_turn_start']['p95_s'], 2)} s; from the generation start p50 "
-              f"{_f(s['ttft_from_generation_start']['p50_s'], 2)} s / p95 {_f(s['ttft_from_generation_start']['p95_s'], 2)} s.",
+              f"{_f(s['ttft_from_generation_start']['p50_s'], 2)} s / p95 {_f(s['ttft_from_generation_start']['p95_s'], 2)} s."
+              + warm_line(s.get("warm_between_turns")),
               "", "| LLM stage | calls | prompt tok | of which cached | completion tok | prefill tok/s | decode tok/s | "
               "prefill p50 s |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for name, st in s["llm"].items():
@@ -162,3 +163,11 @@ def write_report(report: dict[str, Any], out_dir: str | Path, name: str, plot: b
     Path(paths["json"]).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     Path(paths["md"]).write_text(markdown(report), encoding="utf-8")
     return {**paths, **{k: str(out / v) for k, v in report.get("charts", {}).items()}}
+
+
+def warm_line(warm: dict[str, Any] | None) -> str:
+    """The warm-up between turns, when the run warmed (`local_rag.bench.runner`); '' otherwise."""
+    if not warm or not warm.get("n"):
+        return " No warm-up between turns (`pipeline.warm` off): every turn prefilled its prompt cold."
+    return (f" Between turns the next prompts' prefixes were prefilled as a chat does while the user types (not in the "
+            f"turn): p50 {_f(warm['p50_s'], 2)} s / p95 {_f(warm['p95_s'], 2)} s.")

@@ -6,7 +6,10 @@ prompt. Then every session runs ``repeats`` times (with a single session, the LL
 each repeat, so a repeat is not answered from its own earlier prompt). Per turn the
 pipeline's own ``TurnResult.timings`` give each stage's duration; stages run one after the other, so each stage's
 interval is the turn start plus the durations before it (the gaps between stages are list slicing), and the memory
-sampler's peak inside that interval is the stage's peak memory. Retrieval is split into its retrievers (``bm25``,
+sampler's peak inside that interval is the stage's peak memory. Before each measured turn the pipeline warms the
+next turn's prompt prefixes as a chat does while the user types (`Pipeline.warm`, with ``pipeline.warm`` on, as in
+every profile); that time is recorded apart (``warm_s``), not in the turn, so the turn and its time to first token are
+what a chat user waits for (``LOCAL_RAG_PIPELINE__WARM=false`` gives the cold turns of benchmarks before session 40). Retrieval is split into its retrievers (``bm25``,
 ``dense`` with the query embedding, ``bge-sparse``) and fusion from the hybrid retriever's ``last_timings``. The
 dense retriever's query-embedding cache is emptied before every turn, so repeats embed their queries again.
 
@@ -48,6 +51,7 @@ class TurnRecord:
     calls: list[LLMCall]
     kind: str
     memory: dict[str, dict[str, float | None]] = field(default_factory=dict)  # stage -> peaks
+    warm_s: float | None = None  # the warm-up before the turn (not in wall_s); None when nothing was warmed
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -55,7 +59,7 @@ class TurnRecord:
             "kind": self.kind, "first_token_s": None if self.first_token_s is None else round(self.first_token_s, 4),
             "timings_s": {k: round(v, 4) for k, v in self.timings.items()},
             "intervals_s": {k: [round(a, 4), round(b, 4)] for k, (a, b) in self.intervals.items()},
-            "memory": self.memory,
+            "memory": self.memory, "warm_s": None if self.warm_s is None else round(self.warm_s, 4),
             "llm_calls": [{k: v for k, v in c.to_json().items() if k not in ("prompt", "response")} for c in self.calls],
         }
 
@@ -111,6 +115,16 @@ def _answer(pipeline: Any, conversation: Conversation, sampler: MemorySampler) -
     return result, started, ended, (first[0] - started) if first else None
 
 
+def _warm(pipeline: Any, before: Conversation) -> float | None:
+    """`Pipeline.warm` on the conversation before the next user turn, as a chat does between turns; its seconds, or
+    None when nothing was warmed (``pipeline.warm`` off, or a pipeline without the method)."""
+    warm = getattr(pipeline, "warm", None)
+    if warm is None:
+        return None
+    started = time.perf_counter()
+    return time.perf_counter() - started if warm(before) else None
+
+
 #: the warm-up: a follow-up turn (so both rewrite and generation run) that is in no benchmark set
 WARMUP = Conversation([
     Turn("user", "What topics do these documents cover?"),
@@ -140,11 +154,12 @@ def run_sessions(pipeline: Any, sessions: list[Session], repeats: int = 2, warmu
             for s in sessions:
                 turns = list(s.history)
                 for i, text in enumerate(s.user_turns):
+                    warm_s = _warm(pipeline, Conversation(list(turns), id=s.id))  # while the user would type
                     turns.append(Turn("user", text))
                     result, started, ended, ttft = _answer(pipeline, Conversation(list(turns), id=s.id), sampler)
                     turns.append(Turn("agent", result.answer.text))
                     rec = TurnRecord(s.id, r, i, ended - started, dict(result.timings), stage_intervals(result.timings),
-                                     ttft, list(result.llm_calls), result.answer.kind)
+                                     ttft, list(result.llm_calls), result.answer.kind, warm_s=warm_s)
                     raw.append((rec, started))
                     if progress is not None:
                         progress(rec)
@@ -224,6 +239,7 @@ def summarize(run: BenchRun, settings: Settings) -> dict[str, Any]:
         "warmup_s": None if run.warmup_s is None else round(run.warmup_s, 2),
         "stages": stages,
         "ttft_from_turn_start": _pct(ttft_turn), "ttft_from_generation_start": _pct(ttft_gen),
+        "warm_between_turns": _pct([t.warm_s for t in turns if t.warm_s is not None]),
         "llm": llm_stats(calls),
         "memory": {
             "peak_rss_mb": _peak(turns, "turn", "rss_mb"), "peak_gpu_process_mb": _peak(turns, "turn", "gpu_mb"),

@@ -77,6 +77,7 @@ def run_bench(settings: Settings, sessions: list[Session], source: str, *, repea
         "retrieval_p50_ms": None if "retrieval" not in stages else round(stages["retrieval"]["p50_s"] * 1e3, 2),
         "retrieval_p95_ms": None if "retrieval" not in stages else round(stages["retrieval"]["p95_s"] * 1e3, 2),
         "ttft_p50_s": summary["ttft_from_turn_start"]["p50_s"],
+        "warm_between_turns_p50_s": summary["warm_between_turns"]["p50_s"],
         "generate_decode_tokens_per_s": gen.get("decode_tokens_per_s"),
         "generate_decode_share_of_bandwidth_bound": gen.get("ratio"),
         "peak_rss_mb": summary["memory"]["peak_rss_mb"],

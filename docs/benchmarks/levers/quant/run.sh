@@ -4,9 +4,11 @@
 # and Q8_0 (types llama.cpp repacks for AVX2), then times prefill of a 1,024-token prompt and 32 decoded tokens,
 # 2 threads, twice each; Q4_K_M also at micro-batch 128 and 256. Writes results.jsonl here. ~10 min on 2 cores.
 #   bash docs/benchmarks/levers/quant/run.sh          (needs models/qwen2.5-coder-1.5b-instruct-q4_k_m; tmp in $TMPDIR)
+# OUTD=<folder> writes results.jsonl and system_info.txt there instead (session 40: levers/s40/quant, the Zen 4 VM).
 set -euo pipefail
 cd "$(dirname "$0")/../../../.."
-OUTF=docs/benchmarks/levers/quant/results.jsonl
+OUTD=${OUTD:-docs/benchmarks/levers/quant}; mkdir -p "$OUTD"
+OUTF=$OUTD/results.jsonl
 SRC=models/qwen2.5-coder-1.5b-instruct-q4_k_m/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf
 TMP=${TMPDIR:-/tmp}/local-rag-quant; mkdir -p "$TMP"
 PY=.venv/bin/python
@@ -38,6 +40,6 @@ assert llama_cpp.llama_model_quantize(b'$SRC', b'$TMP/$2.gguf', ctypes.byref(p))
 }
 for ub in 512 256 128; do measure $SRC $ub q4_k_m; done
 for q in 2:q4_0 25:iq4_nl 7:q8_0; do quantize ${q%%:*} ${q##*:}; measure "$TMP/${q##*:}.gguf" 512 ${q##*:}; done
-$PY -c "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())" > docs/benchmarks/levers/quant/system_info.txt
-grep -o 'flags.*' /proc/cpuinfo | head -1 >> docs/benchmarks/levers/quant/system_info.txt
+$PY -c "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())" > "$OUTD/system_info.txt"
+grep -o 'flags.*' /proc/cpuinfo | head -1 >> "$OUTD/system_info.txt"
 cat "$OUTF"
