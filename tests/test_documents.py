@@ -64,19 +64,56 @@ def test_unreadable_files_are_reported_and_the_build_goes_on(tmp_path: Path, fak
     (folder / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not a pdf at all")
     make_encrypted_pdf(folder / "locked.pdf", folder / "report.pdf")
     make_image_pdf(folder / "scan.pdf")
-    (folder / "latin1.txt").write_bytes("caf\xe9 cr\xe8me".encode("latin-1"))
+    (folder / "noise.txt").write_bytes(bytes(range(256)) * 8)  # binary under a text name: no encoding fits
     manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
-    assert set(manifest.unreadable) == {"corrupt.pdf", "locked.pdf", "scan.pdf", "latin1.txt"}
+    assert set(manifest.unreadable) == {"corrupt.pdf", "locked.pdf", "scan.pdf", "noise.txt"}
     assert "encrypted" in manifest.unreadable["locked.pdf"]
     assert "scanned PDF" in manifest.unreadable["scan.pdf"] and "no text layer" in manifest.unreadable["scan.pdf"]
     assert "corrupt" in manifest.unreadable["corrupt.pdf"] or "cannot be parsed" in manifest.unreadable["corrupt.pdf"]
-    assert "not UTF-8" in manifest.unreadable["latin1.txt"]
+    assert "not UTF-8" in manifest.unreadable["noise.txt"] and "no other text encoding" in manifest.unreadable["noise.txt"]
     assert manifest.stats["pages_pdf"] == 2
     index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
     chunks = [c for c in index.chunks if c.doc_id == "report.pdf"]
     assert {c.page for c in chunks} == {1, 2} and all(c.title == "Annual report" for c in chunks)
     hits = HybridRetriever(index, fake_settings, hash_embedder).search([Query("harvest barley tonnes per hectare")], top_k=3)
     assert hits[0].passage_id == "report.pdf#p2" and hits[0].page == 2
+
+
+def test_text_files_that_are_not_utf8_are_read_in_their_encoding_and_named(tmp_path: Path,
+                                                                              caplog: pytest.LogCaptureFixture):
+    """Legacy encodings are read, not refused: Windows-1252 French and German (where charset-normalizer alone would
+    pick cp1250: "crčme"), Central European, Cyrillic, Shift-JIS, UTF-16 with its BOM and a file too short to guess
+    from; the folder read names each
+    file and its encoding in one warning, and UTF-8 (with or without a BOM) is read as before."""
+    from local_rag.corpus.documents import decode_text
+
+    cases = {
+        "french.txt": ("Le café crème coûte 10 € : un prix naïf pour un résumé. " * 3, "cp1252", "cp1252"),
+        "german.md": ("# Größe\n\nÜbermaß ist ärgerlich, aber schön.", "latin-1", "cp1252"),
+        "czech.txt": ("Příliš žluťoučký kůň úpěl ďábelské ódy.", "cp1250", "cp1250"),
+        "russian.txt": ("Привет, это текст на русском языке о грушах.", "cp1251", "cp1251"),
+        "japanese.txt": ("日本語のテキストです。東京は首都です。", "shift_jis", "cp932"),
+        "wide.txt": ("Hello, a UTF-16 file about pears.", "utf-16", "utf-16"),
+        "tiny.txt": ("café", "cp1252", "cp1252"),  # too short for a guess (charset-normalizer says UTF-16): Western
+        "page.html": ("<html><head><title>Crème brûlée</title></head><body><p>La crème brûlée est un dessert "
+                      "composé d'une crème à base de jaunes d'œufs, recouverte de sucre caramélisé.</p></body></html>",
+                      "cp1252", "cp1252"),
+    }
+    folder = tmp_path / "legacy"
+    folder.mkdir()
+    for name, (text, written, _) in cases.items():
+        (folder / name).write_bytes(text.encode(written))
+        assert decode_text(text.encode(written)) == (text, cases[name][2])
+    (folder / "plain.txt").write_bytes("\ufeffcafé in UTF-8 with a BOM".encode())
+    assert decode_text("café".encode()) == ("café", "utf-8")
+    report = CorpusReport()
+    with caplog.at_level("WARNING", logger="local_rag.corpus"):
+        passages = {p.id: p for p in read_corpus(folder, report=report)}
+    assert report.unreadable == {} and report.decoded == {name: enc for name, (_, _, enc) in cases.items()}
+    assert "Le café crème" in passages["french.txt"].text and passages["german.md"].title == "Größe"
+    assert passages["plain.txt"].text == "café in UTF-8 with a BOM"
+    assert passages["page.html"].title == "Crème brûlée" and "jaunes d'œufs" in passages["page.html"].text
+    assert "8 file(s) not UTF-8" in caplog.text and "french.txt (cp1252)" in caplog.text
 
 
 def test_unreadable_reasons(tmp_path: Path):

@@ -3,7 +3,9 @@
 Libraries (the ``docs`` extra; chosen by measurement, see docs/design.md): pypdf for PDF (one section per page),
 python-docx for DOCX (headings from the ``Heading n`` / ``Title`` styles, tables row by row), python-pptx for PPTX (one
 section per slide, its title as the heading) and trafilatura for HTML (main text only, boilerplate dropped, headings
-kept as Markdown). Markdown and plain text need nothing.
+kept as Markdown). Markdown and plain text need nothing. Text (HTML, Markdown, plain) is UTF-8, or else the encoding
+charset-normalizer finds (`decode_text`: a legacy Windows-1252 or Shift-JIS file is read, and the build names the
+encoding it read it in).
 
 A file that cannot be read raises `UnreadableFile` with the reason (encrypted, corrupt, no text layer); the folder
 reader lists it in the build report and goes on.
@@ -49,6 +51,66 @@ class Document:
     title: str
     sections: list[Section]
     pages: int = 1  # pages (PDF), slides (PPTX) or 1: what "pages a second" counts
+    encoding: str = "utf-8"  # the text encoding a Markdown or plain-text file was read in (`decode_text`)
+
+
+def decode_text(data: bytes) -> tuple[str, str]:
+    """``data`` as text, and the encoding it was read in: UTF-8 (a BOM dropped) when it decodes; UTF-16 or UTF-32 by
+    their BOM; else the encoding charset-normalizer finds most plausible, with Windows-1252 taken wherever it fits as
+    well (charset-normalizer ranks the Central European cp1250 first for French or German text, which reads "crème" as
+    "crčme" in it). Under `SHORT` bytes no guess is reliable (charset-normalizer reads "café" as UTF-16 or Urdu), so a
+    short file is Windows-1252, or Latin-1 where cp1252 leaves a byte undefined. EBCDIC and BOM-less UTF-16/32 are
+    never guessed: binary data fits them.
+
+    Raises:
+        UnreadableFile: neither UTF-8 nor any other encoding fits (a binary file under a text name).
+
+    Example:
+        >>> decode_text("Café crème".encode("cp1252"))
+        ('Café crème', 'cp1252')
+    """
+    import codecs
+
+    try:
+        return data.decode("utf-8-sig"), "utf-8"
+    except UnicodeDecodeError as exc:
+        not_utf8 = f"not UTF-8 ({exc.reason} at byte {exc.start})"
+    for bom, encoding in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                          (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            try:
+                return data.decode(encoding), encoding
+            except UnicodeDecodeError:
+                break
+    if len(data) < SHORT:
+        return _western(data)
+    from charset_normalizer import from_bytes
+
+    matches = from_bytes(data, cp_exclusion=NEVER_GUESSED)
+    best = matches.best()
+    if best is None:
+        raise UnreadableFile(f"{not_utf8}, and no other text encoding fits (a binary file?)")
+    tied = {m.encoding for m in matches if (m.chaos, m.coherence) == (best.chaos, best.coherence)}
+    if "cp1252" in tied or "cp1252" in best.could_be_from_charset:
+        try:
+            return data.decode("cp1252"), "cp1252"
+        except UnicodeDecodeError:  # a byte cp1252 leaves undefined: charset-normalizer's own choice then
+            pass
+    return str(best), best.encoding
+
+
+#: below this many bytes an encoding guess is noise (`decode_text`)
+SHORT = 32
+#: encodings `decode_text` never guesses: EBCDIC code pages, and UTF-16/32/7 without a BOM (binary data fits them)
+NEVER_GUESSED = ["cp037", "cp273", "cp424", "cp500", "cp875", "cp1026", "cp1140", "utf_16", "utf_16_be", "utf_16_le",
+                 "utf_32", "utf_32_be", "utf_32_le", "utf_7"]
+
+
+def _western(data: bytes) -> tuple[str, str]:
+    try:
+        return data.decode("cp1252"), "cp1252"
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "latin-1"
 
 
 def read_document(path: Path) -> Document:
@@ -122,8 +184,10 @@ def _pdf_heading(line: str) -> str | None:
 
 
 def _markdown(path: Path) -> Document:
-    text = path.read_text(encoding="utf-8-sig").strip()
-    return _markdown_document(text, path.stem)
+    text, encoding = decode_text(path.read_bytes())
+    document = _markdown_document(text.strip(), path.stem)
+    document.encoding = encoding
+    return document
 
 
 def _markdown_document(text: str, fallback_title: str, title: str = "") -> Document:
@@ -134,9 +198,10 @@ def _markdown_document(text: str, fallback_title: str, title: str = "") -> Docum
 
 
 def _plain_text(path: Path) -> Document:
-    text = path.read_text(encoding="utf-8-sig").strip()
+    text, encoding = decode_text(path.read_bytes())
+    text = text.strip()
     title = path.stem if meaningful_name(path.stem) else first_line_title(text, path.stem)
-    return Document(title, [Section(text)])
+    return Document(title, [Section(text)], encoding=encoding)
 
 
 def _html(path: Path) -> Document:
@@ -145,7 +210,7 @@ def _html(path: Path) -> Document:
     trafilatura = require("trafilatura", "reading HTML files")
     from xml.etree import ElementTree
 
-    html = path.read_text(encoding="utf-8", errors="replace")
+    html, encoding = decode_text(path.read_bytes())
     title = ""
     match = re.search(r"<title[^>]*>(.*?)</title\s*>", html, re.IGNORECASE | re.DOTALL)
     if match:
@@ -175,7 +240,8 @@ def _html(path: Path) -> Document:
                 if piece:
                     lines.append(piece)
                     offset += len(piece) + 2
-    return Document(title or (headings[0][1] if headings else path.stem), [Section("\n\n".join(lines), headings=headings)])
+    return Document(title or (headings[0][1] if headings else path.stem), [Section("\n\n".join(lines), headings=headings)],
+                    encoding=encoding)
 
 
 def _dehyphenate(text: str) -> str:

@@ -35,7 +35,7 @@ from local_rag.safejson import problem
 
 log = logging.getLogger("local_rag.corpus")
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "read_corpus",
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "note_decoded", "read_corpus",
            "read_file_passages"]
 
 
@@ -53,6 +53,8 @@ class CorpusReport:
     #: a folder of documents: relative path -> sha256 of the file's bytes, for every file read (readable or not)
     files: dict[str, str] = field(default_factory=dict)
     where: str = ""  # file (and line) of the record read last, for messages about it
+    #: files of a document folder that are not UTF-8 -> the encoding they were read in (`decode_text`)
+    decoded: dict[str, str] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -193,6 +195,7 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     files = progress_files(files, report.progress)
     for path in files:
         yield from read_file_passages(folder, path, report)
+    note_decoded(report)
     if not report.passages and report.unreadable:
         first, why = next(iter(report.unreadable.items()))
         raise BadInputError(f"{folder}: none of the {len(report.unreadable)} file(s) could be read ({first}: {why})")
@@ -211,6 +214,16 @@ def _note_unread(folder: Path, report: CorpusReport) -> None:
     report.skipped += [f"{p}: unsupported file type, not read" for p in unread]
     log.warning("note: %d file(s) of %s skipped: local-rag reads %s (first: %s)", len(unread), ", ".join(kinds),
                 ", ".join(DOC_SUFFIXES), unread[0])
+
+
+def note_decoded(report: CorpusReport) -> None:
+    """Files read in an encoding other than UTF-8 are named in one warning, with the encoding (a wrong guess shows as
+    odd characters in answers: the user can convert the file and sync)."""
+    if report.decoded:
+        named = ", ".join(f"{rel} ({enc})" for rel, enc in sorted(report.decoded.items())[:5])
+        more = f" and {len(report.decoded) - 5} more" if len(report.decoded) > 5 else ""
+        log.warning("note: %d file(s) not UTF-8, read in the encoding that fits them best: %s%s", len(report.decoded),
+                    named, more)
 
 
 def document_files(folder: Path) -> list[Path]:
@@ -238,6 +251,8 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
     except (UnreadableFile, OSError) as exc:
         report.unreadable[rel] = str(exc)
         return []
+    if document.encoding != "utf-8":
+        report.decoded[rel] = document.encoding
     suffix = path.suffix.lower().lstrip(".")
     seconds, pages = report.formats.get(suffix, (0.0, 0))
     report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)
