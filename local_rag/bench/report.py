@@ -166,7 +166,7 @@ def write_report(report: dict[str, Any], out_dir: str | Path, name: str, plot: b
 
 
 def warm_line(warm: dict[str, Any] | None) -> str:
-    """The warm-up between turns, when the run warmed (`local_rag.bench.runner`); '' otherwise."""
+    """The sentence on the warm-up between turns (`local_rag.bench.runner`): its p50 / p95, or that there was none."""
     if not warm or not warm.get("n"):
         return " No warm-up between turns (`pipeline.warm` off): every turn prefilled its prompt cold."
     return (f" Between turns the next prompts' prefixes were prefilled as a chat does while the user types (not in the "

@@ -6,12 +6,14 @@ prompt. Then every session runs ``repeats`` times (with a single session, the LL
 each repeat, so a repeat is not answered from its own earlier prompt). Per turn the
 pipeline's own ``TurnResult.timings`` give each stage's duration; stages run one after the other, so each stage's
 interval is the turn start plus the durations before it (the gaps between stages are list slicing), and the memory
-sampler's peak inside that interval is the stage's peak memory. Before each measured turn the pipeline warms the
-next turn's prompt prefixes as a chat does while the user types (`Pipeline.warm`, with ``pipeline.warm`` on, as in
-every profile); that time is recorded apart (``warm_s``), not in the turn, so the turn and its time to first token are
-what a chat user waits for (``LOCAL_RAG_PIPELINE__WARM=false`` gives the cold turns of benchmarks before session 40). Retrieval is split into its retrievers (``bm25``,
+sampler's peak inside that interval is the stage's peak memory. Retrieval is split into its retrievers (``bm25``,
 ``dense`` with the query embedding, ``bge-sparse``) and fusion from the hybrid retriever's ``last_timings``. The
 dense retriever's query-embedding cache is emptied before every turn, so repeats embed their queries again.
+
+Before each measured turn the pipeline warms the next turn's prompt prefixes as a chat does while the user types
+(`Pipeline.warm`, with ``pipeline.warm`` on, as in every profile); that time is recorded apart (``warm_s``), not in
+the turn, so the turn and its time to first token are what a chat user waits for (``LOCAL_RAG_PIPELINE__WARM=false``
+gives the cold turns of the benchmarks before session 40).
 
 Example:
     >>> run = run_sessions(pipeline, sessions, repeats=2)  # doctest: +SKIP
@@ -122,7 +124,8 @@ def _warm(pipeline: Any, before: Conversation) -> float | None:
     if warm is None:
         return None
     started = time.perf_counter()
-    return time.perf_counter() - started if warm(before) else None
+    warmed = warm(before)
+    return time.perf_counter() - started if warmed else None
 
 
 #: the warm-up: a follow-up turn (so both rewrite and generation run) that is in no benchmark set

@@ -51,7 +51,7 @@ class Document:
     title: str
     sections: list[Section]
     pages: int = 1  # pages (PDF), slides (PPTX) or 1: what "pages a second" counts
-    encoding: str = "utf-8"  # the text encoding a Markdown or plain-text file was read in (`decode_text`)
+    encoding: str = "utf-8"  # the encoding an HTML, Markdown or plain-text file was read in (`decode_text`)
 
 
 def decode_text(data: bytes) -> tuple[str, str]:
