@@ -19,15 +19,18 @@ def test_the_default_cpu_profile_is_cpu_qwen_with_the_levers_and_cpu_fast_swaps_
     """`base:` in a bundled profile: cpu = cpu-qwen + the speed levers; cpu-fast = cpu + the 0.5B; cpu-hyde = cpu + HyDE."""
     cpu, qwen, fast = (_leaves(load_settings(p).model_dump(mode="json")) for p in ("cpu", "cpu-qwen", "cpu-fast"))
     assert {k for k in cpu if cpu[k] != qwen[k]} == {
-        "profile", "evidence.compress", "rewrite.skip_standalone", "generate.prompt", "generate.history_step",
-        "rewrite.reply", "llm.prompt_lookup", "llm.prompt_lookup_min_ngram", "fusion.k"}
+        "profile", "evidence.compress", "evidence.budget_tokens", "rewrite.skip_standalone", "generate.prompt",
+        "generate.history_step", "rewrite.reply", "llm.prompt_lookup", "llm.prompt_lookup_min_ngram", "fusion.k"}
     assert cpu["fusion.k"] == 20 and qwen["fusion.k"] == 60  # RRF k 20 chosen on the train split (session 33)
-    assert {k for k in cpu if cpu[k] != fast[k]} == {"profile", "llm.model", "llm.prompt_lookup", "rewrite.reply"}
+    # 300 tokens of evidence chosen on the train split (session 40); cpu-fast and cpu-hyde keep the 400 they were measured with
+    assert cpu["evidence.budget_tokens"] == 300 and fast["evidence.budget_tokens"] == qwen["evidence.budget_tokens"] == 400
+    assert {k for k in cpu if cpu[k] != fast[k]} == {"profile", "llm.model", "llm.prompt_lookup", "rewrite.reply",
+                                                     "evidence.budget_tokens"}
     assert cpu["llm.prompt_lookup_min_ngram"] == 2  # drafts from 2-token matches (session 30)
     assert cpu["pipeline.warm"] and fast["pipeline.warm"] and qwen["pipeline.warm"]  # a code default, in every profile
     assert cpu["llm.prompt_lookup"] == -1 and fast["llm.prompt_lookup"] == 0  # -1: on where llama.cpp uses AMX
     hyde = _leaves(load_settings("cpu-hyde").model_dump(mode="json"))  # cpu + a HyDE passage (session 32)
-    assert {k for k in cpu if cpu[k] != hyde[k]} == {"profile", "rewrite.modes"}
+    assert {k for k in cpu if cpu[k] != hyde[k]} == {"profile", "rewrite.modes", "evidence.budget_tokens"}
     assert hyde["rewrite.modes"] == ["rewrite", "hyde"] and hyde["fusion.k"] == 20
 
 
