@@ -71,16 +71,15 @@ class AgenticPipeline(Pipeline):
         rollout = loop.run(messages)
         streamed = stream is not None and stream.sent > 0  # the last step's answer reached the user
         answer = to_answer(rollout, cfg.generate, streamed)
-        calls = llm.calls[calls_before:]
-        del llm.calls[calls_before:]  # handed to the turn: a long-lived agent keeps no past turn's prompts
+        calls = self.take_calls(calls_before)
         timings = {f"search.{i}": s for i, s in enumerate(rollout.search_s, 1)}
         timings["retrieval"] = sum(rollout.search_s) - self._rerank_s
         if cfg.agent.rerank:
             timings["rerank"] = self._rerank_s
-        timings["generate"] = sum(c.total_s for c in calls)
+        timings["generate"] = sum(c.total_s for c in calls if c.stage == "agent")  # a likelihood reranker's: "rerank"
         timings["total"] = time.perf_counter() - started
         queries = [Query(q, "agent") for q in rollout.queries]
-        return TurnResult(answer, queries, list(rollout.passages), list(rollout.passages), timings, list(calls),
+        return TurnResult(answer, queries, list(rollout.passages), list(rollout.passages), timings, calls,
                           rollout.trace)
 
 
