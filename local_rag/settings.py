@@ -243,6 +243,11 @@ class EvidenceConfig(_Config):
     budget_tokens: int = Field(400, ge=32, description="LLM tokens of evidence at most (titles and labels included)")
     max_sentence_tokens: int = Field(80, ge=8, description="longer sentences are split at word boundaries")
     min_sentences: int = Field(1, ge=0, description="sentences kept however low they score (the best first)")
+    join_wrapped: bool = Field(
+        False, description="read hard-wrapped passages as prose: a line break ends a sentence only where the line could "
+        "end one (not before a lower-case word, nor after a comma, colon or 'of the'), and an initial ('D.') never does "
+        "(off: measured on the train split in session 41, not chosen)",
+    )
 
 
 class DecideConfig(_Config):

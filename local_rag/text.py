@@ -11,18 +11,67 @@ TokenCounter = Callable[[str], int]
 # a sentence ends at . ! ? (closing quotes or brackets may follow) before a space and an upper-case letter, digit,
 # quote or bracket; a line break always ends one
 _BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\s*\n+\s*")
+_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")  # a sentence end within a line
+# a full stop after these ends no sentence: an initial ("Gordon D. Schaber") or a title ("Dr. Smith")
+_NOT_AN_END = re.compile(r"(?:^|[\s(])(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs)\.[\"')\]]*$")
+# a line that ends with one of these words was cut mid-sentence (English; other text keeps its line breaks)
+_OPEN_WORDS = frozenset("a an the of to and or nor but in on at for with by from as into than that per via".split())
 
 
-def split_sentences(text: str, count: TokenCounter | None = None, max_tokens: int = 0) -> list[str]:
+def wrapped_lines(text: str) -> list[str]:
+    """The lines of ``text`` (whitespace tidied, blank ones dropped), a line joined to the one before it where a hard
+    wrap cut a sentence: it starts with a lower-case letter, or the line before ends with a comma, semicolon,
+    colon, opening bracket, ampersand, an initial or title ("D.", "Dr.") or one of a few English function words
+    ("of the", "and a").
+
+    Example:
+        >>> wrapped_lines("Filing Fee\\nYou pay a\\nfee by: Check,\\nCash or\\nCard.\\nWhere?")
+        ['Filing Fee', 'You pay a fee by: Check, Cash or Card.', 'Where?']
+    """
+    out: list[str] = []
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if not line:
+            continue
+        if out and (line[0].islower() or out[-1][-1] in ",;:(&" or out[-1].rsplit(" ", 1)[-1].lower() in _OPEN_WORDS
+                    or _NOT_AN_END.search(out[-1])):
+            out[-1] += " " + line
+        else:
+            out.append(line)
+    return out
+
+
+def _prose_sentences(line: str) -> list[str]:
+    out: list[str] = []
+    start = 0
+    for match in _END.finditer(line):
+        if _NOT_AN_END.search(line[start : match.start()]):
+            continue
+        out.append(line[start : match.start()] + line[match.start() : match.end()].rstrip())
+        start = match.end()
+    out.append(line[start:])
+    return [s.strip() for s in out if s.strip()]
+
+
+def split_sentences(text: str, count: TokenCounter | None = None, max_tokens: int = 0, *,
+                    join_wrapped: bool = False) -> list[str]:
     """``text`` cut into sentences (whitespace tidied); with ``count`` and ``max_tokens``, longer ones are cut
     further at word boundaries (tables and lists often have no full stop).
+
+    With ``join_wrapped``, text hard-wrapped mid-sentence (web pages and PDFs often are) is read as prose: a line break
+    ends a sentence only where the line could end one (see `wrapped_lines`), and an initial such as "D." or a title
+    such as "Dr." never ends one.
 
     Example:
         >>> split_sentences("It rains. It pours!\\nUmbrellas (big ones) help.")
         ['It rains.', 'It pours!', 'Umbrellas (big ones) help.']
+        >>> split_sentences("You pay a\\nfee at the\\nGordon D. Schaber Courthouse.\\nHours", join_wrapped=True)
+        ['You pay a fee at the Gordon D. Schaber Courthouse.', 'Hours']
     """
     out: list[str] = []
-    for part in _BOUNDARY.split(text):
+    parts = _BOUNDARY.split(text) if not join_wrapped else [
+        s for line in wrapped_lines(text) for s in _prose_sentences(line)]
+    for part in parts:
         sentence = " ".join(part.split())
         if not sentence:
             continue

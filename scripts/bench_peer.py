@@ -35,6 +35,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="default: the MTRAG pool of --domain")
     parser.add_argument("--tasks", type=int, default=10, help="measured tasks (one more is the warm-up)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--split", choices=("train", "test"),
+                        help="only the tasks of this split's conversations (default: every conversation of --domain)")
     parser.add_argument("--rows", default="peer,ours,ours-rewrite", help=f"comma-separated, from {', '.join(ROWS)}")
     parser.add_argument("--lean-passages", type=int, default=3, help="passages in the prompt of the ours-lean row")
     parser.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",

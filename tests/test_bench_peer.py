@@ -7,6 +7,7 @@ import pytest
 
 from local_rag.bench.peer import parse_sets
 from local_rag.settings import deep_merge, load_settings
+from tests.conftest import MTRAG, needs_mtrag
 
 
 def test_sets_become_nested_overrides_that_the_settings_accept() -> None:
@@ -74,3 +75,18 @@ def test_our_rows_warm_between_turns_and_a_variant_row_runs_its_own_settings(ind
     assert row["warm_tokens"] > 50 and row["warm_s"] > 0 and row["answer"] and row["wall_s"] > 0
     # prompt lookup: llama.cpp counts the verification batches as prompt tokens, so the figures are our own records
     assert row["decode_tokens"] >= 1 and "llama_counters" in row and row["accepted_tokens"] <= row["drafted_tokens"]
+
+
+@needs_mtrag
+def test_the_peer_turns_can_come_from_the_test_conversations_only() -> None:
+    from local_rag.bench.peer import pick_tasks
+    from local_rag.evaluation.splits import load_split, task_in_split
+    from local_rag.mtrag import load_qrels
+
+    qrels = load_qrels(MTRAG / "retrieval_tasks" / "govt" / "qrels" / "dev.tsv")
+    tasks_file = MTRAG / "generation_tasks" / "mtrag_tasks.jsonl"
+    test = load_split(MTRAG, "test")
+    picked = pick_tasks(tasks_file, "govt", qrels, 100, 0, conversations=test)
+    assert len(picked) == 56 and all(task_in_split(t, test) for t in picked)  # every answerable govt test turn
+    assert picked[:5] == pick_tasks(tasks_file, "govt", qrels, 4, 0, conversations=test)  # same seeded order
+    assert any(not task_in_split(t, test) for t in pick_tasks(tasks_file, "govt", qrels, 24, 0))  # the old draw

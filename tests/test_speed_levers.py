@@ -73,6 +73,32 @@ def test_long_sentences_are_cut_to_the_cap() -> None:
     assert all(words(p) <= 12 for p in parts) and " ".join(parts) == text
 
 
+WRAPPED = Hit("w1", 0.9, title="Orders", text=(
+    "Filing Fee\nYou will be required to pay a\nfiling fee when you file your forms.\nIf you cannot pay, you may request\n"
+    "a\nfee waiver.\nPresent your forms in Room 102 of the\nGordon D.\nSchaber Courthouse.\n"
+    "You can ask for an order if:\nA person has abused you; or\nYou have a child with the person.\nRelated Links\nYes\nNo"))
+
+
+def test_hard_wrapped_lines_are_read_as_prose_when_asked() -> None:
+    assert split_sentences(WRAPPED.text, join_wrapped=True) == [
+        "Filing Fee", "You will be required to pay a filing fee when you file your forms.",
+        "If you cannot pay, you may request a fee waiver.", "Present your forms in Room 102 of the Gordon D. Schaber Courthouse.",
+        "You can ask for an order if: A person has abused you; or You have a child with the person.",
+        "Related Links", "Yes", "No"]
+    old = split_sentences(WRAPPED.text)  # the default keeps every line break (and splits after an initial)
+    assert "a" in old and "fee waiver." in old and "Gordon D." in old
+    assert split_sentences("Dr. Smith met Mr. Jones. They spoke.", join_wrapped=True) == ["Dr. Smith met Mr. Jones.", "They spoke."]
+    assert split_sentences("It rains. It pours!\nUmbrellas help.", join_wrapped=True) == split_sentences("It rains. It pours!\nUmbrellas help.")
+
+
+def test_sentence_selection_over_wrapped_lines_keeps_whole_sentences() -> None:
+    question = "how do I get a fee waiver"
+    old = select_sentences(question, [WRAPPED], overlap, 20, words, min_sentences=0)
+    new = select_sentences(question, [WRAPPED], overlap, 20, words, min_sentences=0, join_wrapped=True)
+    assert "fee waiver." in old.hits[0].text and "you may request a fee waiver" not in old.hits[0].text  # a fragment
+    assert new.hits[0].text.startswith("If you cannot pay, you may request a fee waiver.") and new.tokens_after <= 20
+
+
 @pytest.mark.parametrize(("question", "earlier", "expected"), [
     ("What is the capital of Australia?", [], True),
     ("How many teams play in the National Football League?", ["Do the Arizona Cardinals play outside the US?"], True),

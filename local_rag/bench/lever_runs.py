@@ -138,12 +138,14 @@ def compress(profile: str, split: str, budgets: list[int], max_tasks: int, out: 
     count = token_counter(profile)
     score = embedding_scorer(load_embedder(settings.embedder, settings.models_dir))
     data: dict[str, Any] = {"split": split, "profile": profile, "tokenizer": settings.llm.model,
-                            "scorer": settings.embedder.model, "passages": "the tasks' reference passages (Task B)"}
+                            "scorer": settings.embedder.model, "passages": "the tasks' reference passages (Task B)",
+                            "join_wrapped": settings.evidence.join_wrapped}
     for name, use_rewrite in (("lastturn", False), ("reference-rewrite", True)):
         def question(t: dict[str, Any], u: bool = use_rewrite) -> str:
             return levers.task_question(t, rewrites, u)
 
-        data[f"question={name}"] = levers.compression_figures(tasks, budgets, score, count, question, levers.gold_hits)
+        data[f"question={name}"] = levers.compression_figures(tasks, budgets, score, count, question, levers.gold_hits,
+                                                              join_wrapped=settings.evidence.join_wrapped)
         for row in data[f"question={name}"]:
             print(name, row, flush=True)
     data["tasks"] = len(tasks)

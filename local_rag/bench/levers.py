@@ -131,9 +131,10 @@ def cached_scorer(score: Scorer) -> tuple[Scorer, dict[tuple[str, str], float]]:
 
 def compression_figures(tasks: list[dict[str, Any]], budgets: Sequence[int], score: Scorer, count: Callable[[str], int],
                         questions: Callable[[dict[str, Any]], str], passages: Callable[[dict[str, Any]], list[Hit]],
-                        passage_tokens: int = 300) -> list[dict[str, Any]]:
+                        passage_tokens: int = 300, join_wrapped: bool = False) -> list[dict[str, Any]]:
     """Per budget (0 = no compression: every passage cut to ``passage_tokens`` as the generator does): evidence
-    tokens, coverage of the reference, and support sentences kept, averaged over answerable tasks with a reference."""
+    tokens, coverage of the reference, and support sentences kept, averaged over answerable tasks with a reference
+    (``join_wrapped``: `evidence.join_wrapped` for the selection)."""
     from local_rag.llm.budget import truncate
 
     scorer, _ = cached_scorer(score)
@@ -153,7 +154,7 @@ def compression_figures(tasks: list[dict[str, Any]], budgets: Sequence[int], sco
                 "support": 1.0 if support else float("nan")}
         per_budget[0].append(base)
         for budget in budgets:
-            sel = select_sentences(question, hits, scorer, budget, count)
+            sel = select_sentences(question, hits, scorer, budget, count, join_wrapped=join_wrapped)
             text = "\n".join(f"{h.title}: {h.text}" for h in sel.hits)
             kept = sum(1 for s in support if s in text) / len(support) if support else float("nan")
             per_budget[budget].append({"tokens": float(sel.tokens_after), "coverage": coverage(reference, text) or 0.0,

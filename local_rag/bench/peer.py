@@ -114,16 +114,17 @@ def parse_sets(items: list[str]) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------------------------ tasks
-def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int, seed: int) -> list[dict[str, Any]]:
-    """``n + 1`` answerable tasks of ``domain`` with qrels and a reference answer, ordered by a seeded hash; the
-    first is the warm-up."""
+def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int, seed: int,
+               conversations: set[str] | None = None) -> list[dict[str, Any]]:
+    """``n + 1`` answerable tasks of ``domain`` with qrels and a reference answer, ordered by a seeded hash (all of them
+    when fewer); the first is the warm-up. With ``conversations`` (a split), only their tasks."""
     from local_rag.evaluation.generation.official import answerability, targets_of
     from local_rag.mtrag import load_generation_tasks, task_domain
     from local_rag.subset import pick
 
     pool = [t for t in load_generation_tasks(path) if task_domain(t) == domain and t["task_id"] in qrels
             and answerability(t) in ("ANSWERABLE", "PARTIAL") and targets_of(t)]
-    return pick(pool, n + 1, seed=seed)
+    return pick(pool, n + 1, seed=seed, conversations=conversations)
 
 
 def read_corpus(path: Path) -> list[dict[str, Any]]:
@@ -497,6 +498,7 @@ def write_report(args: argparse.Namespace, rows_wanted: list[str], settings: Any
         report_ratios["ours-rewrite ÷ peer-condense"] = ratios(summary["ours-rewrite"], summary["peer-condense"])
     command = (f".venv-peer/bin/python scripts/bench_peer.py --profile {args.profile} --domain {args.domain} "
                f"--tasks {args.tasks} --seed {args.seed} --rows {','.join(rows_wanted)}"
+               + (f" --split {args.split}" if getattr(args, "split", None) else "")
                + (f" --lean-passages {args.lean_passages}" if "ours-lean" in rows_wanted else "")
                + "".join(f" --set {item}" for item in getattr(args, "sets", []))
                + "".join(f" --variant {item}" for item in getattr(args, "variant_items", []))
@@ -536,6 +538,7 @@ def bench_peer(args: argparse.Namespace, rows_wanted: list[str], models_dir: Pat
     args.load_start = [round(x, 2) for x in os.getloadavg()]
     from local_rag.evaluation.generation.algorithmic import rouge_l
     from local_rag.evaluation.generation.official import targets_of
+    from local_rag.evaluation.splits import load_split
     from local_rag.mtrag import default_mtrag_dir, load_qrels
     from local_rag.settings import deep_merge, load_settings
 
@@ -543,7 +546,9 @@ def bench_peer(args: argparse.Namespace, rows_wanted: list[str], models_dir: Pat
     settings = load_settings(args.profile, overrides=deep_merge(getattr(args, "overrides", {}), {"models_dir": str(models_dir)}))
     corpus = args.corpus = args.corpus or mtrag / "corpora" / "pool" / f"{args.domain}.jsonl"
     qrels = load_qrels(mtrag / "retrieval_tasks" / args.domain / "qrels" / "dev.tsv")
-    tasks = pick_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl", args.domain, qrels, args.tasks, args.seed)
+    split = getattr(args, "split", None)
+    tasks = pick_tasks(mtrag / "generation_tasks" / "mtrag_tasks.jsonl", args.domain, qrels, args.tasks, args.seed,
+                       conversations=load_split(mtrag, split) if split else None)
     warmup, tasks = tasks[0], tasks[1:]
     work = Path(tempfile.mkdtemp(prefix="bench-peer-"))
     try:

@@ -78,7 +78,7 @@ def _header(hit: Hit) -> str:
 
 
 def select_sentences(question: str, hits: list[Hit], score: Scorer, budget: int, count: TokenCounter,
-                     max_sentence_tokens: int = 80, min_sentences: int = 1) -> Selection:
+                     max_sentence_tokens: int = 80, min_sentences: int = 1, join_wrapped: bool = False) -> Selection:
     """The best-scoring sentences of ``hits`` within ``budget`` tokens (see the module docstring).
 
     Args:
@@ -89,12 +89,13 @@ def select_sentences(question: str, hits: list[Hit], score: Scorer, budget: int,
         count: the LLM's token counter.
         max_sentence_tokens: longer sentences are cut at word boundaries first.
         min_sentences: this many of the best sentences are kept even past the budget.
+        join_wrapped: read hard-wrapped lines as prose (`local_rag.text.split_sentences`).
     """
     sentences: list[Sentence] = []
     before = 0
     for i, hit in enumerate(hits):
         before += count(_header(hit) + " ".join(hit.text.split())) + _LABEL_TOKENS
-        for j, text in enumerate(split_sentences(hit.text, count, max_sentence_tokens)):
+        for j, text in enumerate(split_sentences(hit.text, count, max_sentence_tokens, join_wrapped=join_wrapped)):
             sentences.append(Sentence(i, j, text, count(text) + 1))  # + the joining space
     if not sentences:
         return Selection([], [], before, 0, 0)
@@ -179,4 +180,4 @@ class Compressor:
     def select(self, question: str, hits: list[Hit], count: TokenCounter) -> Selection:
         cfg = self.config
         return select_sentences(question, hits, self.scorer(), cfg.budget_tokens, count, cfg.max_sentence_tokens,
-                                cfg.min_sentences)
+                                cfg.min_sentences, cfg.join_wrapped)
