@@ -10,8 +10,8 @@ TokenCounter = Callable[[str], int]
 
 # a sentence ends at . ! ? (closing quotes or brackets may follow) before a space and an upper-case letter, digit,
 # quote or bracket; a line break always ends one
-_BOUNDARY = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])|\s*\n+\s*")
 _END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")  # a sentence end within a line
+_BOUNDARY = re.compile(_END.pattern + r"|\s*\n+\s*")
 # a full stop after these ends no sentence: an initial ("Gordon D. Schaber") or a title ("Dr. Smith")
 _NOT_AN_END = re.compile(r"(?:^|[\s(])(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs)\.[\"')\]]*$")
 # a line that ends with one of these words was cut mid-sentence (English; other text keeps its line breaks)
@@ -47,10 +47,10 @@ def _prose_sentences(line: str) -> list[str]:
     for match in _END.finditer(line):
         if _NOT_AN_END.search(line[start : match.start()]):
             continue
-        out.append(line[start : match.start()] + line[match.start() : match.end()].rstrip())
+        out.append(line[start : match.end()].rstrip())  # its closing quote or bracket kept
         start = match.end()
     out.append(line[start:])
-    return [s.strip() for s in out if s.strip()]
+    return out
 
 
 def split_sentences(text: str, count: TokenCounter | None = None, max_tokens: int = 0, *,
