@@ -220,6 +220,68 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
                    f"{settings.models_dir / report.model} for your own tries.")
 
 
+@train.command()
+@settings_options
+@click.option("--name", required=True, help="Name of the fine-tuned GGUF under models/ (then llm.model: <name>).")
+@click.option("--base", help="Base GGUF or transformers folder (default: llm.model of the settings).")
+@click.option("--work", "work_dir", type=click.Path(file_okay=False),
+              help="Work folder (default runs/generator/<name>): examples.jsonl, checkpoints, merged model. A rerun resumes.")
+@click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True)
+@click.option("--limit", default=240, show_default=True, help="Tasks to learn from (0 = all of the split), stratified.")
+@click.option("--hold-out", default=20, show_default=True,
+              help="Leave out the tasks `eval generation --split <split> --limit N` measures.")
+@click.option("--min-support", default=0.0, show_default=True, type=click.FloatRange(0, 1),
+              help="Drop answers whose content words the evidence holds less than this share of.")
+@click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
+@click.option("--llm-cache", default="runs/llm-cache.jsonl", show_default=True, type=click.Path(dir_okay=False),
+              help="Rewrite cache shared with `eval`.")
+@click.option("--epochs", default=1.0, show_default=True)
+@click.option("--lr", "learning_rate", default=2e-4, show_default=True)
+@click.option("--rank", default=16, show_default=True, help="LoRA rank.")
+@click.option("--grad-accum", default=4, show_default=True, help="Examples per optimizer step.")
+@click.option("--top-layers", default=0, show_default=True, help="LoRA on the last N decoder layers only (0 = all; less work).")
+@click.option("--max-steps", default=-1, show_default=True, help="Stop after N optimizer steps (> 0).")
+@click.option("--converter", envvar="LLAMA_CPP_CONVERTER", type=click.Path(exists=True, dir_okay=False),
+              help="llama.cpp's convert_hf_to_gguf.py (or $LLAMA_CPP_CONVERTER); without it the merged transformers "
+                   "folder is left for you to convert.")
+@click.option("--qtype", default="Q4_K_M", show_default=True, help="llama.cpp quantization type of the GGUF.")
+@handle_errors
+def generator(profile, config_file, index_name, name, base, work_dir, split, limit, hold_out, min_support, index_prefix,
+              llm_cache, epochs, learning_rate, rank, grad_accum, top_layers, max_steps, converter, qtype):
+    """Fine-tune the generator (LoRA) on the MTRAG split's reference answers, as the pipeline prompts it, and import
+    it as a GGUF under models/. Resumable; see docs/training.md."""
+    from local_rag.modelstore.importer import import_path
+    from local_rag.modelstore.manifest import resolve_model
+    from local_rag.train.generator import (
+        GeneratorTraining,
+        read_examples,
+        split_tasks,
+        to_gguf,
+        train_generator,
+        write_examples,
+    )
+
+    settings = load(profile, config_file, index_name)
+    work = Path(work_dir) if work_dir else Path("runs") / "generator" / name
+    tasks = split_tasks(split, limit, hold_out)
+    new = write_examples(work / "examples.jsonl", tasks, settings, index_prefix, llm_cache)
+    examples = [e for e in read_examples(work / "examples.jsonl") if e.support >= min_support]
+    click.echo(f"{len(examples)} examples ({new} new) in {work / 'examples.jsonl'}")
+    path, _ = resolve_model(base or settings.llm.model, settings.models_dir, role="llm")
+    if path.is_dir():
+        ggufs = sorted(path.glob("*.gguf"))
+        path = ggufs[0] if ggufs else path
+    folder = train_generator(GeneratorTraining(model=str(path), out=str(work), epochs=epochs,
+                                               learning_rate=learning_rate, rank=rank, grad_accum=grad_accum,
+                                               top_layers=top_layers, max_steps=max_steps), examples)
+    if not converter:
+        click.echo(f"merged model in {folder}; convert it with llama.cpp's convert_hf_to_gguf.py (--converter)")
+        return
+    gguf = to_gguf(folder, work / f"{name}.gguf", converter, qtype)
+    entry = import_path(gguf, settings.models_dir, name=name)
+    click.echo(f"imported {entry.name}; use it with llm.model: {entry.name} (e.g. LOCAL_RAG_LLM__MODEL={entry.name})")
+
+
 def _examples(data_file: str, modes: str | None) -> tuple[list[Any], dict[str, Any]]:
     from local_rag.train.data import file_digest, read_examples
 
