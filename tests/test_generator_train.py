@@ -98,3 +98,12 @@ def test_a_lora_run_of_smollm2_goes_back_to_a_gguf_that_llama_cpp_answers_with(t
     llm = Llama(model_path=str(gguf), n_ctx=512, verbose=False)
     out = llm.create_chat_completion([system, {"role": "user", "content": "What is BM25?"}], max_tokens=8, temperature=0)
     assert out["choices"][0]["message"]["content"].strip()
+
+
+def test_no_examples_is_a_clear_error_before_any_model_is_loaded(tmp_path: Path) -> None:
+    from local_rag.errors import BadInputError
+    from local_rag.train.generator import GeneratorTraining, train_generator
+
+    with pytest.raises(BadInputError, match="no training examples"):
+        train_generator(GeneratorTraining(model=str(tmp_path / "absent.gguf"), out=str(tmp_path / "run")), [])
+    assert not (tmp_path / "run").exists()

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag._optional import require
+from local_rag.errors import BadInputError
 from local_rag.llm.base import Message
 from local_rag.records import Hit
 from local_rag.settings import Settings
@@ -170,6 +171,8 @@ def train_generator(config: GeneratorTraining, examples: list[GeneratorExample])
     trl = require("trl", "generator training")
     from local_rag.agent.train import load_policy
 
+    if not examples:
+        raise BadInputError("no training examples: every task was skipped or filtered out (see --min-support)")
     out = Path(config.out)
     model, tokenizer = load_policy(config.model)
     if config.bf16:
