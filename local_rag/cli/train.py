@@ -232,6 +232,8 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
               help="Leave out the tasks `eval generation --split <split> --limit N` measures.")
 @click.option("--min-support", default=0.0, show_default=True, type=click.FloatRange(0, 1),
               help="Drop answers whose content words the evidence holds less than this share of.")
+@click.option("--cited-only", "keep_cited", is_flag=True,
+              help="Keep only the reference sentences the evidence supports (those given a citation); drop answers left empty.")
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
 @click.option("--llm-cache", default="runs/llm-cache.jsonl", show_default=True, type=click.Path(dir_okay=False),
               help="Rewrite cache shared with `eval`.")
@@ -246,7 +248,7 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
                    "folder is left for you to convert.")
 @click.option("--qtype", default="Q4_K_M", show_default=True, help="llama.cpp quantization type of the GGUF.")
 @handle_errors
-def generator(profile, config_file, index_name, name, base, work_dir, split, limit, hold_out, min_support, index_prefix,
+def generator(profile, config_file, index_name, name, base, work_dir, split, limit, hold_out, min_support, keep_cited, index_prefix,
               llm_cache, epochs, learning_rate, rank, grad_accum, top_layers, max_steps, converter, qtype):
     """Fine-tune the generator (LoRA) on the MTRAG split's reference answers, as the pipeline prompts it, and import
     it as a GGUF under models/. Resumable; see docs/training.md."""
@@ -254,6 +256,7 @@ def generator(profile, config_file, index_name, name, base, work_dir, split, lim
     from local_rag.modelstore.manifest import resolve_model
     from local_rag.train.generator import (
         GeneratorTraining,
+        cited_only,
         read_examples,
         split_tasks,
         to_gguf,
@@ -266,6 +269,8 @@ def generator(profile, config_file, index_name, name, base, work_dir, split, lim
     tasks = split_tasks(split, limit, hold_out)
     new = write_examples(work / "examples.jsonl", tasks, settings, index_prefix, llm_cache)
     examples = [e for e in read_examples(work / "examples.jsonl") if e.support >= min_support]
+    if keep_cited:
+        examples = [c for e in examples if (c := cited_only(e)) is not None]
     click.echo(f"{len(examples)} examples ({new} new) in {work / 'examples.jsonl'}")
     path, _ = resolve_model(base or settings.llm.model, settings.models_dir, role="llm")
     if path.is_dir():

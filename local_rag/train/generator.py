@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -134,6 +135,26 @@ def build_examples(tasks: Iterable[dict[str, Any]], settings: Settings, pipeline
         words, seen = content_words(reference), content_words(" ".join(texts))
         support = round(len(words & seen) / len(words), 3) if words else 0.0
         yield GeneratorExample(task_id, messages, cited, "answer", kept, support)
+
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
+_CITED = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
+
+
+def cited_only(example: GeneratorExample) -> GeneratorExample | None:
+    """The example with only the reply's sentences that the evidence supports (those `attribute` cited), or
+    ``None`` when none is left; a decline is kept as it is. Teaches the references' style without the part of them
+    the evidence does not hold.
+
+    Example:
+        >>> e = GeneratorExample("t", [], "Cats sleep a lot [1]. They were worshipped in Egypt.", "answer")
+        >>> cited_only(e).target
+        'Cats sleep a lot [1].'
+    """
+    if example.kind != "answer":
+        return example
+    kept = [s for s in _SENTENCE.split(example.target.strip()) if _CITED.search(s)]
+    return replace(example, target=" ".join(kept)) if kept else None
 
 
 def read_examples(path: str | Path) -> list[GeneratorExample]:

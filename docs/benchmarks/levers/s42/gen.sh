@@ -12,19 +12,19 @@ R=runs/i26/s42
 M=qwen2.5-coder-1.5b-mtrag-sft
 mkdir -p "$D"
 t() { /usr/bin/time -f "wall %e s, peak RSS %M KB" flock /tmp/heavy.lock "$@"; }
-.venv/bin/local-rag models list 2>/dev/null | grep -q "$M" || t .venv/bin/local-rag train generator --profile cpu \
+.venv/bin/local-rag models list 2>/dev/null | grep -qE "(^|[[:space:]])$M([[:space:]]|$)" || t .venv/bin/local-rag train generator --profile cpu \
   --name "$M" --work "$R/gen-sft" --limit 240 --hold-out 20 --min-support 0.4 --top-layers 14 --epochs 1 --lr 2e-4 \
   --rank 16 --grad-accum 4
 cp "$R/gen-sft/log_history.json" "$D/log_history.json"
-SPLIT=train LOCAL_RAG_LLM__MODEL=$M t bash scripts/taskc20.sh train-cpu-sft cpu $R $D \
-  docs/benchmarks/levers/s40/taskc/judged-train-cpu-e300 > "$D/compare-train.md"
+SPLIT=train LOCAL_RAG_LLM__MODEL=$M t bash scripts/taskc20.sh train-cpu-sft cpu $R $D
+.venv/bin/local-rag eval compare docs/benchmarks/levers/s40/taskc/judged-train-cpu-e300 "$D/judged-train-cpu-sft" > "$D/compare-train.md"
 hm() { .venv/bin/python -c "import json,sys; print(json.load(open(sys.argv[1]))['overall']['final'])" "$1"; }
 a=$(hm docs/benchmarks/levers/s40/taskc/judged-train-cpu-e300/scores.json); b=$(hm "$D/judged-train-cpu-sft/scores.json")
 echo "train HM: cpu $a, tuned generator $b" | tee -a "$D/rule.txt"
 if .venv/bin/python -c "import sys; sys.exit(0 if float(sys.argv[2]) >= 0.385 else 1)" "$a" "$b"; then
   echo "rule passed: the test split is run" | tee -a "$D/rule.txt"
-  LOCAL_RAG_LLM__MODEL=$M t bash scripts/taskc20.sh test-cpu-sft cpu $R $D \
-    docs/benchmarks/levers/s40/taskc/judged-test-cpu-e300 > "$D/compare-test.md"
+  LOCAL_RAG_LLM__MODEL=$M t bash scripts/taskc20.sh test-cpu-sft cpu $R $D
+  .venv/bin/local-rag eval compare docs/benchmarks/levers/s40/taskc/judged-test-cpu-e300 "$D/judged-test-cpu-sft" > "$D/compare-test.md"
 else
   echo "rule failed: not run on the test split" | tee -a "$D/rule.txt"
 fi
