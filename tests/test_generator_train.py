@@ -107,3 +107,17 @@ def test_no_examples_is_a_clear_error_before_any_model_is_loaded(tmp_path: Path)
     with pytest.raises(BadInputError, match="no training examples"):
         train_generator(GeneratorTraining(model=str(tmp_path / "absent.gguf"), out=str(tmp_path / "run")), [])
     assert not (tmp_path / "run").exists()
+
+
+def test_a_bad_quantization_type_is_a_clear_error_before_training(tmp_path: Path) -> None:
+    pytest.importorskip("llama_cpp")
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    converter = tmp_path / "convert_hf_to_gguf.py"
+    converter.write_text("", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["train", "generator", "--name", "x", "--work", str(tmp_path / "work"),
+                                      "--converter", str(converter), "--qtype", "Q3_FANCY"])
+    assert result.exit_code == 2 and "unknown llama.cpp quantization type 'Q3_FANCY'" in result.output
+    assert not (tmp_path / "work").exists()

@@ -252,11 +252,12 @@ def generator(profile, config_file, index_name, name, base, work_dir, split, lim
               llm_cache, epochs, learning_rate, rank, grad_accum, top_layers, max_steps, converter, qtype):
     """Fine-tune the generator (LoRA) on the MTRAG split's reference answers, as the pipeline prompts it, and import
     it as a GGUF under models/. Resumable; see docs/training.md."""
+    from local_rag.modelstore.gguf_check import resolve_gguf
     from local_rag.modelstore.importer import import_path
-    from local_rag.modelstore.manifest import resolve_model
     from local_rag.train.generator import (
         GeneratorTraining,
         cited_only,
+        quantize_type,
         read_examples,
         split_tasks,
         to_gguf,
@@ -264,6 +265,8 @@ def generator(profile, config_file, index_name, name, base, work_dir, split, lim
         write_examples,
     )
 
+    if converter:
+        quantize_type(qtype)  # a bad name fails now, not after the training
     settings = load(profile, config_file, index_name)
     work = Path(work_dir) if work_dir else Path("runs") / "generator" / name
     tasks = split_tasks(split, limit, hold_out)
@@ -272,10 +275,9 @@ def generator(profile, config_file, index_name, name, base, work_dir, split, lim
     if keep_cited:
         examples = [c for e in examples if (c := cited_only(e)) is not None]
     click.echo(f"{len(examples)} examples ({new} new) in {work / 'examples.jsonl'}")
-    path, _ = resolve_model(base or settings.llm.model, settings.models_dir, role="llm")
-    if path.is_dir():
-        ggufs = sorted(path.glob("*.gguf"))
-        path = ggufs[0] if ggufs else path
+    given = Path(base).expanduser() if base else None
+    path = given if given is not None and (given / "config.json").is_file() else \
+        resolve_gguf(base or settings.llm.model, settings.models_dir)  # a transformers folder, or the GGUF to load
     folder = train_generator(GeneratorTraining(model=str(path), out=str(work), epochs=epochs,
                                                learning_rate=learning_rate, rank=rank, grad_accum=grad_accum,
                                                top_layers=top_layers, max_steps=max_steps), examples)

@@ -22,6 +22,16 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 2}
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences `attribute` cites one by one.
+
+    Example:
+        >>> sentences("Writes go to a folder [1]. Then it renames.")
+        ['Writes go to a folder [1].', 'Then it renames.']
+    """
+    return _SENTENCE.split(text.strip())
+
+
 def attribute(text: str, passages: list[str], min_share: float = 0.5) -> tuple[str, list[int]]:
     """``text`` with ``[n]`` after each sentence that a passage supports, and the numbers used (1-based, in order).
 
@@ -31,7 +41,7 @@ def attribute(text: str, passages: list[str], min_share: float = 0.5) -> tuple[s
     """
     words = [content_words(p) for p in passages]
     out, used = [], []
-    for sentence in _SENTENCE.split(text.strip()):
+    for sentence in sentences(text):
         mine = content_words(sentence)
         best, share = 0, 0.0
         for n, theirs in enumerate(words, start=1):

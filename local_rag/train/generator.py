@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import random
-import re
 import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -58,24 +57,6 @@ class GeneratorExample:
         return cls(**json.loads(line))
 
 
-def answerability(task: dict[str, Any]) -> str:
-    value = task.get("answerability")
-    if isinstance(value, list):
-        value = value[0] if value else ""
-    return str(value or "").upper()
-
-
-def reference_text(task: dict[str, Any]) -> str:
-    targets = task.get("targets") or []
-    return str(targets[0].get("text") or "").strip() if targets else ""
-
-
-def gold_hits(task: dict[str, Any]) -> list[Hit]:
-    return [Hit(passage_id=str(c.get("document_id", i)), score=1.0, rank=i + 1, title=str(c.get("title") or ""),
-                text=str(c.get("text") or ""), url=str(c.get("url") or ""))
-            for i, c in enumerate(task.get("contexts") or [])]
-
-
 def mix_evidence(gold: list[Hit], retrieved: list[Hit], n: int, seed: str) -> list[Hit]:
     """The gold passages (at most ``n``) and the retriever's other hits up to ``n`` passages, in a seeded order, so
     that the gold passage is not always first (at inference it is anywhere, or absent).
@@ -101,6 +82,8 @@ def build_examples(tasks: Iterable[dict[str, Any]], settings: Settings, pipeline
     ``pipeline_of(task)``: the `Pipeline` of the task's domain; its rewrite (``queries``), retriever, compressor and
     generator build the prompt exactly as at inference.
     """
+    from local_rag.evaluation.generation.official import answerability, targets_of
+    from local_rag.evaluation.generation.runner import context_hits
     from local_rag.llm.attribute import attribute, content_words
     from local_rag.llm.pipeline import question_of
     from local_rag.mtrag import parse_conversation
@@ -116,7 +99,7 @@ def build_examples(tasks: Iterable[dict[str, Any]], settings: Settings, pipeline
         conversation.id = task_id
         queries = pipeline.queries(conversation)
         retrieved = pipeline.retriever.search(queries, top_k=max(cfg.passages * 2, 10))
-        gold = gold_hits(task) if kind != "UNANSWERABLE" else []
+        gold = context_hits(task) if kind != "UNANSWERABLE" else []
         passages = mix_evidence(gold, retrieved, cfg.passages, f"{seed}:{task_id}")
         evidence = passages
         if settings.evidence.compress:
@@ -127,7 +110,7 @@ def build_examples(tasks: Iterable[dict[str, Any]], settings: Settings, pipeline
         if kind == "UNANSWERABLE":
             yield GeneratorExample(task_id, messages, cfg.idk_answer, "decline", 0, 1.0)
             continue
-        reference = reference_text(task)
+        reference = next(iter(targets_of(task)), "").strip()
         if not reference:
             continue
         texts = [f"{h.title} {h.text}" for h in evidence]
@@ -135,10 +118,6 @@ def build_examples(tasks: Iterable[dict[str, Any]], settings: Settings, pipeline
         words, seen = content_words(reference), content_words(" ".join(texts))
         support = round(len(words & seen) / len(words), 3) if words else 0.0
         yield GeneratorExample(task_id, messages, cited, "answer", kept, support)
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(])")
-_CITED = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 
 
 def cited_only(example: GeneratorExample) -> GeneratorExample | None:
@@ -151,9 +130,12 @@ def cited_only(example: GeneratorExample) -> GeneratorExample | None:
         >>> cited_only(e).target
         'Cats sleep a lot [1].'
     """
+    from local_rag.decide.support import cited
+    from local_rag.llm.attribute import sentences
+
     if example.kind != "answer":
         return example
-    kept = [s for s in _SENTENCE.split(example.target.strip()) if _CITED.search(s)]
+    kept = [s for s in sentences(example.target) if cited(s)]
     return replace(example, target=" ".join(kept)) if kept else None
 
 
@@ -224,6 +206,15 @@ def train_generator(config: GeneratorTraining, examples: list[GeneratorExample])
     return folder
 
 
+def quantize_type(qtype: str) -> int:
+    """llama.cpp's file type for a quantization name (``Q4_K_M``, ``Q8_0`` ...); checked before any training."""
+    llama_cpp = require("llama_cpp", "quantizing a GGUF")
+    ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{qtype.upper()}", None)
+    if not isinstance(ftype, int):
+        raise BadInputError(f"unknown llama.cpp quantization type {qtype!r} (e.g. Q4_K_M, Q5_K_M, Q8_0)")
+    return ftype
+
+
 def to_gguf(folder: str | Path, out_file: str | Path, converter: str | Path, qtype: str = "Q4_K_M") -> Path:
     """Convert a transformers folder to a GGUF with llama.cpp's converter (float16), then quantize it with
     llama.cpp's quantizer (through llama-cpp-python) to ``qtype``; the float16 file is removed."""
@@ -235,7 +226,7 @@ def to_gguf(folder: str | Path, out_file: str | Path, converter: str | Path, qty
     f16 = out_file.with_suffix(".f16.gguf")
     subprocess.run([sys.executable, str(converter), str(folder), "--outfile", str(f16), "--outtype", "f16"], check=True)
     params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{qtype.upper()}")
+    params.ftype = quantize_type(qtype)
     if llama_cpp.llama_model_quantize(str(f16).encode(), str(out_file).encode(), ctypes.byref(params)) != 0:
         raise RuntimeError(f"llama.cpp could not quantize {f16} to {qtype}")
     f16.unlink()
@@ -263,36 +254,19 @@ def write_examples(out_file: str | Path, tasks: list[dict[str, Any]], settings: 
                    llm_cache: str | Path | None = None, progress: bool = True) -> int:
     """Append the examples of ``tasks`` to ``out_file`` (JSONL), skipping the tasks already there (a rerun
     continues). One LLM (the rewrite's) is shared by every domain's pipeline. Returns the examples written now."""
-    from local_rag.llm.pipeline import LLMQueries
-    from local_rag.modes import make_pipeline
-    from local_rag.mtrag import task_domain
+    from local_rag.evaluation.generation.runner import TaskPipelines
 
     out = Path(out_file)
     out.parent.mkdir(parents=True, exist_ok=True)
     done = {e.task_id for e in read_examples(out)} if out.exists() else set()
     todo = [t for t in tasks if str(t.get("task_id")) not in done]
-    pipes: dict[str, Any] = {}
-    shared: dict[str, Any] = {}
-
-    def pipeline_of(task: dict[str, Any]) -> Any:
-        index = f"{index_prefix}{task_domain(task)}"
-        if index not in pipes:
-            if "llm" not in shared:
-                from local_rag.llm import load_llm
-
-                shared["llm"] = load_llm(settings.llm, settings.models_dir)
-                if llm_cache is not None and settings.pipeline.rewrite:
-                    shared["rewrites"] = LLMQueries(shared["llm"], settings, cache=Path(llm_cache))
-            pipes[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=shared["llm"],
-                                         rewrites=shared.get("rewrites"))
-        return pipes[index]
-
+    pipelines = TaskPipelines(settings, index_prefix, rewrite_cache=Path(llm_cache) if llm_cache is not None else None)
     written = 0
     from tqdm import tqdm
 
     items = tqdm(todo, desc="generator examples", unit="task") if progress else todo
     with out.open("a", encoding="utf-8") as f:
-        for example in build_examples(items, settings, pipeline_of):
+        for example in build_examples(items, settings, pipelines):
             f.write(example.to_json() + "\n")
             f.flush()
             written += 1

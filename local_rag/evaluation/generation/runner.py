@@ -34,6 +34,7 @@ from local_rag.evaluation.generation.official import (
     write_records,
 )
 from local_rag.mtrag import load_done
+from local_rag.records import Hit
 from local_rag.settings import Settings
 from local_rag.subset import stratified
 
@@ -206,6 +207,53 @@ def same_task(task_id: Any) -> str:
     return str(task_id).replace("<::>", "::")
 
 
+def context_hits(task: dict[str, Any]) -> list[Hit]:
+    """The task's gold ``contexts`` as passages, in their order (MTRAG's field names)."""
+    return [Hit(passage_id=str(c.get("document_id", i)), score=1.0, rank=i + 1, title=str(c.get("title") or ""),
+                text=str(c.get("text") or ""), url=str(c.get("url") or ""))
+            for i, c in enumerate(contexts_of(task))]
+
+
+class TaskPipelines:
+    """``pipelines(task) -> Pipeline`` over the index of the task's domain (``settings.index`` when it was set
+    explicitly, else ``<index_prefix><domain>``), built once per index. One LLM (`llm`, loaded on first use unless
+    given) is shared by every domain's pipeline, and so is the rewrite cache (``rewrite_cache``: a JSONL file of query
+    rewrites by task id, `LLMQueries`), so that each conversation is rewritten once."""
+
+    def __init__(self, settings: Settings, index_prefix: str = "mtrag-", llm: Any = None, retriever: Any = None,
+                 rewrite_cache: Path | None = None) -> None:
+        self.settings = settings
+        self.index_prefix = index_prefix
+        self.retriever = retriever
+        self.rewrite_cache = rewrite_cache
+        self._llm = llm
+        self._rewrites: Any = None
+        self._pipelines: dict[str, Any] = {}
+        self._explicit_index = "index" in settings.model_fields_set
+
+    def llm(self) -> Any:
+        if self._llm is None:
+            from local_rag.llm import load_llm
+
+            self._llm = load_llm(self.settings.llm, self.settings.models_dir)
+        return self._llm
+
+    def __call__(self, task: dict[str, Any]) -> Any:
+        from local_rag.modes import make_pipeline
+        from local_rag.mtrag import task_domain
+
+        settings = self.settings
+        index = settings.index if self._explicit_index else f"{self.index_prefix}{task_domain(task)}"
+        if index not in self._pipelines:
+            if self._rewrites is None and self.rewrite_cache is not None and settings.pipeline.rewrite:
+                from local_rag.llm.pipeline import LLMQueries
+
+                self._rewrites = LLMQueries(self.llm(), settings, cache=self.rewrite_cache)
+            self._pipelines[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=self.llm(),
+                                                   retriever=self.retriever, rewrites=self._rewrites)
+        return self._pipelines[index]
+
+
 def pipeline_generator(
     settings: Settings, setting: Setting, index_prefix: str = "mtrag-", llm: Any = None, retriever: Any = None,
     rewrite_cache: Path | None = None,
@@ -214,52 +262,30 @@ def pipeline_generator(
 
     ``reference`` (Task B): the generator answers the task's conversation from its gold ``contexts`` only (no
     retrieval, no rerank). ``rag`` (Task C): the full pipeline of ``settings`` over the index of the task's domain
-    (``settings.index`` when it was set explicitly, else ``<index_prefix><domain>``), returning its passages (at
-    most 10) as ``contexts``. One LLM is loaded and shared by every domain's pipeline (``llm``/``retriever``: prebuilt
-    stages, e.g. for tests). ``rewrite_cache``: a JSONL file of query rewrites by task id (`LLMQueries`), shared with
-    ``eval retrieval`` and with other runs, so that runs differing only in the prompt retrieve with the same
-    rewrites, and each conversation is rewritten once.
+    (`TaskPipelines`), returning its passages (at most 10) as ``contexts``. One LLM is loaded and shared by every
+    domain's pipeline (``llm``/``retriever``: prebuilt stages, e.g. for tests). ``rewrite_cache``: a JSONL file of
+    query rewrites by task id (`LLMQueries`), shared with ``eval retrieval`` and with other runs, so that runs
+    differing only in the prompt retrieve with the same rewrites, and each conversation is rewritten once.
     """
     from local_rag.evaluation.generation.recheck import prediction_of
     from local_rag.llm.generate import Generator
-    from local_rag.modes import make_pipeline
-    from local_rag.mtrag import parse_conversation, task_domain
-    from local_rag.records import Hit
+    from local_rag.mtrag import parse_conversation
 
-    state: dict[str, Any] = {} if llm is None else {"llm": llm}
-
-    def shared_llm() -> Any:
-        if "llm" not in state:
-            from local_rag.llm import load_llm
-
-            state["llm"] = load_llm(settings.llm, settings.models_dir)
-        return state["llm"]
+    pipelines = TaskPipelines(settings, index_prefix, llm, retriever, rewrite_cache)
+    state: dict[str, Generator] = {}
 
     def reference(task: dict[str, Any]) -> dict[str, Any]:
         conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
-        hits = [Hit(passage_id=str(c.get("document_id", i)), score=1.0, rank=i + 1, title=str(c.get("title") or ""),
-                    text=str(c.get("text") or ""), url=str(c.get("url") or ""))
-                for i, c in enumerate(task.get("contexts") or [])]
+        hits = context_hits(task)
         if "generator" not in state:
-            state["generator"] = Generator(shared_llm(), settings.generate)
+            state["generator"] = Generator(pipelines.llm(), settings.generate)
         answer = state["generator"].answer(conversation, hits) if hits else Generator.idk(settings.generate)
         return prediction_of(answer)
 
-    explicit_index = "index" in settings.model_fields_set
-
     def rag(task: dict[str, Any]) -> dict[str, Any]:
         conversation = parse_conversation(task.get("input"), where=f"task {task.get('task_id')}")
-        index = settings.index if explicit_index else f"{index_prefix}{task_domain(task)}"
-        if "rewrites" not in state:
-            from local_rag.llm.pipeline import LLMQueries
-
-            cached = rewrite_cache is not None and settings.pipeline.rewrite
-            state["rewrites"] = LLMQueries(shared_llm(), settings, cache=rewrite_cache) if cached else None
-        if index not in state:
-            state[index] = make_pipeline(settings.model_copy(update={"index": index}), llm=shared_llm(),
-                                         retriever=retriever, rewrites=state["rewrites"])
         conversation.id = str(task.get("task_id") or "")
-        result = state[index].answer(conversation)
+        result = pipelines(task).answer(conversation)
         contexts = [{"document_id": h.passage_id, "text": h.text, "title": h.title, "url": h.url, "score": h.score}
                     for h in result.passages[:10]]
         return prediction_of(result.answer) | {"contexts": contexts}
