@@ -8,6 +8,9 @@ from collections.abc import Callable
 
 TokenCounter = Callable[[str], int]
 
+# a citation in an answer: "[2]" or "[1, 3]"; group 1 holds the numbers
+CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
+
 # a sentence ends at . ! ? (closing quotes or brackets may follow) before a space and an upper-case letter, digit,
 # quote or bracket; a line break always ends one
 _END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")  # a sentence end within a line

@@ -69,7 +69,7 @@ def test_install_from_the_wheelhouse_without_network_and_run_the_demo(tmp_path: 
     run(str(venv / "bin" / "pip"), "install", "--no-index", "--find-links", str(house), "-r",
         str(house / "requirements.txt"))
     run(str(venv / "bin" / "local-rag"), "models", "unpack", str(house / "models.tar"))
-    assert (tmp_path / "home" / "models" / "manifest.json").is_file()  # outside a checkout: the user data dir
+    assert (tmp_path / "home" / "models" / "manifest.local.json").is_file()  # outside a checkout: the user data dir
     demo = run(str(venv / "bin" / "local-rag"), "demo", "--profile", "cpu-test")
     assert "local-rag demo" in demo.stdout and demo.stdout.count("user>") == 4
     assert (tmp_path / "home" / "indexes" / "demo" / "manifest.json").is_file()

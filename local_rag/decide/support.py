@@ -34,6 +34,7 @@ from local_rag.decide.turns import content_words, words
 from local_rag.errors import ModelError
 from local_rag.records import Hit
 from local_rag.settings import Settings, SupportConfig
+from local_rag.text import CITATION
 
 Embed = Callable[[list[str]], np.ndarray]
 PAIR_FEATURES = ("cosine", "best_sentence_cosine", "word_share", "pair_share", "number_share", "has_numbers",
@@ -41,7 +42,6 @@ PAIR_FEATURES = ("cosine", "best_sentence_cosine", "word_share", "pair_share", "
 EMBEDDING_FEATURES = ("cosine", "best_sentence_cosine")  # the two that need MiniLM (most of the check's time)
 META = "support.json"
 _SENTENCE = re.compile(r"(?<=[.!?])(?:\s*\[\d+(?:\s*,\s*\d+)*\])*\s+(?=[A-Z0-9\"'(])")
-_CITE = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 
 
@@ -73,7 +73,7 @@ def passage_texts(passages: Sequence[Hit]) -> list[str]:
 
 def cited(sentence: str) -> list[int]:
     """The citation numbers of a sentence, in order."""
-    return [int(n) for m in _CITE.finditer(sentence) for n in m.group(1).split(",")]
+    return [int(n) for m in CITATION.finditer(sentence) for n in m.group(1).split(",")]
 
 
 def _bigrams(tokens: list[str]) -> set[tuple[str, str]]:
@@ -82,7 +82,7 @@ def _bigrams(tokens: list[str]) -> set[tuple[str, str]]:
 
 def pair_features(sentence: str, passage: str, cosine: float, best_sentence_cosine: float) -> list[float]:
     """`PAIR_FEATURES` of one (sentence, passage) pair, given the two cosines."""
-    plain = _CITE.sub("", sentence)
+    plain = CITATION.sub("", sentence)
     said, there = content_words(plain), set(content_words(passage))
     pairs = _bigrams(words(plain))
     numbers = set(_NUMBER.findall(plain))
@@ -106,7 +106,7 @@ def pair_matrix(sentences: Sequence[str], passages: Sequence[str], embed: Embed 
         return np.array([[pair_features(s, p, 0.0, 0.0) for p in passages] for s in sentences])
     pieces = [split_sentences(p) or [p] for p in passages]
     flat = [s for piece in pieces for s in piece]
-    vectors = embed([_CITE.sub("", s) for s in sentences] + list(passages) + flat)
+    vectors = embed([CITATION.sub("", s) for s in sentences] + list(passages) + flat)
     sv, pv, fv = vectors[: len(sentences)], vectors[len(sentences) : len(sentences) + len(passages)], vectors[len(sentences) + len(passages) :]
     whole = sv @ pv.T
     parts = sv @ fv.T
@@ -226,7 +226,7 @@ class SupportChecker:
                                    None if p_cited is None else round(p_cited, 4), supported,
                                    [bool(p[i, n - 1] >= self.threshold) for n in numbers])
             if not supported and numbers and p_best >= self.threshold and self.config.move_citations:
-                plain = _CITE.sub("", sentence).rstrip()
+                plain = CITATION.sub("", sentence).rstrip()
                 item.text = re.sub(r"\s*([.!?])$", rf" [{best}]\1", plain) if plain[-1:] in ".!?" else f"{plain} [{best}]"
                 item.moved_to, item.supported = best, True
             if not item.supported and self.config.mode == "drop":

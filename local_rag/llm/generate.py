@@ -19,9 +19,9 @@ from local_rag.llm.context import conversation_text, last_question, passages_tex
 from local_rag.llm.prompts import load_prompt
 from local_rag.records import Answer, Citation, Conversation, Hit, LLMCall
 from local_rag.settings import GenerateConfig
+from local_rag.text import CITATION
 
 log = logging.getLogger("local_rag.llm.generate")
-_CITATION = re.compile(r"\[(\d+(?:\s*,\s*\d+)*)\]")
 _DECLINE = re.compile(
     r"\b(i (?:do not|don't|cannot|can't) (?:know|answer|find|say)|"
     r"i (?:do not|don't) have (?:the |an |any |enough )?(?:answer|information)|(?:is|are) not (?:mentioned|provided|stated|given|"
@@ -49,7 +49,7 @@ def is_decline(text: str, idk_answer: str = "") -> bool:
         return True
     if not norm:
         return True
-    return bool(_DECLINE.search(norm)) and not _CITATION.search(text) and len(norm.split()) <= 60
+    return bool(_DECLINE.search(norm)) and not CITATION.search(text) and len(norm.split()) <= 60
 
 
 def check_citations(text: str, n_passages: int) -> tuple[str, list[int], int]:
@@ -75,7 +75,7 @@ def check_citations(text: str, n_passages: int) -> tuple[str, list[int], int]:
                 invalid += 1
         return f"[{', '.join(map(str, keep))}]" if keep else ""
 
-    cleaned = _CITATION.sub(fix, text)
+    cleaned = CITATION.sub(fix, text)
     cleaned = re.sub(r"\s+([.,;:!?])", r"\1", cleaned)
     return re.sub(r"[ \t]{2,}", " ", cleaned).strip(), valid, invalid
 

@@ -2,6 +2,10 @@
 
 The manifest is the only thing that says what a model name means. Loading a model by name goes through
 `resolve_model`, which refuses a model whose files are missing; ``local-rag models verify`` checks every sha256.
+
+It is read from two files: ``manifest.json``, the entries the project ships (tracked by git in a checkout), and
+``manifest.local.json``, what this machine added or changed (imports, trained and exported models), which overrides
+it. Only the local file is ever written, so importing or training a model leaves a checkout's tracked files alone.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from local_rag.errors import ModelError
 from local_rag.modelstore.json_cache import cache_path, read_cache, write_cache
 
 MANIFEST_NAME = "manifest.json"
+LOCAL_NAME = "manifest.local.json"
 _CHUNK = 1 << 20
 
 
@@ -61,32 +66,27 @@ class ModelEntry:
 class Manifest:
     models_dir: Path
     entries: dict[str, ModelEntry] = field(default_factory=dict)
+    shipped: dict[str, ModelEntry] = field(default_factory=dict)  # what manifest.json holds; never written
 
     @classmethod
     def load(cls, models_dir: str | Path) -> Manifest:
         models_dir = Path(models_dir)
-        path = models_dir / MANIFEST_NAME
-        if not path.exists():
-            return cls(models_dir)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            entries = {e["name"]: ModelEntry.from_json(e) for e in data.get("models", [])}
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            raise ModelError(f"{path} is corrupt ({exc}); restore it from git or re-import the models") from exc
-        return cls(models_dir, entries)
+        shipped = _read_entries(models_dir / MANIFEST_NAME)
+        return cls(models_dir, {**shipped, **_read_entries(models_dir / LOCAL_NAME)}, shipped)
 
     def save(self) -> None:
+        """Write the entries that differ from ``manifest.json`` (new or changed) to ``manifest.local.json``."""
         self.models_dir.mkdir(parents=True, exist_ok=True)
-        path = self.models_dir / MANIFEST_NAME
-        data = {"models": [self.entries[k].to_json() for k in sorted(self.entries)]}
+        path = self.models_dir / LOCAL_NAME
+        local = [self.entries[k].to_json() for k in sorted(self.entries) if self.shipped.get(k) != self.entries[k]]
         tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps({"models": local}, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, path)
 
     def get(self, name: str) -> ModelEntry:
         if name not in self.entries:
             known = ", ".join(sorted(self.entries)) or "none"
-            raise ModelError(f"unknown model {name!r}; models in {self.models_dir / MANIFEST_NAME}: {known}")
+            raise ModelError(f"unknown model {name!r}; the manifests in {self.models_dir} know: {known}")
         return self.entries[name]
 
     def location(self, entry: ModelEntry) -> Path:
@@ -119,6 +119,17 @@ class Manifest:
         if not entry.files:
             problems.append(f"{entry.name}: no files recorded")
         return problems
+
+
+def _read_entries(path: Path) -> dict[str, ModelEntry]:
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return {e["name"]: ModelEntry.from_json(e) for e in data.get("models", [])}
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        fix = "restore it from git" if path.name == MANIFEST_NAME else "move it away"
+        raise ModelError(f"{path} is corrupt ({exc}); {fix} and re-import the models") from exc
 
 
 def file_sha256(path: str | Path, use_cache: bool = True) -> str:
