@@ -332,11 +332,42 @@ def test_cli_models_list_verify_import_pack_unpack(tmp_path: Path, tiny_gguf: Pa
     (["models", "import", "gpt-9"], "cannot import gpt-9: no such file or folder"),
     (["models", "verify", "nope"], "unknown model 'nope'"),
     (["models", "unpack", "missing.tar"], "bundle not found"),
+    (["models", "remove", "--yes", "nope"], "unknown model 'nope'"),
 ])
 def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     res = CliRunner().invoke(cli, [*args, "--models-dir", str(tmp_path / "models")])
     assert res.exit_code == 4
     assert message in res.output and "Traceback" not in res.output and len(res.output.strip().splitlines()) == 1
+
+
+def test_cli_remove_deletes_local_models_and_keeps_shipped_entries(tmp_path: Path, tiny_gguf: Path) -> None:
+    """`models remove` asks first; it deletes a model's files and the entry this machine made, keeps a shipped entry
+    (as missing, importable again), leaves other models alone, and refuses a path outside the models folder."""
+    models, runner = tmp_path / "models", CliRunner()
+    shipped_entry = import_path(tiny_gguf, tmp_path / "elsewhere", name="stock")
+    shutil.copytree(tmp_path / "elsewhere" / "stock", models / "stock")
+    models.joinpath("manifest.json").write_text(json.dumps({"models": [shipped_entry.to_json()]}), encoding="utf-8")
+    shipped = models.joinpath("manifest.json").read_bytes()
+    for name in ("mine", "other"):
+        import_path(tiny_gguf, models, name=name)
+    args = ["--models-dir", str(models)]
+    res = runner.invoke(cli, ["models", "remove", "mine", *args], input="n\n")
+    assert res.exit_code == 1 and (models / "mine").is_dir()  # declined: nothing deleted
+    res = runner.invoke(cli, ["models", "remove", "mine", "stock", *args], input="y\n")
+    assert res.exit_code == 0, res.output
+    assert "removed mine: 24.4 KB freed; entry removed" in res.output and tiny_gguf.stat().st_size == 24992
+    assert "removed stock" in res.output and "its entry stays in manifest.json" in res.output
+    assert not (models / "mine").exists() and not (models / "stock").exists() and (models / "other").is_dir()
+    manifest = Manifest.load(models)
+    assert sorted(manifest.entries) == ["other", "stock"] and not manifest.is_present(manifest.get("stock"))
+    assert models.joinpath("manifest.json").read_bytes() == shipped
+    listed = runner.invoke(cli, ["models", "list", *args]).output
+    assert "stock" in listed and "missing" in listed and "mine" not in listed
+    manifest.entries["odd"] = ModelEntry(**{**shipped_entry.to_json(), "name": "odd", "path": "../elsewhere",
+                                            "files": shipped_entry.files})
+    manifest.save()
+    res = runner.invoke(cli, ["models", "remove", "--yes", "odd", *args])
+    assert res.exit_code == 4 and "not a folder inside" in res.output and (tmp_path / "elsewhere").is_dir()
 
 
 def test_gguf_header_parsed_once_per_file_version(tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:

