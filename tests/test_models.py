@@ -366,8 +366,11 @@ def test_cli_remove_deletes_local_models_and_keeps_shipped_entries(tmp_path: Pat
     manifest.entries["odd"] = ModelEntry(**{**shipped_entry.to_json(), "name": "odd", "path": "../elsewhere",
                                             "files": shipped_entry.files})
     manifest.save()
-    res = runner.invoke(cli, ["models", "remove", "--yes", "odd", *args])
+    res = runner.invoke(cli, ["models", "remove", "--yes", "other", "odd", *args])  # refused before "other" goes
     assert res.exit_code == 4 and "not a folder inside" in res.output and (tmp_path / "elsewhere").is_dir()
+    assert (models / "other").is_dir()
+    res = runner.invoke(cli, ["models", "remove", "--yes", "other", "other", *args])
+    assert res.exit_code == 0 and res.output.count("removed other") == 1
 
 
 def test_gguf_header_parsed_once_per_file_version(tiny_gguf: Path, monkeypatch: pytest.MonkeyPatch) -> None:

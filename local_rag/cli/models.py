@@ -159,11 +159,14 @@ def remove(profile: str | None, config_file: str | None, index_name: str | None,
     """Delete the files of models NAMES and the entries this machine made for them (a shipped entry stays, as
     missing, so the model can be imported or pulled again)."""
     from local_rag.modelstore.manifest import Manifest
-    from local_rag.modelstore.remove import remove_model
+    from local_rag.modelstore.remove import remove_model, target
 
     folder = _models_dir(profile, config_file, index_name, models_dir)
     manifest = Manifest.load(folder)
-    entries = [manifest.get(n) for n in names]  # every name checked before anything is deleted
+    names = tuple(dict.fromkeys(names))
+    for name in names:  # every name checked before anything is deleted
+        target(manifest, name)
+    entries = [manifest.get(n) for n in names]
     size = sum(f.size for e in entries for f in e.files if manifest.is_present(e))
     if not yes:
         click.confirm(f"delete {', '.join(names)} ({_human(size)}) from {folder}?", abort=True)

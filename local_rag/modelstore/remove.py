@@ -21,19 +21,29 @@ class Removed:
     entry_kept: bool  # the shipped entry stays (the model can be imported or pulled again)
 
 
-def remove_model(name: str, models_dir: str | Path) -> Removed:
-    """Delete model ``name``'s folder (or file) under ``models_dir`` and its local manifest entry.
+def target(manifest: Manifest, name: str) -> Path:
+    """The folder (or file) that removing ``name`` deletes.
 
     Raises:
-        ModelError: unknown name, or an entry whose path leads outside ``models_dir``.
+        ModelError: unknown name, or an entry whose path leads outside the models folder.
     """
-    manifest = Manifest.load(models_dir)
     entry = manifest.get(name)
     root = manifest.location(entry)
     base = manifest.models_dir.resolve()
     if not entry.path or root.resolve() == base or not root.resolve().is_relative_to(base):
         raise ModelError(f"model {name!r} has the path {entry.path!r}, not a folder inside {manifest.models_dir}: "
                          "delete its files by hand")
+    return root
+
+
+def remove_model(name: str, models_dir: str | Path) -> Removed:
+    """Delete model ``name``'s folder (or file) under ``models_dir`` and its local manifest entry.
+
+    Raises:
+        ModelError: see `target`.
+    """
+    manifest = Manifest.load(models_dir)
+    root = target(manifest, name)
     freed = 0
     if root.is_dir() and not root.is_symlink():
         freed = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
