@@ -318,6 +318,12 @@ def test_cli_models_list_verify_import_pack_unpack(tmp_path: Path, tiny_gguf: Pa
     res = runner.invoke(cli, ["models", "list", "--json"], env=env)
     rows = {r["name"]: r for r in json.loads(res.output)}
     assert rows["my-llm"]["status"] == "present" and rows["qwen2.5-7b-instruct-q4_k_m"]["get_with"] == ["pull"]
+    (models / "copied-by-hand").mkdir()
+    (models / "copied-by-hand" / "w.bin").write_bytes(b"12345")
+    (models / ".my-llm.importing").mkdir()  # an import's staging folder is not listed
+    res = runner.invoke(cli, ["models", "list"], env=env)
+    line = next(x for x in res.output.splitlines() if x.startswith("copied-by-hand"))
+    assert "unrecorded" in line and "5 B" in line and "local-rag models import" in line and ".my-llm" not in res.output
     assert runner.invoke(cli, ["models", "verify"], env=env).exit_code == 0
     res = runner.invoke(cli, ["models", "pack", str(tmp_path / "b.tar")], env=env)
     assert res.exit_code == 0, res.output
