@@ -46,7 +46,7 @@ def list_(profile: str | None, config_file: str | None, index_name: str | None, 
           as_json: bool) -> None:
     """Models in the manifest, the known models that can be imported or pulled, and folders under models/ that no
     manifest entry records (status "unrecorded": a folder copied by hand, or left by an interrupted command)."""
-    from local_rag.modelstore.manifest import Manifest
+    from local_rag.modelstore.manifest import Manifest, folder_bytes
     from local_rag.modelstore.sources import KNOWN_MODELS
 
     manifest = Manifest.load(_models_dir(profile, config_file, index_name, models_dir))
@@ -66,16 +66,14 @@ def list_(profile: str | None, config_file: str | None, index_name: str | None, 
     recorded = {Path(e.path).parts[0] for e in manifest.entries.values() if e.path}
     for extra in sorted(manifest.models_dir.glob("*")) if manifest.models_dir.is_dir() else []:
         if extra.is_dir() and not extra.name.startswith(".") and extra.name not in recorded:
-            total = sum(f.stat().st_size for f in extra.rglob("*") if f.is_file())
-            rows.append({"name": extra.name, "role": "", "status": "unrecorded", "size": total, "source": "",
-                         "get_with": [f"local-rag models import {extra} --name {extra.name}", "or delete it"]})
+            rows.append({"name": extra.name, "role": "", "status": "unrecorded", "size": folder_bytes(extra),
+                         "source": "", "get_with": [f"local-rag models import {extra} --name {extra.name}, or delete it"]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for r in rows:
         size = _human(r["size"]) if r["size"] else "-"
-        hint = " ".join(r["get_with"]) if r["status"] == "unrecorded" else " or ".join(r["get_with"])
-        get = "" if r["status"] == "present" else f"  ({hint or 'import a local path'})"
+        get = "" if r["status"] == "present" else f"  ({' or '.join(r['get_with']) or 'import a local path'})"
         click.echo(f"{r['name']:<38} {r['role']:<9} {r['status']:<14} {size:>9}  {r['source'][:60]}{get}")
 
 

@@ -165,6 +165,11 @@ def folder_files(folder: Path) -> list[ModelFile]:
     return out
 
 
+def folder_bytes(folder: Path) -> int:
+    """Bytes of the files under ``folder`` (links not followed: their targets live elsewhere)."""
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
 def resolve_model(name: str, models_dir: str | Path, role: str | None = None) -> tuple[Path, str]:
     """Resolve a model name or path to ``(location, checksum)``.
 

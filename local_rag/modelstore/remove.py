@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from local_rag.errors import ModelError
-from local_rag.modelstore.manifest import Manifest
+from local_rag.modelstore.manifest import Manifest, folder_bytes
 
 
 @dataclass
@@ -46,7 +46,7 @@ def remove_model(name: str, models_dir: str | Path) -> Removed:
     root = target(manifest, name)
     freed = 0
     if root.is_dir() and not root.is_symlink():
-        freed = sum(p.stat().st_size for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        freed = folder_bytes(root)
         shutil.rmtree(root)
     elif root.exists() or root.is_symlink():
         freed = 0 if root.is_symlink() else root.stat().st_size
