@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from local_rag.settings import Settings
 
@@ -21,8 +22,8 @@ SCRIPT: list[str] = [
 # all-MiniLM-L6-v2 cosines on the demo index: on-topic questions 0.6+, off-topic ones ~0.1 (measured), so passages
 # below 0.3 are dropped and an off-topic question gets the IDK answer without an LLM call
 # an answer Qwen2.5-Coder-1.5B leaves uncited gets its citations by word overlap (`local_rag.llm.attribute`)
-DEMO_OVERRIDES: dict[str, object] = {"pipeline.min_dense_score": 0.3, "retrieval.query_modes": ["lastturn"],
-                                     "generate.attribute": True}
+DEMO_OVERRIDES: dict[str, Any] = {"pipeline.min_dense_score": 0.3, "retrieval.query_modes": ["lastturn"],
+                                  "generate.attribute": True}
 
 
 # The demo runs on the best CPU profile whose LLM is present: SmolLM2-135M (cpu-test, what CI uses) neither resolves

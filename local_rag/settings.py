@@ -453,6 +453,10 @@ class Settings(BaseSettings):
         600.0, ge=0, description="a write to an index another process is changing waits this long, then fails"
     )
     offline: bool = Field(True, description="set HF_HUB_OFFLINE and friends: hub libraries never touch the network")
+    index_adaptation: bool = Field(
+        True, description="ask, chat, search and serve use the re-scorer `train adapt` kept for the index "
+        "(indexes/<index>.adapted.yaml); eval and bench never do",
+    )
     chunker: ChunkerConfig = Field(default_factory=ChunkerConfig)
     sparse: SparseConfig = Field(default_factory=SparseConfig)
     embedder: EmbedderConfig = Field(default_factory=EmbedderConfig)
@@ -581,12 +585,23 @@ def _env_values() -> dict[str, Any]:
     return read_env(EnvSettingsSource(Settings))
 
 
+def _validated(merged: dict[str, Any]) -> Settings:
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise SettingsError(f"invalid settings: {describe_value_errors([dict(e) for e in exc.errors()])}") from exc
+
+
 def load_settings(
     profile: str | None = None,
     config_file: str | Path | None = None,
     overrides: dict[str, Any] | None = None,
+    adapted: bool = False,
 ) -> Settings:
     """Build `Settings` from profile, file, environment and overrides (highest precedence last).
+
+    ``adapted``: also apply the index's adaptation (`local_rag.adaptation`), when ``index_adaptation`` is on, between
+    the user config's defaults and the file: what a user sets in a file, a variable or a flag still wins.
 
     Raises:
         SettingsError: unknown profile, unreadable file, unknown keys or invalid values.
@@ -598,11 +613,17 @@ def load_settings(
     file_values = _read_file(Path(config_file)) if config_file else {}
     name = (overrides.get("profile") or env.get("profile") or profile or os.environ.get("LOCAL_RAG_PROFILE")
             or file_values.get("profile") or user.get("profile") or DEFAULT_PROFILE)
-    merged = deep_merge(read_profile(name), user_defaults, file_values, env, overrides, {"profile": name})
-    try:
-        settings = Settings.model_validate(merged)
-    except ValidationError as exc:
-        raise SettingsError(f"invalid settings: {describe_value_errors([dict(e) for e in exc.errors()])}") from exc
+    layers = [read_profile(name), user_defaults, file_values, env, overrides, {"profile": name}]
+    settings = _validated(deep_merge(*layers))
+    if adapted and settings.index_adaptation:
+        from local_rag.adaptation import adaptation_file, read_adaptation
+
+        layer, _ = read_adaptation(settings.indexes_dir, settings.index, settings.models_dir)
+        if layer:
+            try:
+                settings = _validated(deep_merge(*layers[:2], layer, *layers[2:]))
+            except SettingsError as exc:
+                raise SettingsError(f"{adaptation_file(settings.indexes_dir, settings.index)}: {exc}") from exc
     from local_rag.device import set_offline
 
     set_offline(settings.offline)

@@ -108,7 +108,7 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     assert len((work / "synth-cache.jsonl").read_text(encoding="utf-8").splitlines()) == 6  # SmolLM2 asked once
     assert report["kept"] and report["model"] == "notes-adapted" and report["training"]["steps"] == 2
     assert report["synth"]["kept"] > 0 and report["rows"]["first stage"]["queries"] == report["synth"]["heldout_queries"] > 0
-    assert set(report["rows"]) == {"first stage", "+ all-MiniLM-L6-v2 (stock)", "+ notes-adapted"} and "Use it: local-rag chat --config" in res.output
+    assert set(report["rows"]) == {"first stage", "+ all-MiniLM-L6-v2 (stock)", "+ notes-adapted"} and "now answers with it" in res.output
     low, high = report["gain_interval"]
     assert low <= report["gain"] <= high and set(report["over_stock"]) == {"gain", "low", "high"}
     assert "over the first stage (95% interval" in res.output
@@ -120,6 +120,18 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     out = run(["search", "when do spring tides come", "--config", str(settings_file), "--json"]).output
     hits = json.loads(out[out.index("{"):])["hits"]
     assert hits[0]["passage_id"].startswith("tides.md") and "cross-encoder" in hits[0]["scores"]
+    # ... and so does the index's own adaptation, with no --config: the index answers with it until told not to
+    index_file = tmp_path / "indexes" / "notes.adapted.yaml"
+    assert report["adaptation_file"] == str(index_file) and yaml.safe_load(index_file.read_text(encoding="utf-8"))[
+        "adapted_by"]["mrr@10"] == [report["rows"]["first stage"]["mrr@10"], report["rows"]["+ notes-adapted"]["mrr@10"]]
+    for flags, rescored in (([], True), (["--no-adaptation"], False), (["--no-cross-encoder"], False)):
+        out = run(["search", "when do spring tides come", "--json", *flags]).output
+        assert ("cross-encoder" in json.loads(out[out.index("{"):])["hits"][0]["scores"]) is rescored, flags
+    info = run(["index", "info"])
+    assert "re-scorer notes-adapted (train adapt, held-out MRR@10" in info.output and str(index_file) in info.output
+    assert run(["index", "verify"]).exit_code == 0  # beside the folder, not in it: the index's files are unchanged
+    banner = CliRunner().invoke(cli, ["chat", "--history", ""], env=env, input="/quit\n").output
+    assert "local-rag chat (index notes, profile cpu-test, re-scorer notes-adapted (train adapt" in banner
     # a rerun: every query from the cache, the same data, so no training, and the same figures; a manifest that lost
     # the model's entry (reset by version control) gets it back
     manifest = Manifest.load(tmp_path / "models")
@@ -134,6 +146,7 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     # a margin no model meets: not kept, and the earlier settings file goes (it no longer holds)
     res = run([*args, "--margin", "1"])
     assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
+    assert not index_file.exists() and "adaptation" not in run(["index", "info"]).output
     # bad input: one line, no traceback
     for bad, message in ((["--holdout", "0"], "--holdout must be in (0, 1)"), (["--kinds", "essay"], "--kinds"),
                          (["--index", "no-such-index"], "no-such-index"),

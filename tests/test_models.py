@@ -323,7 +323,17 @@ def test_cli_models_list_verify_import_pack_unpack(tmp_path: Path, tiny_gguf: Pa
     (models / ".my-llm.importing").mkdir()  # an import's staging folder is not listed
     res = runner.invoke(cli, ["models", "list"], env=env)
     line = next(x for x in res.output.splitlines() if x.startswith("copied-by-hand"))
-    assert "unrecorded" in line and "5 B" in line and "local-rag models import" in line and ".my-llm" not in res.output
+    assert "unrecorded" in line and "5 B" in line and "not a model `models import` knows" in line
+    assert ".my-llm" not in res.output
+    # a folder whose files say what it is: listed with its role, and imported as that role with no --role
+    (models / "my-encoder").mkdir()
+    (models / "my-encoder" / "modules.json").write_text("[]", encoding="utf-8")
+    line = next(x for x in runner.invoke(cli, ["models", "list"], env=env).output.splitlines() if x.startswith("my-encoder"))
+    assert "embedder" in line and "unrecorded" in line and f"local-rag models import {models / 'my-encoder'}" in line
+    res = runner.invoke(cli, ["models", "import", str(models / "my-encoder"), "--name", "my-encoder"], env=env)
+    assert res.exit_code == 0 and "imported my-encoder (embedder)" in res.output, res.output
+    assert Manifest.load(models).get("my-encoder").role == "embedder"
+    assert runner.invoke(cli, ["models", "remove", "my-encoder", "--yes"], env=env).exit_code == 0
     assert runner.invoke(cli, ["models", "verify"], env=env).exit_code == 0
     res = runner.invoke(cli, ["models", "pack", str(tmp_path / "b.tar")], env=env)
     assert res.exit_code == 0, res.output
@@ -414,3 +424,20 @@ def test_pull_without_names_fetches_the_profiles_missing_models(tmp_path: Path, 
     assert res.exit_code == 0, res.output
     assert asked == ["all-MiniLM-L6-v2", "qwen2.5-coder-1.5b-instruct-q4_k_m"]
     assert "pulling the models of profile cpu-qwen" in res.output
+
+
+def test_the_role_a_local_model_s_files_say_it_has(tmp_path: Path, tiny_gguf: Path) -> None:
+    from local_rag.modelstore.importer import guess_role
+
+    def folder(name: str, files: dict[str, str]) -> Path:
+        (tmp_path / name).mkdir()
+        for rel, text in files.items():
+            (tmp_path / name / rel).write_text(text, encoding="utf-8")
+        return tmp_path / name
+
+    assert guess_role(tiny_gguf) == "llm" and guess_role(folder("g", {"m.gguf": ""})) == "llm"
+    assert guess_role(folder("ce", {"config.json": '{"architectures": ["BertForSequenceClassification"]}'})) == "reranker"
+    assert guess_role(folder("st", {"modules.json": "[]", "config.json": '{"architectures": ["BertModel"]}'})) == "embedder"
+    assert guess_role(folder("hf", {"config.json": '{"architectures": ["XLMRobertaModel"]}'})) == "embedder"
+    assert guess_role(folder("fitted", {"model.joblib": "", "meta.json": "{}"})) is None  # a decider: not importable
+    assert guess_role(folder("bad", {"config.json": "not json"})) is None and guess_role(tmp_path / "none") is None

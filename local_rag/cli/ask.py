@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
 from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
 
 if TYPE_CHECKING:
@@ -34,9 +34,12 @@ def stage_options(func: Any) -> Any:
     return func
 
 
-def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None, **more):
-    """Settings from the shared options and the `stage_options`; ``more``: further dotted overrides (None ignored)."""
-    return load(profile, config_file, index_name, **{
+def pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode=None,
+                      adapted=False, **more):
+    """Settings from the shared options and the `stage_options`; ``more``: further dotted overrides (None ignored).
+    ``adapted``: with the index's adaptation from `train adapt` (`ask`, `chat`, `serve`, unless ``--no-adaptation``
+    sets ``index_adaptation``); `bench` leaves it out: it measures the profile as given."""
+    return load(profile, config_file, index_name, adapted=adapted, **{
         "pipeline.rewrite": rewrite, "pipeline.cross_encoder": cross_encoder,
         "pipeline.llm_rerank": llm_rerank, "pipeline.judge": judge, "pipeline.mode": mode, **more,
     })
@@ -83,10 +86,12 @@ def echo_piece(piece: str) -> None:
 @click.argument("question", required=False)
 @settings_options
 @stage_options
+@adaptation_option
 @click.option("--conversation", "conversation_file", help="Conversation JSON file (official 'input' shape; '-' = stdin).")
 @click.option("--json", "as_json", is_flag=True, help="Answer, citations, rewrite, passages and per-stage timings as JSON.")
 @handle_errors
-def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, conversation_file, as_json):
+def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation,
+        conversation_file, as_json):
     """Answer one turn: QUESTION, or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
     from local_rag.modes import make_pipeline
@@ -94,7 +99,8 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
     if bool(question) == bool(conversation_file):
         raise BadInputError("give either a QUESTION or --conversation FILE")
-    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode)
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
+                                 adapted=True, index_adaptation=adaptation)
     if conversation_file:
         conversation = read_conversation(conversation_file)
     else:
@@ -127,24 +133,29 @@ mode: thoughts, searches, passages read), /reset, /save FILE, /load FILE, /quit 
 @click.command()
 @settings_options
 @stage_options
+@adaptation_option
 @click.option("--load", "load_file", type=click.Path(), help="Start from a saved conversation (JSON).")
 @click.option("--save", "save_file", type=click.Path(), help="Save the conversation here after every turn.")
 @click.option("--history", "history", type=click.Path(dir_okay=False),
               help="Line history file on a terminal (default: chat_history in the user data directory; '' = none).")
 @handle_errors
-def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, load_file, save_file,
-         history):
+def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation, load_file,
+         save_file, history):
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each. On a
     terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
+    from local_rag.adaptation import in_use
     from local_rag.cli.lines import history_file, line_reader
     from local_rag.modes import make_pipeline
     from local_rag.records import Conversation
 
-    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode)
+    settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
+                                 adapted=True, index_adaptation=adaptation)
     pipeline = make_pipeline(settings)
     conversation = read_conversation(load_file) if load_file else Conversation([])
     read = line_reader(history_file() if history is None else (Path(history) if history else None))
-    click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}). {HELP}")
+    adapted = in_use(settings)
+    click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}"
+               f"{', ' + adapted if adapted else ''}). {HELP}")
     try:
         chat_loop(pipeline, conversation, read, save_file)
     finally:

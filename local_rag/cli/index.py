@@ -197,12 +197,16 @@ def rebuild(profile, config_file, index_name, factory, backend, backend_url):
 @handle_errors
 def info(profile, config_file, index_name, as_json):
     """Show an index's manifest."""
+    from local_rag.adaptation import adaptation_file, describe, read_adaptation
     from local_rag.index.manifest import IndexManifest
 
     settings = load(profile, config_file, index_name)
     manifest = IndexManifest.load(settings.index_dir)
+    layer, record = read_adaptation(settings.indexes_dir, settings.index, settings.models_dir)
     if as_json:
-        click.echo(json.dumps(manifest.to_json(), indent=2))
+        extra = {"adaptation": {"file": str(adaptation_file(settings.indexes_dir, settings.index)), "settings": layer,
+                                "measured": record}} if layer else {}
+        click.echo(json.dumps({**manifest.to_json(), **extra}, indent=2))
         return
     data = manifest.to_json()
     for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped", "backend"):
@@ -213,6 +217,8 @@ def info(profile, config_file, index_name, as_json):
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")
     click.echo(f"{'build stats':16} {data['stats']}")
+    if layer:
+        click.echo(f"{'adaptation':16} {describe(layer, record)}: {adaptation_file(settings.indexes_dir, settings.index)}")
 
 
 @index.command()

@@ -68,12 +68,20 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def load(profile: str | None, config_file: str | None, index_name: str | None = None, **overrides: Any):
-    """Load settings from the shared options plus command-specific overrides (None values ignored)."""
+def load(profile: str | None, config_file: str | None, index_name: str | None = None, *, adapted: bool = False,
+         **overrides: Any):
+    """Load settings from the shared options plus command-specific overrides (None values ignored); ``adapted``: with
+    the index's adaptation from `train adapt` (the commands that answer: ask, chat, search, serve)."""
     from local_rag.settings import deep_merge, dotted, load_settings
 
     data = deep_merge({"index": index_name} if index_name else {}, dotted({k: v for k, v in overrides.items() if v is not None}))
-    return load_settings(profile, config_file, data)
+    return load_settings(profile, config_file, data, adapted=adapted)
+
+
+def adaptation_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--adaptation/--no-adaptation`` (settings: index_adaptation), for the commands that answer from an index."""
+    return click.option("--adaptation/--no-adaptation", "adaptation", default=None,
+                        help="Use the re-scorer `train adapt` kept for this index (default: index_adaptation, on).")(func)
 
 
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:

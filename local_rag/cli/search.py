@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
 
 if TYPE_CHECKING:
     from local_rag.records import Hit, Query
@@ -96,9 +96,10 @@ def reranked_search(retriever: HybridRetriever, reranker: Reranker | None) -> Ca
 @click.option("--judge", is_flag=True, help="LLM relevance judging (drops irrelevant passages, orders by level).")
 @click.option("--cross-encoder/--no-cross-encoder", default=None,
               help="Re-score the fused hits with the reranker model (settings: reranker; default pipeline.cross_encoder).")
+@adaptation_option
 @handle_errors
 def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge,
-           cross_encoder):
+           cross_encoder, adaptation):
     """Search the index for QUESTION (or the last user turn of --conversation)."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn
@@ -107,9 +108,10 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
 
     if bool(question) == bool(conversation_file):
         raise BadInputError("give either a QUESTION or --conversation FILE")
-    settings = load(profile, config_file, index_name, **{
+    settings = load(profile, config_file, index_name, adapted=True, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
         "fusion.method": fusion, "retrieval.top_k": top_k, "pipeline.cross_encoder": cross_encoder,
+        "index_adaptation": adaptation,
     })
     conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
     if not conversation.last_user_turn.strip():
@@ -144,7 +146,9 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{len(hits)} passages for: {queries[0].text[:80]}")
+    from local_rag.adaptation import in_use
+
+    table = Table(title=f"{len(hits)} passages for: {queries[0].text[:80]}", caption=in_use(settings))
     for column in ("#", "passage", "title § section", "fused", "per retriever", "text"):
         table.add_column(column, overflow="fold")
     for hit in hits:

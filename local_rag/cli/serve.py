@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from local_rag.cli.ask import pipeline_settings, stage_options
-from local_rag.cli.main import handle_errors, settings_options
+from local_rag.cli.main import adaptation_option, handle_errors, settings_options
 from local_rag.settings import ServerConfig
 
 ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY (the settings' own variable)
@@ -38,19 +38,24 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @click.command()
 @settings_options
 @stage_options  # --mode pipeline|agentic and the stage switches, as in `ask`
+@adaptation_option
 @server_options
 @handle_errors
-def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, **server):
+def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, **server):
     """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
+    from local_rag.adaptation import in_use
     from local_rag.server import check_bind
     from local_rag.server import serve as run_server
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
+                                 adapted=True, index_adaptation=adaptation,
                                  **{f"server.{k}": v for k, v in server.items()})
     cfg = settings.server
     check_bind(cfg)
+    adapted = in_use(settings)
     click.echo(
-        f"local-rag serve: index {settings.index}, model {settings.llm.model}, mode {settings.pipeline.mode}, "
+        f"local-rag serve: index {settings.index}{', ' + adapted if adapted else ''}, model {settings.llm.model}, "
+        f"mode {settings.pipeline.mode}, "
         f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}; loading the pipeline...", err=True,
     )
     run_server(settings)

@@ -192,8 +192,9 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
 def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, holdout, epochs, batch_size, max_steps,
           margin, min_heldout, interval, as_json):
     """Adapt the retriever to the index's own documents, no labels, no network: the LLM writes queries for its
-    chunks, the embedder is fine-tuned on them, and the model is kept (adapted.yaml) only when it finds held-out
-    documents' chunks better. Resumable; see docs/training.md."""
+    chunks, the embedder is fine-tuned on them, and the model is kept only when it finds held-out documents' chunks
+    better: then ask, chat, search and serve on the index use it (indexes/<index>.adapted.yaml). Resumable; see
+    docs/training.md."""
     from local_rag.train.adapt import AdaptConfig, table
     from local_rag.train.adapt import adapt as run_adapt
 
@@ -214,7 +215,8 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
                   f"trained in {training['train_seconds']} s ({training['steps']} steps, loss {training['final_loss']})"))
     click.echo(table(report))
     if report.kept:
-        click.echo(f"kept: {report.reason}.\nUse it: local-rag chat --config {report.settings_file}")
+        click.echo(f"kept: {report.reason}.\nIndex {report.index} now answers with it in ask, chat, search and serve "
+                   f"({report.adaptation_file}; --no-adaptation leaves it out); elsewhere: --config {report.settings_file}")
     else:
         click.echo(f"not kept: {report.reason}. The index answers as before; the model stays in "
                    f"{settings.models_dir / report.model} for your own tries.")

@@ -62,6 +62,31 @@ def import_known(name: str, models_dir: str | Path) -> ModelEntry:
     return install(known, sources, Path(models_dir), source=source)
 
 
+def guess_role(path: str | Path) -> str | None:
+    """The role a local model file or folder's files say it has: ``llm`` for a GGUF, ``reranker`` for a sequence
+    classification head (a cross-encoder), ``embedder`` for a sentence-transformers folder or another transformers
+    encoder; None when they say nothing (then `models import` takes ``--role``, default llm)."""
+    import json
+
+    src = Path(path)
+    if src.is_file():
+        return "llm" if src.suffix == ".gguf" else None
+    if not src.is_dir():
+        return None
+    if any(src.glob("*.gguf")):
+        return "llm"
+    try:
+        config = json.loads((src / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        config = None
+    architectures = config.get("architectures") or [] if isinstance(config, dict) else []
+    if any(str(a).endswith("ForSequenceClassification") for a in architectures):
+        return "reranker"
+    if (src / "modules.json").is_file() or (src / "sentence_bert_config.json").is_file() or isinstance(config, dict):
+        return "embedder"
+    return None
+
+
 def import_path(
     path: str | Path,
     models_dir: str | Path,

@@ -14,8 +14,10 @@ The chain (each step resumable, all files in one work folder, default ``runs/ada
    the same re-scorer beside them, for the record.
 4. **decide**: kept when the held-out MRR@10 gains at least ``margin``, the gain's 95% interval (a paired bootstrap
    over the held-out queries) lies above zero (``interval``), and recall@5 is not lower, over at least
-   ``min_heldout`` queries. Kept, it writes ``<work>/adapted.yaml``: a settings file that switches the re-scorer on
-   (``--config <work>/adapted.yaml`` on ask, chat, search or serve). Not kept, nothing changes how the index answers.
+   ``min_heldout`` queries. Kept, the index takes it: ``<indexes_dir>/<index>.adapted.yaml`` (`local_rag.adaptation`)
+   switches the re-scorer on wherever the index answers (ask, chat, search, serve; ``--no-adaptation`` leaves it
+   out), and ``<work>/adapted.yaml`` holds the same settings for ``--config``. Not kept, both go when they name this
+   model, and the index answers as before.
 
 The held-out check's "no" is reliable, its "yes" optimistic (the held-out queries share the training queries' style:
 docs/training.md); the report says so, and `report.json` keeps every figure.
@@ -35,6 +37,7 @@ from typing import Any
 
 import yaml
 
+from local_rag.adaptation import remove_adaptation, write_adaptation
 from local_rag.errors import BadInputError
 from local_rag.settings import Settings
 
@@ -75,6 +78,7 @@ class AdaptReport:
     reason: str
     settings_file: str | None
     seconds: dict[str, float] = field(default_factory=dict)
+    adaptation_file: str | None = None  # the index's own (`local_rag.adaptation`), when kept
 
 
 def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = None, progress: bool = True,
@@ -137,17 +141,19 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         stock_gain, stock_low, stock_high = mrr_difference(stock_ranks, adapted_ranks)
         kept, reason = _decide(first, adapted, gain, low, cfg)
         settings_file = work / "adapted.yaml"
+        index_file = None
         if kept:
-            _write_settings(settings_file, settings.index, name, cfg, first, adapted)
-        else:
-            settings_file.unlink(missing_ok=True)  # an earlier run's "keep" no longer holds
+            index_file = _write_settings(settings_file, settings, name, cfg, first, adapted, (gain, low, high))
+        else:  # an earlier run's "keep" no longer holds
+            settings_file.unlink(missing_ok=True)
+            remove_adaptation(settings.indexes_dir, settings.index, name)
         report = AdaptReport(
             index=settings.index, model=name, base=base, work=str(work), config=asdict(cfg), synth=synth.info,
             training={k: trained.get(k) for k in ("train_seconds", "steps", "final_loss", "peak_rss_mb", "repeated")},
             rows=rows, gain=gain, gain_interval=(low, high),
             over_stock={"gain": stock_gain, "low": stock_low, "high": stock_high},
             kept=kept, reason=reason, settings_file=str(settings_file) if kept else None,
-            seconds=seconds)
+            seconds=seconds, adaptation_file=str(index_file) if index_file else None)
         (work / "report.json").write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
     return report
 
@@ -205,15 +211,26 @@ def _decide(first: dict[str, float | int], adapted: dict[str, float | int], gain
                   "own with and without it")
 
 
-def _write_settings(path: Path, index: str, name: str, cfg: AdaptConfig, first: dict[str, float | int],
-                    adapted: dict[str, float | int]) -> None:
-    body = {"index": index, "pipeline": {"cross_encoder": True},
-            "reranker": {"backend": "bi-encoder", "model": name, "candidates": cfg.candidates,
-                         "prior_weight": cfg.prior_weight, "fallback": "skip"}}
-    head = (f"# written by `local-rag train adapt` for index {index}: held-out MRR@10 {first['mrr@10']} -> "
-            f"{adapted['mrr@10']}, recall@5 {first['recall@5']} -> {adapted['recall@5']} ({first['queries']} queries).\n"
+def _write_settings(path: Path, settings: Settings, name: str, cfg: AdaptConfig, first: dict[str, float | int],
+                    adapted: dict[str, float | int], gain: tuple[float, float, float]) -> Path:
+    """Write ``<work>/adapted.yaml`` (for ``--config``) and the index's own adaptation; return the latter's path."""
+    index = settings.index
+    layer = {"pipeline": {"cross_encoder": True},
+             "reranker": {"backend": "bi-encoder", "model": name, "candidates": cfg.candidates,
+                          "prior_weight": cfg.prior_weight, "fallback": "skip"}}
+    measured = (f"held-out MRR@10 {first['mrr@10']} -> {adapted['mrr@10']}, recall@5 {first['recall@5']} -> "
+                f"{adapted['recall@5']} ({first['queries']} queries)")
+    head = (f"# written by `local-rag train adapt` for index {index}: {measured}.\n"
             f"# Use: local-rag chat --config {path}   (ask, search and serve take it too)\n")
-    path.write_text(head + yaml.safe_dump(body, sort_keys=False), encoding="utf-8")
+    path.write_text(head + yaml.safe_dump({"index": index, **layer}, sort_keys=False), encoding="utf-8")
+    record = {"model": name, "mrr@10": [first["mrr@10"], adapted["mrr@10"]],
+              "recall@5": [first["recall@5"], adapted["recall@5"]], "queries": first["queries"],
+              "gain_interval": [gain[1], gain[2]], "work": str(path.parent),
+              "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    head = (f"# written by `local-rag train adapt` (work folder {path.parent}): {measured}.\n"
+            f"# ask, chat, search and serve on index {index} apply it; --no-adaptation (or index_adaptation: false)\n"
+            f"# leaves it out, and deleting this file ends it.\n")
+    return write_adaptation(settings.indexes_dir, index, layer, record, head)
 
 
 def table(report: AdaptReport) -> str:

@@ -1,0 +1,103 @@
+"""The re-scorer `local-rag train adapt` kept for an index, applied wherever the index answers.
+
+When `train adapt` keeps a model, it writes ``<indexes_dir>/<index>.adapted.yaml`` beside the index folder (not in
+it: the folder holds only files its manifest records, and `index add|remove` swap it whole). The file is a settings
+layer (``pipeline.cross_encoder``, ``reranker``) plus an ``adapted_by`` record of what was measured. `ask`, `chat`,
+`search` and `serve` apply it (`local_rag.settings.load_settings` with ``adapted=True``) above the profile and the
+user config's defaults and below a ``--config`` file, ``LOCAL_RAG_*`` variables and flags, so whatever a user sets
+explicitly still wins; ``index_adaptation: false`` (``--no-adaptation``) leaves it out. `eval` and `bench` never
+apply it: they measure the profile as given.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from local_rag.errors import SettingsError
+
+SUFFIX = ".adapted.yaml"
+RECORD = "adapted_by"  # what was measured; not a setting, removed before the layer is merged
+
+log = logging.getLogger("local_rag.adaptation")
+
+
+def adaptation_file(indexes_dir: Path, index: str) -> Path:
+    """Where an index's adaptation lives: beside its folder."""
+    return Path(indexes_dir) / f"{index}{SUFFIX}"
+
+
+def read_adaptation(indexes_dir: Path, index: str, models_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(settings layer, record)`` of the index's adaptation; ``({}, {})`` when it has none, or when the model it
+    names is gone from ``models_dir`` (a warning says so: the index then answers as if it had none).
+
+    Raises:
+        SettingsError: the file is not a mapping of YAML (one line naming the file and the way out).
+    """
+    path = adaptation_file(indexes_dir, index)
+    if not path.is_file():
+        return {}, {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise SettingsError(f"{path} (written by `train adapt`) cannot be read: {type(exc).__name__}; delete it, "
+                            f"or run `local-rag train adapt --index {index}` again") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("reranker"), dict):
+        raise SettingsError(f"{path} is not an adaptation written by `train adapt`; delete it, or run "
+                            f"`local-rag train adapt --index {index}` again")
+    record = data.pop(RECORD, None) or {}
+    model = str(data["reranker"].get("model", ""))
+    if not model or not (Path(models_dir) / model).exists():
+        log.warning("index %s's adaptation (%s) names the model %r, which is not in %s: not used (run `local-rag train "
+                    "adapt --index %s` again, or delete the file)", index, path, model, models_dir, index)
+        return {}, {}
+    return data, dict(record)
+
+
+def write_adaptation(indexes_dir: Path, index: str, layer: dict[str, Any], record: dict[str, Any], head: str) -> Path:
+    """Write the index's adaptation (``head``: comment lines for a person opening the file); atomic."""
+    path = adaptation_file(indexes_dir, index)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(head + yaml.safe_dump({**layer, RECORD: record}, sort_keys=False), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def remove_adaptation(indexes_dir: Path, index: str, model: str) -> bool:
+    """Remove the index's adaptation when it names ``model`` (a later run of `train adapt` that no longer keeps that
+    model); another model's adaptation stays. True when a file was removed."""
+    path = adaptation_file(indexes_dir, index)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError:
+        return False
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        data = {}
+    named = data.get("reranker", {}).get("model") if isinstance(data, dict) and isinstance(data.get("reranker"), dict) else None
+    if named not in (None, model):
+        return False
+    path.unlink(missing_ok=True)
+    return True
+
+
+def describe(layer: dict[str, Any], record: dict[str, Any]) -> str:
+    """One line for an adaptation: its model and what the held-out check measured."""
+    gain = record.get("mrr@10")
+    measured = f", held-out MRR@10 {gain[0]} -> {gain[1]}" if isinstance(gain, list) and len(gain) == 2 else ""
+    return f"re-scorer {layer['reranker'].get('model')} (train adapt{measured}; --no-adaptation leaves it out)"
+
+
+def in_use(settings: Any) -> str | None:
+    """`describe` of the adaptation these settings apply (`load_settings(..., adapted=True)`), None when they apply
+    none (no file, ``--no-adaptation``, or a flag, variable or file that set another re-scorer): for the banners."""
+    if not (settings.index_adaptation and settings.pipeline.cross_encoder and settings.reranker.backend == "bi-encoder"):
+        return None  # nothing read: a missing model's warning is said once, by `load_settings`
+    layer, record = read_adaptation(settings.indexes_dir, settings.index, settings.models_dir)
+    model = layer.get("reranker", {}).get("model")
+    if not model or not settings.pipeline.cross_encoder or settings.reranker.model != model:
+        return None
+    return describe(layer, record)
