@@ -175,7 +175,7 @@ def test_models_and_healthz(index):
         health = httpx.get(f"{url}/healthz").json()
         models = httpx.get(f"{url}/v1/models").json()
     assert health["status"] == "ok" and health["index"] == "test" and health["model"] == "my-rag"
-    assert health["turns"]["busy"] is False
+    assert health["turns"]["busy"] is False and health["reranker"] is None and health["adaptation"] is None
     assert models["object"] == "list" and models["data"][0]["id"] == "my-rag"
 
 

@@ -24,6 +24,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import Receive, Scope, Send
 
 from local_rag import __version__
+from local_rag.adaptation import in_use
 from local_rag.decide.support import revision_note
 from local_rag.errors import BadInputError, LocalRagError
 from local_rag.records import Conversation, TurnResult
@@ -73,6 +74,8 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s, cfg.stream_status)
     model = model_id(settings)
     embeddings = EmbeddingService(settings, pipeline)
+    reranker = settings.reranker.model if settings.pipeline.cross_encoder else None
+    adaptation = in_use(settings)  # the re-scorer `train adapt` kept for the index, when the settings apply it
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -114,7 +117,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "index": settings.index, "model": model, "mode": settings.pipeline.mode,
-                "profile": settings.profile, "turns": runner.status()}
+                "profile": settings.profile, "reranker": reranker, "adaptation": adaptation, "turns": runner.status()}
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(request: Request) -> JSONResponse:
