@@ -91,6 +91,21 @@ def describe(layer: dict[str, Any], record: dict[str, Any]) -> str:
     return f"re-scorer {layer['reranker'].get('model')} (train adapt{measured}; --no-adaptation leaves it out)"
 
 
+def adaptations(indexes_dir: Path, models_dir: Path) -> dict[str, str]:
+    """Every index's adaptation under ``indexes_dir``: index name -> `describe` (or why it is not used), for
+    `local-rag doctor`."""
+    out: dict[str, str] = {}
+    for path in sorted(Path(indexes_dir).glob(f"*{SUFFIX}")) if Path(indexes_dir).is_dir() else []:
+        index = path.name[: -len(SUFFIX)]
+        try:
+            layer, record = read_adaptation(indexes_dir, index, models_dir)
+        except SettingsError as exc:
+            out[index] = f"not used: {exc}"
+            continue
+        out[index] = describe(layer, record) if layer else "not used: its model is missing"
+    return out
+
+
 def in_use(settings: Any) -> str | None:
     """`describe` of the adaptation these settings apply (`load_settings(..., adapted=True)`), None when they apply
     none (no file, ``--no-adaptation``, or a flag, variable or file that set another re-scorer): for the banners."""

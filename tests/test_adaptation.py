@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from local_rag.adaptation import adaptation_file, describe, in_use, read_adaptation, remove_adaptation, write_adaptation
+from local_rag.adaptation import (
+    adaptation_file,
+    adaptations,
+    describe,
+    in_use,
+    read_adaptation,
+    remove_adaptation,
+    write_adaptation,
+)
 from local_rag.errors import SettingsError
 from local_rag.settings import load_settings
 
@@ -95,3 +103,20 @@ def test_removing_takes_only_the_named_models_adaptation(dirs: tuple[Path, Path]
     write_adaptation(indexes, "notes", LAYER, RECORD, "")
     assert not remove_adaptation(indexes, "notes", "notes-adapted-2") and adaptation_file(indexes, "notes").exists()
     assert remove_adaptation(indexes, "notes", "notes-adapted") and not adaptation_file(indexes, "notes").exists()
+
+
+def test_doctor_lists_every_index_s_adaptation(dirs: tuple[Path, Path]) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    models, indexes = dirs
+    write_adaptation(indexes, "notes", LAYER, RECORD, "")
+    (indexes / "broken.adapted.yaml").write_text("- a list\n", encoding="utf-8")
+    found = adaptations(indexes, models)
+    assert found["notes"] == describe(LAYER, RECORD) and found["broken"].startswith("not used: ")
+    res = CliRunner().invoke(cli, ["doctor", "--json"])
+    assert res.exit_code == 0 and json.loads(res.output)["adaptations"] == found
+    assert "adaptation    index notes: re-scorer notes-adapted" in CliRunner().invoke(cli, ["doctor"]).output

@@ -50,6 +50,7 @@ def fallback_facts(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def collect(settings: Settings) -> dict[str, Any]:
+    from local_rag.adaptation import adaptations
     from local_rag.device import amx_tiles_granted, cpu_has_amx, faiss_gpu_count, nvml_gpus, silent_fallbacks
     from local_rag.modelstore import Manifest
     from local_rag.settings import list_profiles
@@ -100,6 +101,7 @@ def collect(settings: Settings) -> dict[str, Any]:
     report["profile_models_present"] = {m: bool(m in manifest.entries and manifest.is_present(manifest.entries[m])) for m in wanted}
     report["cpu_fallbacks"] = silent_fallbacks(fallback_facts(report))
     report["models_dir"], report["indexes_dir"] = str(settings.models_dir), str(settings.indexes_dir)
+    report["adaptations"] = adaptations(settings.indexes_dir, settings.models_dir)
     return report
 
 
@@ -148,6 +150,8 @@ def doctor(profile, config_file, index_name, verify, as_json):
     click.echo(f"folders       models {report['models_dir']}, indexes {report['indexes_dir']}")
     for name, info in report["models"].items():
         click.echo(f"model         {name:34} {info['role']:9} {'present' if info['present'] else 'MISSING'}  {info['source']}")
+    for index, line in report["adaptations"].items():
+        click.echo(f"adaptation    index {index}: {line}")
     for name, present in report["profile_models_present"].items():
         if not present:
             click.echo(f"warning       the profile's model {name!r} is not in {settings.models_dir}/: `local-rag models import|pull {name}`")
