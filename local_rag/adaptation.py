@@ -91,11 +91,14 @@ def describe(layer: dict[str, Any], record: dict[str, Any]) -> str:
     return f"re-scorer {layer['reranker'].get('model')} (train adapt{measured}; --no-adaptation leaves it out)"
 
 
-def adaptations(indexes_dir: Path, models_dir: Path) -> dict[str, str]:
-    """Every index's adaptation under ``indexes_dir``: index name -> `describe` (or why it is not used), for
-    `local-rag doctor`."""
+def adaptations(indexes_dir: Path, models_dir: Path, index: str | None = None) -> dict[str, str]:
+    """Every index's adaptation under ``indexes_dir`` (or ``index``'s alone): index name -> `describe`, or why it is
+    not used (a broken file, a missing model); for `local-rag doctor` and `index info`."""
     out: dict[str, str] = {}
-    for path in sorted(Path(indexes_dir).glob(f"*{SUFFIX}")) if Path(indexes_dir).is_dir() else []:
+    paths = [adaptation_file(indexes_dir, index)] if index else sorted(Path(indexes_dir).glob(f"*{SUFFIX}"))
+    for path in paths if Path(indexes_dir).is_dir() else []:
+        if not path.is_file():
+            continue
         index = path.name[: -len(SUFFIX)]
         try:
             layer, record = read_adaptation(indexes_dir, index, models_dir)
@@ -113,6 +116,4 @@ def in_use(settings: Any) -> str | None:
         return None  # nothing read: a missing model's warning is said once, by `load_settings`
     layer, record = read_adaptation(settings.indexes_dir, settings.index, settings.models_dir)
     model = layer.get("reranker", {}).get("model")
-    if not model or not settings.pipeline.cross_encoder or settings.reranker.model != model:
-        return None
-    return describe(layer, record)
+    return describe(layer, record) if model and settings.reranker.model == model else None

@@ -117,6 +117,7 @@ def test_doctor_lists_every_index_s_adaptation(dirs: tuple[Path, Path]) -> None:
     (indexes / "broken.adapted.yaml").write_text("- a list\n", encoding="utf-8")
     found = adaptations(indexes, models)
     assert found["notes"] == describe(LAYER, RECORD) and found["broken"].startswith("not used: ")
+    assert adaptations(indexes, models, "broken") == {"broken": found["broken"]} and adaptations(indexes, models, "x") == {}
     res = CliRunner().invoke(cli, ["doctor", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["adaptations"] == found
     assert "adaptation    index notes: re-scorer notes-adapted" in CliRunner().invoke(cli, ["doctor"]).output

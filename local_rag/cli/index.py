@@ -197,15 +197,15 @@ def rebuild(profile, config_file, index_name, factory, backend, backend_url):
 @handle_errors
 def info(profile, config_file, index_name, as_json):
     """Show an index's manifest."""
-    from local_rag.adaptation import adaptation_file, describe, read_adaptation
+    from local_rag.adaptation import adaptation_file, adaptations
     from local_rag.index.manifest import IndexManifest
 
     settings = load(profile, config_file, index_name)
     manifest = IndexManifest.load(settings.index_dir)
-    layer, record = read_adaptation(settings.indexes_dir, settings.index, settings.models_dir)
+    path = adaptation_file(settings.indexes_dir, settings.index)
+    adapted = adaptations(settings.indexes_dir, settings.models_dir, settings.index).get(settings.index)
     if as_json:
-        extra = {"adaptation": {"file": str(adaptation_file(settings.indexes_dir, settings.index)), "settings": layer,
-                                "measured": record}} if layer else {}
+        extra = {"adaptation": {"file": str(path), "state": adapted}} if adapted else {}
         click.echo(json.dumps({**manifest.to_json(), **extra}, indent=2))
         return
     data = manifest.to_json()
@@ -217,8 +217,8 @@ def info(profile, config_file, index_name, as_json):
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")
     click.echo(f"{'build stats':16} {data['stats']}")
-    if layer:
-        click.echo(f"{'adaptation':16} {describe(layer, record)}: {adaptation_file(settings.indexes_dir, settings.index)}")
+    if adapted:
+        click.echo(f"{'adaptation':16} {adapted}: {path}")
 
 
 @index.command()
