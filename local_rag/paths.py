@@ -55,6 +55,12 @@ def default_indexes_dir() -> Path:
     return Path("indexes") if in_checkout() else user_data_dir() / "indexes"
 
 
+def default_runs_dir() -> Path:
+    """``runs`` in a checkout, else ``<user data dir>/runs``: the work folders of the commands a user runs on their
+    own documents (`train adapt`, `synth queries`' cache), so a rerun from another folder resumes the same work."""
+    return Path("runs") if in_checkout() else user_data_dir() / "runs"
+
+
 def user_config_file() -> Path | None:
     """The user config file: ``LOCAL_RAG_USER_CONFIG`` when set (empty = none), else ``config.yaml`` in the user
     config directory when it exists. None when there is none."""

@@ -25,7 +25,8 @@ def synth() -> None:
 @click.option("--filter/--no-filter", "filter_", default=True, show_default=True,
               help="Consistency filtering; --no-filter keeps every written query (the ablation).")
 @click.option("--negatives", default=8, show_default=True, help="Hard negatives per kept query.")
-@click.option("--cache", type=click.Path(dir_okay=False), help="LLM output cache (default runs/synth-cache.jsonl).")
+@click.option("--cache", type=click.Path(dir_okay=False), help="LLM output cache (default runs/synth-cache.jsonl; "
+              "under the user data directory outside a checkout).")
 @click.option("--holdout", default=0.0, show_default=True, type=click.FloatRange(0, 1, max_open=True),
               help="Share of the documents whose queries are held out, unfiltered, for `synth eval` (e.g. 0.2).")
 @click.option("--unanswerable", is_flag=True,

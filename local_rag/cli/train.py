@@ -175,7 +175,8 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
 @train.command()
 @settings_options
 @click.option("--name", help="Name of the adapted model under models/ (default <index>-adapted).")
-@click.option("--work", "work_dir", type=click.Path(file_okay=False), help="Work folder (default runs/adapt/<index>): "
+@click.option("--work", "work_dir", type=click.Path(file_okay=False), help="Work folder (default runs/adapt/<index>, "
+              "under the user data directory outside a checkout): "
               "LLM cache, queries, examples, report.json, adapted.yaml. A rerun resumes there.")
 @click.option("--passages", default=200, show_default=True, help="Chunks the LLM writes queries for (~3-6 s each on 2 cores).")
 @click.option("--kinds", default="question,follow_up", show_default=True, help="Query kinds: question, follow_up.")
@@ -195,12 +196,13 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
     chunks, the embedder is fine-tuned on them, and the model is kept only when it finds held-out documents' chunks
     better: then ask, chat, search and serve on the index use it (indexes/<index>.adapted.yaml). Resumable; see
     docs/training.md."""
+    from local_rag.paths import default_runs_dir
     from local_rag.train.adapt import AdaptConfig, table
     from local_rag.train.adapt import adapt as run_adapt
 
     settings = load(profile, config_file, index_name)
     name = name or f"{settings.index}-adapted"
-    work = Path(work_dir) if work_dir else Path("runs") / "adapt" / settings.index
+    work = Path(work_dir) if work_dir else default_runs_dir() / "adapt" / settings.index
     cfg = AdaptConfig(passages=passages, kinds=tuple(split_csv((kinds,)) or []), holdout=holdout, epochs=epochs,
                       batch_size=batch_size, max_steps=max_steps, margin=margin, min_heldout=min_heldout,
                       interval=interval)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from local_rag.paths import default_runs_dir
 from local_rag.settings import Settings
 from local_rag.train.synth import SynthQuery
 
@@ -84,7 +85,7 @@ def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun
     sampled = sample_passages(records, run.passages)
     texts = {str(r["_id"]): passage_text(r) for r in sampled}
     writer = QueryWriter(functools.partial(load_llm, settings.llm, settings.models_dir), settings.llm.model,
-                         run.cache or Path("runs") / "synth-cache.jsonl",
+                         run.cache or default_runs_dir() / "synth-cache.jsonl",
                          prompt="synth_unanswerable" if run.unanswerable else "synth_queries",
                          keep_example_copies=run.keep_example_copies)
     written = [q for pid in tqdm(texts, desc="synth queries", unit="passage", disable=not progress)
