@@ -69,19 +69,23 @@ def write_adaptation(indexes_dir: Path, index: str, layer: dict[str, Any], recor
 
 def remove_adaptation(indexes_dir: Path, index: str, model: str) -> bool:
     """Remove the index's adaptation when it names ``model`` (a later run of `train adapt` that no longer keeps that
-    model); another model's adaptation stays. True when a file was removed."""
+    model); another model's adaptation, or a file that cannot be read, stays. True when a file was removed."""
     path = adaptation_file(indexes_dir, index)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        return False
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError):
-        data = {}
-    named = data.get("reranker", {}).get("model") if isinstance(data, dict) and isinstance(data.get("reranker"), dict) else None
-    if named not in (None, model):
+        return False
+    reranker = data.get("reranker") if isinstance(data, dict) else None
+    if not isinstance(reranker, dict) or reranker.get("model") != model:
         return False
     path.unlink(missing_ok=True)
     return True
+
+
+def remove_adaptations_of(indexes_dir: Path, model: str) -> list[str]:
+    """Remove every index's adaptation that names ``model`` (`local-rag models remove`); the indexes it removed."""
+    paths = sorted(Path(indexes_dir).glob(f"*{SUFFIX}")) if Path(indexes_dir).is_dir() else []
+    return [index for index in (p.name[: -len(SUFFIX)] for p in paths) if remove_adaptation(indexes_dir, index, model)]
 
 
 def describe(layer: dict[str, Any], record: dict[str, Any]) -> str:

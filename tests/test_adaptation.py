@@ -103,6 +103,27 @@ def test_removing_takes_only_the_named_models_adaptation(dirs: tuple[Path, Path]
     write_adaptation(indexes, "notes", LAYER, RECORD, "")
     assert not remove_adaptation(indexes, "notes", "notes-adapted-2") and adaptation_file(indexes, "notes").exists()
     assert remove_adaptation(indexes, "notes", "notes-adapted") and not adaptation_file(indexes, "notes").exists()
+    adaptation_file(indexes, "broken").write_text("- a list\n", encoding="utf-8")
+    assert not remove_adaptation(indexes, "broken", "notes-adapted")  # not ours to judge: its error names it
+
+
+def test_models_remove_ends_the_adaptations_that_name_the_model(dirs: tuple[Path, Path]) -> None:
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+    from local_rag.modelstore.manifest import record_folder
+
+    models, indexes = dirs
+    (models / "notes-adapted" / "model.safetensors").write_bytes(b"weights")
+    record_folder(models / "notes-adapted", models, "embedder", "adapted to notes", "sentence-transformers")
+    write_adaptation(indexes, "notes", LAYER, RECORD, "")
+    write_adaptation(indexes, "wiki", LAYER, RECORD, "")
+    other = {**LAYER, "reranker": {**LAYER["reranker"], "model": "all-MiniLM-L6-v2"}}
+    write_adaptation(indexes, "papers", other, {}, "")
+    res = CliRunner().invoke(cli, ["models", "remove", "notes-adapted", "--yes"])
+    assert res.exit_code == 0, res.output
+    assert "index notes answers without it again" in res.output and "index wiki answers" in res.output
+    assert not (models / "notes-adapted").exists() and sorted(p.name for p in indexes.iterdir()) == ["papers.adapted.yaml"]
 
 
 def test_doctor_lists_every_index_s_adaptation(dirs: tuple[Path, Path]) -> None:

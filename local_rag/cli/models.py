@@ -169,11 +169,13 @@ def import_(profile: str | None, config_file: str | None, index_name: str | None
 def remove(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
            names: tuple[str, ...], yes: bool) -> None:
     """Delete the files of models NAMES and the entries this machine made for them (a shipped entry stays, as
-    missing, so the model can be imported or pulled again)."""
+    missing, so the model can be imported or pulled again), and the index adaptations (`train adapt`) naming them."""
+    from local_rag.adaptation import remove_adaptations_of
     from local_rag.modelstore.manifest import Manifest
     from local_rag.modelstore.remove import remove_model, target
 
-    folder = _models_dir(profile, config_file, index_name, models_dir)
+    settings = load(profile, config_file, index_name, models_dir=models_dir)
+    folder = Path(settings.models_dir)
     manifest = Manifest.load(folder)
     names = tuple(dict.fromkeys(names))
     for name in names:  # every name checked before anything is deleted
@@ -186,6 +188,8 @@ def remove(profile: str | None, config_file: str | None, index_name: str | None,
         removed = remove_model(name, folder)
         what = "its entry stays in manifest.json (import or pull it again)" if removed.entry_kept else "entry removed"
         click.echo(f"removed {name}: {_human(removed.freed)} freed; {what}")
+        for index in remove_adaptations_of(settings.indexes_dir, name):
+            click.echo(f"  index {index} answers without it again (its adaptation named {name}; removed)")
 
 
 @models.command()
