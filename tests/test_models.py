@@ -439,5 +439,6 @@ def test_the_role_a_local_model_s_files_say_it_has(tmp_path: Path, tiny_gguf: Pa
     assert guess_role(folder("ce", {"config.json": '{"architectures": ["BertForSequenceClassification"]}'})) == "reranker"
     assert guess_role(folder("st", {"modules.json": "[]", "config.json": '{"architectures": ["BertModel"]}'})) == "embedder"
     assert guess_role(folder("hf", {"config.json": '{"architectures": ["XLMRobertaModel"]}'})) == "embedder"
+    assert guess_role(folder("lm", {"config.json": '{"architectures": ["Qwen2ForCausalLM"]}'})) is None  # not a GGUF
     assert guess_role(folder("fitted", {"model.joblib": "", "meta.json": "{}"})) is None  # a decider: not importable
     assert guess_role(folder("bad", {"config.json": "not json"})) is None and guess_role(tmp_path / "none") is None

@@ -82,6 +82,8 @@ def guess_role(path: str | Path) -> str | None:
     architectures = config.get("architectures") or [] if isinstance(config, dict) else []
     if any(str(a).endswith("ForSequenceClassification") for a in architectures):
         return "reranker"
+    if any(str(a).endswith(("ForCausalLM", "ForConditionalGeneration")) for a in architectures):
+        return None  # a generator in transformers' format: local-rag runs LLMs as GGUF files
     if (src / "modules.json").is_file() or (src / "sentence_bert_config.json").is_file() or isinstance(config, dict):
         return "embedder"
     return None
