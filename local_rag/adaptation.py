@@ -21,6 +21,7 @@ from local_rag.errors import SettingsError
 
 SUFFIX = ".adapted.yaml"
 RECORD = "adapted_by"  # what was measured; not a setting, removed before the layer is merged
+LAYER_KEYS = {"pipeline", "reranker"}  # what an adaptation may set: not the index, the folders or the LLM
 
 log = logging.getLogger("local_rag.adaptation")
 
@@ -49,6 +50,13 @@ def read_adaptation(indexes_dir: Path, index: str, models_dir: Path) -> tuple[di
         raise SettingsError(f"{path} is not an adaptation written by `train adapt`; delete it, or run "
                             f"`local-rag train adapt --index {index}` again")
     record = data.pop(RECORD, None) or {}
+    if data.get("index") == index:  # a work folder's adapted.yaml copied here names its index: the same one
+        data.pop("index")
+    other = sorted(set(data) - LAYER_KEYS)
+    if other:
+        raise SettingsError(f"{path} sets {', '.join(other)}, which an index's adaptation may not (only "
+                            f"{' and '.join(sorted(LAYER_KEYS))}); delete it, or run `local-rag train adapt --index "
+                            f"{index}` again")
     model = str(data["reranker"].get("model", ""))
     if not model or not (Path(models_dir) / model).exists():
         log.warning("index %s's adaptation (%s) names the model %r, which is not in %s: not used (run `local-rag train "

@@ -85,13 +85,18 @@ def test_a_missing_model_leaves_the_index_as_it_was_and_a_broken_file_is_one_lin
     path = adaptation_file(indexes, "notes")
     for text, message in (("reranker: [unclosed\n", "cannot be read: ParserError"),
                           ("- a list\n", "is not an adaptation written by `train adapt`"),
-                          ("pipeline:\n  cross_encoder: true\n", "is not an adaptation")):
+                          ("pipeline:\n  cross_encoder: true\n", "is not an adaptation"),
+                          ("index: other\nreranker:\n  model: notes-adapted\n", "sets index, which an index's adaptation may not"),
+                          ("llm:\n  model: x\nreranker:\n  model: notes-adapted\n", "sets llm")):
         path.write_text(text, encoding="utf-8")
         with pytest.raises(SettingsError, match=message) as err:
             _load()
         assert str(path) in str(err.value) and "train adapt --index notes" in str(err.value)
-    # a bad setting inside it is the settings' own one-line error
+    # a work folder's adapted.yaml copied beside its own index is read (its `index` is this one)
     (models / "notes-adapted").mkdir()
+    path.write_text("index: notes\nreranker:\n  model: notes-adapted\n", encoding="utf-8")
+    assert _load().reranker.model == "notes-adapted"
+    # a bad setting inside it is the settings' own one-line error
     path.write_text("reranker:\n  model: notes-adapted\n  candidates: many\n", encoding="utf-8")
     with pytest.raises(SettingsError, match="notes.adapted.yaml: invalid settings: .*reranker.candidates"):
         _load()
