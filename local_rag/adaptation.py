@@ -36,7 +36,8 @@ def read_adaptation(indexes_dir: Path, index: str, models_dir: Path) -> tuple[di
     names is gone from ``models_dir`` (a warning says so: the index then answers as if it had none).
 
     Raises:
-        SettingsError: the file is not a mapping of YAML (one line naming the file and the way out).
+        SettingsError: the file is not a mapping of YAML with a ``reranker``, or sets more than ``pipeline`` and
+            ``reranker`` (one line naming the file and the way out).
     """
     path = adaptation_file(indexes_dir, index)
     if not path.is_file():
