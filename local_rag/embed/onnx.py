@@ -32,10 +32,13 @@ def read_pooling(folder: Path) -> str:
 class OnnxEmbedder(Embedder):
     backend = "onnx"
 
-    def __init__(self, config: EmbedderConfig, models_dir: Path) -> None:
+    def __init__(self, config: EmbedderConfig, models_dir: Path | None = None, folder: Path | None = None) -> None:
+        """The model ``config.model`` resolved in ``models_dir``, or an export at ``folder`` (no checksum taken: the
+        query twin of `local_rag.embed.twin`)."""
         super().__init__(config)
         enforce_offline()
-        folder, self.checksum = resolve_model(config.model, models_dir, role="embedder")
+        if folder is None:
+            folder, self.checksum = resolve_model(config.model, Path(models_dir or "."), role="embedder")
         self.folder = folder
         model_file = folder / "model.onnx"
         if not model_file.exists():

@@ -4,29 +4,46 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from local_rag._optional import require
 from local_rag.device import cpu_has_amx, enforce_offline, quiet_transformers, torch_device
 from local_rag.embed.base import Embedder, Kind, register_embedder
+from local_rag.embed.twin import eligible, make_twin, open_twin
 from local_rag.modelstore import resolve_model
 from local_rag.settings import EmbedderConfig
 
 
 class SentenceTransformerEmbedder(Embedder):
+    """Passages (and queries) through sentence-transformers; with ``query_onnx`` on a CPU in fp32, queries through
+    the model's ONNX twin (`local_rag.embed.twin`) and the sentence-transformers model loaded only when a passage is
+    embedded."""
+
     backend = "sentence-transformers"
 
     def __init__(self, config: EmbedderConfig, models_dir: Path) -> None:
         super().__init__(config)
         enforce_offline()
-        self.folder, self.checksum = resolve_model(config.model, models_dir, role="embedder")
+        self.source, self.checksum = resolve_model(config.model, models_dir, role="embedder")
+        self.folder = self.source
         self.name = config.model
+        self.models_dir = models_dir
+        self.model: Any = None  # the SentenceTransformer, loaded by `_load`
+        self.twin = open_twin(config, models_dir, self.checksum, self.source) if eligible(config) else None
+        if self.twin is None:
+            self._load()
+        else:
+            self.device, self.dtype, self.dimension = "cpu", "fp32", self.twin.dimension
+
+    def _load(self) -> None:
+        config = self.config
         st = require("sentence_transformers", "the sentence-transformers embedder")
         self._torch = require("torch", "the sentence-transformers embedder")
         self.device = torch_device(config.device)
         quiet_transformers()
-        self.model = st.SentenceTransformer(str(self.folder), device=self.device, local_files_only=True)
+        self.model = st.SentenceTransformer(str(self.source), device=self.device, local_files_only=True)
         if config.max_length:
             self.model.max_seq_length = config.max_length
         dtype = config.dtype
@@ -37,8 +54,17 @@ class SentenceTransformerEmbedder(Embedder):
         self._autocast_bf16 = dtype == "bf16"
         self.dtype = dtype
         self.dimension = int(self.model.get_embedding_dimension() or 0)
+        if self.twin is None and self.device == "cpu" and dtype == "fp32" and eligible(config):
+            # the torch libraries are loaded now anyway: export the twin once, for the next process's queries
+            if make_twin(self.models_dir, self.checksum, self.source) is not None:
+                self.twin = open_twin(config, self.models_dir, self.checksum, self.source)
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
+        if kind == "query" and self.twin is not None:
+            return self.twin.embed_batch(texts, kind)
+        if self.model is None:
+            self._load()
+        model = self.model
         torch = self._torch
         ctx = (
             torch.autocast(device_type=self.device, dtype=torch.bfloat16)
@@ -46,7 +72,7 @@ class SentenceTransformerEmbedder(Embedder):
             else contextlib.nullcontext()
         )
         with torch.inference_mode(), ctx:
-            vectors = self.model.encode(
+            vectors = model.encode(
                 texts,
                 batch_size=len(texts),
                 convert_to_numpy=False,

@@ -165,6 +165,14 @@ def folder_files(folder: Path) -> list[ModelFile]:
     return out
 
 
+QUERY_TWINS = ".query-onnx"  # the ONNX query twins of sentence-transformers embedders (`local_rag.embed.twin`)
+
+
+def query_twin_folder(models_dir: str | Path, checksum: str) -> Path:
+    """Where the query twin of the model with ``checksum`` lives (one per model version; not in any manifest)."""
+    return Path(models_dir) / QUERY_TWINS / checksum.split(":")[-1][:20]
+
+
 def folder_bytes(folder: Path) -> int:
     """Bytes of the files under ``folder`` (links not followed: their targets live elsewhere)."""
     return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())

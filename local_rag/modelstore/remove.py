@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from local_rag.errors import ModelError
-from local_rag.modelstore.manifest import Manifest, folder_bytes
+from local_rag.modelstore.manifest import Manifest, folder_bytes, query_twin_folder
 
 
 @dataclass
@@ -51,6 +51,10 @@ def remove_model(name: str, models_dir: str | Path) -> Removed:
     elif root.exists() or root.is_symlink():
         freed = 0 if root.is_symlink() else root.stat().st_size
         root.unlink()
+    twin = query_twin_folder(models_dir, manifest.get(name).checksum)
+    if twin.is_dir():  # its query twin (`local_rag.embed.twin`): made from these files, useless without them
+        freed += folder_bytes(twin)
+        shutil.rmtree(twin)
     kept = name in manifest.shipped
     if kept:
         manifest.entries[name] = manifest.shipped[name]
