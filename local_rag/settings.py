@@ -85,9 +85,9 @@ class EmbedderConfig(_Config):
     passage_prefix: str = ""
     bge_sparse: bool = Field(False, description="BGE-M3: also keep the learned sparse (lexical) weights")
     query_onnx: bool = Field(
-        True, description="sentence-transformers on the CPU in fp32: embed queries with an ONNX Runtime copy of the "
-        "model (exported once into models/.query-onnx/), so a command that only searches never imports torch; "
-        "passages still go through sentence-transformers",
+        True, description="sentence-transformers on the CPU in fp32: embed at query time (queries, and the sentences "
+        "evidence compression scores) with an ONNX Runtime copy of the model (exported once into models/.query-onnx/), "
+        "so answering never imports torch; the vectors an index stores still come from sentence-transformers",
     )
 
 

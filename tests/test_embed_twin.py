@@ -1,7 +1,8 @@
 """The query twin (`local_rag.embed.twin`): the real all-MiniLM-L6-v2 exported to ONNX the first time
-sentence-transformers loads it, then used for queries: the same vectors as torch's, the same dense order, passages
-still through sentence-transformers (loaded only then), no torch import in a process that only embeds queries, and the
-cases where it must not be used (bf16, a GPU, the setting off, a damaged export)."""
+sentence-transformers loads it, then used at query time (queries, and passages scored then): the same vectors as
+torch's, the same order, an index's vectors still from sentence-transformers (loaded only then), no torch import in a
+process that only searches, and the cases where it must not be used (bf16, a GPU, the setting off, a damaged
+export)."""
 
 from __future__ import annotations
 
@@ -46,15 +47,18 @@ def test_the_twin_embeds_queries_as_torch_does_and_never_loads_torch_for_them(tm
     assert again.twin is not None and again.model is None and again.dimension == torch_only.dimension == 384
     got_q = again.embed(QUERIES, "query")
     assert again.model is None  # queries only: sentence-transformers never loaded
-    assert np.abs(got_q - want_q).max() < 1e-5
-    assert (np.argsort(-(got_q @ want_p.T), axis=1) == np.argsort(-(want_q @ want_p.T), axis=1)).all()
-    assert np.array_equal(again.embed(PASSAGES, "passage"), want_p) and again.model is not None  # loaded on demand
+    got_p = again.embed(PASSAGES, "passage")  # a passage scored at query time (evidence compression): the twin too
+    assert again.model is None  # sentence-transformers never loaded
+    assert np.abs(got_q - want_q).max() < 1e-5 and np.abs(got_p - want_p).max() < 1e-5
+    assert (np.argsort(-(got_q @ got_p.T), axis=1) == np.argsort(-(want_q @ want_p.T), axis=1)).all()
+    # what an index stores comes from the model itself, loaded on demand: an index is what it was
+    assert np.array_equal(again.embed(PASSAGES, "passage", for_index=True), want_p) and again.model is not None
 
     # a process that only embeds queries imports neither torch nor sentence-transformers
     probe = ("import sys; from pathlib import Path; from local_rag.embed.loader import load_embedder; "
              "from local_rag.settings import EmbedderConfig; "
              f"e = load_embedder(EmbedderConfig(model={str(MODELS / 'all-MiniLM-L6-v2')!r}, device='cpu', dtype='fp32'), "
-             f"Path({str(tmp_path)!r})); e.embed(['a question'], 'query'); "
+             f"Path({str(tmp_path)!r})); e.embed(['a question'], 'query'); e.embed(['a passage'], 'passage'); "
              "print(sorted(m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"

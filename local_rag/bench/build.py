@@ -49,7 +49,7 @@ def build_throughput(settings: Settings, embedder: Any, corpus: str | Path, n: i
                 "bm25_passages_per_s": round(len(passages) / bm25_s, 1)})
     if embedder is not None:
         started = time.perf_counter()
-        vectors = embedder.embed(texts, kind="passage")
+        vectors = embedder.embed(texts, kind="passage", for_index=True)
         embed_s = time.perf_counter() - started
         started = time.perf_counter()
         DenseIndex.build(vectors, settings.dense)

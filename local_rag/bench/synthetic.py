@@ -85,7 +85,7 @@ def load_basis(work: Path, pool_dir: Path, settings: Settings, size: int = 4000,
     from local_rag.embed import load_embedder
 
     embedder = load_embedder(settings.embedder, settings.models_dir)
-    vectors = embedder.embed(picked, kind="passage", progress=progress)
+    vectors = embedder.embed(picked, kind="passage", progress=progress, for_index=True)
     query_vectors = embedder.embed(chosen, kind="query", progress=progress)
     sentences = [split_sentences(t) for t in picked]
     work.mkdir(parents=True, exist_ok=True)

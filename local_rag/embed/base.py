@@ -41,8 +41,10 @@ class Embedder(ABC):
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         """Embed one batch; return an array of shape ``(len(texts), dimension)``."""
 
-    def embed(self, texts: Sequence[str], kind: Kind = "passage", progress: bool = False) -> np.ndarray:
-        """Embed any number of texts in batches; rows are L2-normalized float32.
+    def embed(self, texts: Sequence[str], kind: Kind = "passage", progress: bool = False,
+              for_index: bool = False) -> np.ndarray:
+        """Embed any number of texts in batches; rows are L2-normalized float32. ``for_index``: the vectors an index
+        stores (a backend with a query twin, `local_rag.embed.st`, then uses the model itself).
 
         Example:
             >>> vectors = embedder.embed(["what is bm25?"], kind="query")  # doctest: +SKIP

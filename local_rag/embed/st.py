@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +18,9 @@ from local_rag.settings import EmbedderConfig
 
 
 class SentenceTransformerEmbedder(Embedder):
-    """Passages (and queries) through sentence-transformers; with ``query_onnx`` on a CPU in fp32, queries through
-    the model's ONNX twin (`local_rag.embed.twin`) and the sentence-transformers model loaded only when a passage is
-    embedded."""
+    """Texts through sentence-transformers; with ``query_onnx`` on a CPU in fp32, through the model's ONNX twin
+    (`local_rag.embed.twin`) instead, except the vectors an index stores: the sentence-transformers model is then
+    loaded only to build or extend an index."""
 
     backend = "sentence-transformers"
 
@@ -59,9 +60,15 @@ class SentenceTransformerEmbedder(Embedder):
             if make_twin(self.models_dir, self.checksum, self.source) is not None:
                 self.twin = open_twin(config, self.models_dir, self.checksum, self.source)
 
+    def embed(self, texts: Sequence[str], kind: Kind = "passage", progress: bool = False,
+              for_index: bool = False) -> np.ndarray:
+        """Through the twin when there is one, except the vectors an index stores (``for_index``): those come from
+        the model itself, so an index is what it was."""
+        if self.twin is not None and not for_index:
+            return self.twin.embed(texts, kind, progress)
+        return super().embed(texts, kind, progress)
+
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
-        if kind == "query" and self.twin is not None:
-            return self.twin.embed_batch(texts, kind)
         if self.model is None:
             self._load()
         model = self.model

@@ -1,13 +1,14 @@
-"""The query twin: an ONNX Runtime copy of a sentence-transformers model that embeds queries only.
+"""The query twin: an ONNX Runtime copy of a sentence-transformers model, for what is embedded at query time.
 
 A command that only searches (`search`, `ask`, the start of `chat` and `serve`) spent ~6 s of a one-shot `search`'s
 ~7 s importing sentence-transformers, transformers and torch to embed one query (cProfile, 2-core Zen 4). The twin
 imports onnxruntime and tokenizers (0.14 s). It is exported once per model checksum into
 ``<models_dir>/.query-onnx/<checksum>/`` the first time the sentence-transformers model is loaded anyway (an index
 build, or a search before the twin exists), and used only where sentence-transformers itself would run in fp32 on the
-CPU: there its vectors equal torch's to 1.5e-7 (all-MiniLM-L6-v2, 185 queries; the dense top 10 of every query over
-1,698 chunks the same, in the same order: session 44). Passages always go through sentence-transformers, so an index
-and its manifest are what they were. ``embedder.query_onnx: false`` turns the twin off.
+CPU: there its vectors equal torch's to ~2e-7 (all-MiniLM-L6-v2; session 44). It embeds the queries and what is scored
+at query time (evidence compression's sentences, the bi-encoder re-scorer's passages); the vectors an index stores
+(`Embedder.embed(..., for_index=True)`) come from sentence-transformers, so an index and its manifest are what they
+were. ``embedder.query_onnx: false`` turns the twin off.
 """
 
 from __future__ import annotations

@@ -353,7 +353,7 @@ def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool)
 def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool, header: str) -> np.ndarray | None:
     if embedder is None:
         return None
-    return embedder.embed([index_text(c, header) for c in chunks], kind="passage", progress=progress)
+    return embedder.embed([index_text(c, header) for c in chunks], kind="passage", progress=progress, for_index=True)
 
 
 def _lexical(embedder: Embedder | None, chunks: list[Chunk], settings: Settings) -> object | None:
