@@ -72,6 +72,9 @@ def test_a_damaged_twin_falls_back_to_torch_with_a_warning(tmp_path: Path, caplo
         again = load_embedder(_config(), tmp_path)
     assert "cannot be opened" in caplog.text and again.model is not None
     assert np.abs(again.embed(QUERIES, "query") - first.embed(QUERIES, "query")).max() < 1e-5
+    third = load_embedder(_config(), tmp_path)  # the fallback exported it again, in place
+    assert third.twin is not None and third.model is None
+    assert not [p for p in (tmp_path / ".query-onnx").iterdir() if p.name.startswith(".")]  # no export left behind
 
 
 def test_the_twin_only_stands_in_where_sentence_transformers_runs_fp32_on_the_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
