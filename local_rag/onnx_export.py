@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,8 @@ def export_folder(
     pick: Callable[[Any], Any],
     opset: int = 17,
 ) -> Path:
-    """Export ``transformers.<auto_class>`` loaded from ``source`` to ``dest/model.onnx``, atomically.
+    """Export ``transformers.<auto_class>`` loaded from ``source`` to ``dest/model.onnx``, atomically: written in a
+    folder of this process's own, then swapped in for any ``dest`` there (a damaged one included).
 
     Inputs are ``input_ids``, ``attention_mask``, ``token_type_ids`` with dynamic batch and sequence axes; ``pick``
     selects the output tensor from the model's output.
@@ -37,7 +39,7 @@ def export_folder(
         raise ModelError(f"{source} is not a transformers model folder (no config.json)")
     model = getattr(transformers, auto_class).from_pretrained(str(source), local_files_only=True)
     model.eval()
-    tmp = dest.with_name(dest.name + ".exporting")
+    tmp = dest.with_name(f"{dest.name}.exporting-{os.getpid()}")  # two processes exporting at once: one folder each
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     try:

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import shutil
 import warnings
 from pathlib import Path
 
@@ -63,25 +61,16 @@ def open_twin(config: EmbedderConfig, models_dir: Path, checksum: str, source: P
 
 
 def make_twin(models_dir: Path, checksum: str, source: Path) -> Path | None:
-    """Export the twin of the model at ``source`` (a few seconds, once), replacing one that could not be opened; None
-    when it cannot be written (a read-only models folder, no ``onnx`` package): sentence-transformers then embeds."""
+    """Export the twin of the model at ``source`` (a few seconds, once; `export_folder` writes it in a folder of this
+    process's own and swaps it in, replacing one that could not be opened); None when it cannot be written (a
+    read-only models folder, no ``onnx`` package, another process swapping its own in at the same moment):
+    sentence-transformers then embeds."""
     folder = twin_folder(models_dir, checksum)
-    damaged = (folder / "model.onnx").is_file()  # there, yet not opened (`open_twin` said why): replace it
-    mine = folder.with_name(f".{folder.name}.{os.getpid()}")  # two processes exporting at once: each its own folder
     try:
         with warnings.catch_warnings():  # torch.onnx's tracer warnings are about the export, not the user's command
             warnings.simplefilter("ignore")
-            export_onnx(source, mine)
-        try:
-            mine.rename(folder)
-        except OSError:
-            if not damaged:  # another process's export got there first: keep it
-                shutil.rmtree(mine, ignore_errors=True)
-                return folder
-            shutil.rmtree(folder, ignore_errors=True)
-            mine.rename(folder)
+            export_onnx(source, folder)
     except Exception as exc:
-        shutil.rmtree(mine, ignore_errors=True)
         log.info("no query twin for %s (%s: %s)", source, type(exc).__name__, exc)
         return None
     log.info("exported the query twin of %s to %s", source, folder)
