@@ -100,8 +100,8 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     assert run(["index", "build", str(docs)]).exit_code == 0
     work = tmp_path / "work"
     _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
-    args = ["train", "adapt", "--work", str(work), "--passages", "12", "--holdout", "0.34", "--max-steps", "2",
-            "--batch-size", "4", "--min-heldout", "1"]
+    args = ["train", "adapt", "--work", str(work), "--passages", "12", "--folds", "0", "--holdout", "0.34",
+            "--max-steps", "2", "--batch-size", "4", "--min-heldout", "1"]
     res = run([*args, "--margin", "-1", "--no-interval"])  # any gain keeps it: the chain and its files are tested
     assert res.exit_code == 0, res.output
     report = json.loads((work / "report.json").read_text(encoding="utf-8"))
@@ -148,11 +148,82 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
     assert not index_file.exists() and "adaptation" not in run(["index", "info"]).output
     # bad input: one line, no traceback
-    for bad, message in ((["--holdout", "0"], "--holdout must be in (0, 1)"), (["--kinds", "essay"], "--kinds"),
+    for bad, message in ((["--folds", "0", "--holdout", "0"], "--holdout must be in (0, 1)"),
+                         (["--holdout", "0.3"], "--holdout is for --folds 0"), (["--folds", "1"], "--folds must be 0"),
+                         (["--kinds", "essay"], "--kinds"),
                          (["--index", "no-such-index"], "no-such-index"),
                          (["--name", "all-MiniLM-L6-v2"], "a model local-rag did not train")):
         res = run(["train", "adapt", "--work", str(tmp_path / "w2"), *bad])
         assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
+
+
+@needs_minilm
+def test_adapt_cross_validates_over_the_documents_and_reuses_each_fold(tmp_path: Path) -> None:
+    """The default check: every written query is ranked by a model trained without its document (three folds of real
+    fine-tunes), pooled; the kept model is trained on all; a rerun reuses each fold's ranks; nothing of the fold models
+    stays (their folders and query twins are gone)."""
+    pytest.importorskip("datasets", reason="the train extra is not installed")
+    llama_cpp_or_skip()
+    model_or_skip(SMOLLM)
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name, text in DOCS.items():
+        (docs / name).write_text(text, encoding="utf-8")
+    models = _models(tmp_path)
+    env = {"LOCAL_RAG_MODELS_DIR": str(models), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"),
+           "LOCAL_RAG_PROFILE": "cpu-test", "LOCAL_RAG_INDEX": "notes"}
+    run = lambda args: CliRunner().invoke(cli, args, env=env)  # noqa: E731
+    assert run(["index", "build", str(docs)]).exit_code == 0
+    work = tmp_path / "work"
+    _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
+    twins = set((models / ".query-onnx").iterdir()) if (models / ".query-onnx").is_dir() else set()
+    args = ["train", "adapt", "--work", str(work), "--passages", "12", "--folds", "3", "--max-steps", "2",
+            "--batch-size", "4", "--min-heldout", "1", "--margin", "-1", "--no-interval"]
+    res = run(args)
+    assert res.exit_code == 0, res.output
+    report = json.loads((work / "report.json").read_text(encoding="utf-8"))
+    synth, folds = report["synth"], report["folds"]
+    written = synth["kept"] + synth["dropped"]
+    assert synth["heldout_queries"] == 0 and report["config"]["folds"] == 3 and len(folds) == 3
+    # every written query measured once, each fold's by a model trained on the other folds' kept queries only
+    assert report["rows"]["first stage"]["queries"] == sum(f["queries"] for f in folds) == written > 0
+    assert all(f["examples"] < synth["kept"] and f["steps"] == 2 for f in folds)
+    assert f"all {written} measured by cross-validation" in res.output and "cross-validated: 3 folds" in res.output
+    assert report["kept"] and report["training"]["steps"] == 2 and (models / "notes-adapted").is_dir()
+    ranks = json.loads((work / "ranks.json").read_text(encoding="utf-8"))  # the gain re-derives from the ranks
+    assert mrr_difference(ranks["first stage"], ranks["adapted"]) == (report["gain"], *report["gain_interval"])
+    index_file = tmp_path / "indexes" / "notes.adapted.yaml"
+    assert yaml.safe_load(index_file.read_text(encoding="utf-8"))["adapted_by"]["folds"] == 3
+    assert not (work / "cv" / "models").exists() and not any(p.name.startswith("fold-") for p in models.iterdir())
+    assert set((models / ".query-onnx").iterdir()) == twins  # the fold models' twins went with them
+    # a rerun: the same folds, from their files (no fine-tune), the same figures
+    stamps = {p.name: p.stat().st_mtime_ns for p in (work / "cv").glob("fold-*.json")}
+    res = run([*args, "--json"])
+    assert res.exit_code == 0, res.output
+    again = json.loads(res.output)
+    assert again["rows"] == report["rows"] and again["training"]["repeated"]
+    assert {p.name: p.stat().st_mtime_ns for p in (work / "cv").glob("fold-*.json")} == stamps
+
+
+def test_folds_split_documents_into_groups_of_about_as_many_queries() -> None:
+    from local_rag.errors import BadInputError
+    from local_rag.train.synth import SynthQuery, document_folds
+
+    counts = {"a.md": 6, "b.md": 1, "c.md": 3, "d.md": 3, "e.md": 2, "f.md": 1}
+    queries = [SynthQuery(f"{doc}#{i}", "question", f"q{i}") for doc, n in counts.items() for i in range(n)]
+    groups = document_folds(queries, 3)
+    assert len(groups) == 3 and set().union(*groups) == set(counts) and sum(map(len, groups)) == len(counts)
+    sizes = sorted(sum(counts[d] for d in g) for g in groups)
+    assert sizes == [5, 6, 5] or sizes == [5, 5, 6]  # 16 queries in three groups: the largest document alone
+    assert document_folds(queries, 3) == groups  # the same split every run
+    assert len(document_folds(queries[:7], 5)) == 2  # two documents: two folds
+    for bad, message in ((queries, 1), (queries[:6], 3)):
+        with pytest.raises(BadInputError, match="--folds must be 0|two documents or more"):
+            document_folds(bad, message)
 
 
 @pytest.mark.parametrize(("adapted", "n", "low", "interval", "kept", "why"), [

@@ -153,3 +153,29 @@ def test_likelihood_reranker_puts_the_passage_the_question_is_about_first(tmp_pa
     assert [c.stage for c in taken].count("rerank-likelihood") == 6 and pipe.llm.calls == []
     own = Pipeline(settings, reranker=reranker)  # a reranker with a model of its own
     assert [c.stage for c in own.take_calls(0)] == ["rerank-likelihood"] * 6 and reranker.llm.calls == []
+
+
+@needs_minilm
+def test_the_bi_encoder_embeds_each_passage_once_and_scores_as_without_its_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real MiniLM as a re-scorer: a passage met before is not embedded again, the scores are those of a re-scorer
+    with no memory, and the memory keeps only the most recently met ``MEMORY`` passages."""
+    from local_rag.rerank import bi_encoder, load_reranker
+
+    config = RerankerConfig(backend="bi-encoder", model="all-MiniLM-L6-v2", device="cpu")
+    texts = ["Honey bees store honey for the winter.", "Volcanoes erupt when gas is trapped in magma.",
+             "Sourdough is leavened by wild yeast.", "Spring tides come at new and full moon."]
+    reranker = load_reranker(config, MODELS)
+    embedded: list[str] = []
+    embed = reranker.embedder.embed
+    monkeypatch.setattr(reranker.embedder, "embed", lambda xs, kind="passage", **kw: (
+        embedded.extend(xs if kind == "passage" else []), embed(xs, kind, **kw))[1])
+    first = reranker.score("how do bees survive winter?", texts[:3])
+    second = reranker.score("when are tides largest?", [texts[3], texts[1], texts[3]])
+    assert embedded == texts  # each passage embedded once, the repeated one too
+    fresh = load_reranker(config, MODELS)
+    assert np.allclose(second, fresh.score("when are tides largest?", [texts[3], texts[1], texts[3]]), atol=1e-5)
+    assert np.allclose(first, fresh.score("how do bees survive winter?", texts[:3]), atol=1e-5)
+    assert reranker.score("anything", []) == []
+    monkeypatch.setattr(bi_encoder, "MEMORY", 2)
+    reranker.score("bees?", [texts[0]])  # met last: kept with the one met before it
+    assert list(reranker.memory) == [texts[1], texts[0]]

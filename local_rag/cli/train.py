@@ -12,6 +12,7 @@ import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
 from local_rag.cli.search import split_csv
+from local_rag.errors import BadInputError
 
 
 @click.group(name="train")
@@ -88,7 +89,6 @@ def containment(split, domains, modes, min_held, min_cover, unit, negatives, min
     """Containment examples from MTRAG answerable tasks (does a text hold the answer, not only the subject?), for
     `train reranker --loss bce`: the sentence carrying the reference answer against other sentences of its passage,
     or (--unit passage) each gold passage with and without the sentences that carry it."""
-    from local_rag.errors import BadInputError
     from local_rag.evaluation.splits import load_split
     from local_rag.mtrag import default_mtrag_dir, load_generation_tasks
     from local_rag.train.containment import containment_examples
@@ -180,7 +180,10 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
               "LLM cache, queries, examples, report.json, adapted.yaml. A rerun resumes there.")
 @click.option("--passages", default=200, show_default=True, help="Chunks the LLM writes queries for (~3-6 s each on 2 cores).")
 @click.option("--kinds", default="question,follow_up", show_default=True, help="Query kinds: question, follow_up.")
-@click.option("--holdout", default=0.2, show_default=True, help="Share of the documents held out for the check.")
+@click.option("--folds", default=5, show_default=True, type=click.IntRange(min=0),
+              help="Cross-validate over the documents: every written query is measured by a model trained without its "
+              "document (one fine-tune per fold, then the kept model on all). 0: hold out a share instead (--holdout).")
+@click.option("--holdout", type=float, help="With --folds 0: share of the documents held out for the check [0.2].")
 @click.option("--epochs", default=1.0, show_default=True)
 @click.option("--batch-size", default=32, show_default=True)
 @click.option("--max-steps", default=-1, show_default=True, help="Stop training after N optimizer steps (> 0).")
@@ -190,20 +193,24 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
               help="Keep only when the gain's 95% interval (paired bootstrap over the held-out queries) lies above zero.")
 @click.option("--json", "as_json", is_flag=True, help="Print report.json instead of the table.")
 @handle_errors
-def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, holdout, epochs, batch_size, max_steps,
-          margin, min_heldout, interval, as_json):
+def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, folds, holdout, epochs, batch_size,
+          max_steps, margin, min_heldout, interval, as_json):
     """Adapt the retriever to the index's own documents, no labels, no network: the LLM writes queries for its
     chunks, the embedder is fine-tuned on them, and the model is kept only when it finds held-out documents' chunks
-    better: then ask, chat, search and serve on the index use it (indexes/<index>.adapted.yaml). Resumable; see
+    better (cross-validated over the documents): then ask, chat, search and serve on the index use it (indexes/<index>.adapted.yaml). Resumable; see
     docs/training.md."""
     from local_rag.paths import default_runs_dir
     from local_rag.train.adapt import AdaptConfig, table
     from local_rag.train.adapt import adapt as run_adapt
 
+    if holdout is not None and folds:
+        raise BadInputError("--holdout is for --folds 0 (one held-out share of the documents); with --folds N every "
+                            "document's queries are held out once")
     settings = load(profile, config_file, index_name)
     name = name or f"{settings.index}-adapted"
     work = Path(work_dir) if work_dir else default_runs_dir() / "adapt" / settings.index
-    cfg = AdaptConfig(passages=passages, kinds=tuple(split_csv((kinds,)) or []), holdout=holdout, epochs=epochs,
+    cfg = AdaptConfig(passages=passages, kinds=tuple(split_csv((kinds,)) or []), folds=folds,
+                      holdout=0.2 if holdout is None else holdout, epochs=epochs,
                       batch_size=batch_size, max_steps=max_steps, margin=margin, min_heldout=min_heldout,
                       interval=interval)
     report = run_adapt(settings, name, work, cfg, progress=not as_json)
@@ -211,8 +218,10 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, hol
         click.echo((work / "report.json").read_text(encoding="utf-8"), nl=False)
         return
     synth, training = report.synth, report.training
+    measured = (f"all {report.rows['first stage']['queries']} measured by cross-validation" if report.folds
+                 else f"{synth['heldout_queries']} held out")
     click.echo(f"{synth['kept']} of {synth['kept'] + synth['dropped']} written queries kept for training, "
-               f"{synth['heldout_queries']} held out ({report.seconds['synth']} s); {report.model} "
+               f"{measured} ({report.seconds['synth']} s); {report.model} "
                + ("already trained on the same data" if training.get("repeated") else
                   f"trained in {training['train_seconds']} s ({training['steps']} steps, loss {training['final_loss']})"))
     click.echo(table(report))
@@ -513,7 +522,6 @@ def draft_gate(profile, config_file, index_name, answers, decisions, features, b
     import sys
 
     from local_rag.decide.support import load_support_checker
-    from local_rag.errors import BadInputError
     from local_rag.train.draft import train_draft_gate
 
     settings = load(profile, config_file, index_name)
@@ -555,7 +563,6 @@ def fusion(profile, config_file, index_name, name, split, domains, modes, depth,
     mode_list = split_csv((modes,)) or []
     own = own_rewrites(llm_cache, settings.llm.model) if "rewrite" in mode_list else {}
     if "rewrite" in mode_list and not own:
-        from local_rag.errors import BadInputError
 
         raise BadInputError(f"mode rewrite needs the own rewrites of the {split} split: `local-rag train rewrites --split {split} --llm-cache FILE`")
     report = train_fusion(settings, default_mtrag_dir(), name, split_csv((domains,)) or [], mode_list, index_prefix, depth,

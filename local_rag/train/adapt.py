@@ -11,7 +11,10 @@ The chain (each step resumable, all files in one work folder, default ``runs/ada
    repeated; an interrupted one resumes from its last checkpoint.
 3. **measure**: MRR@10 and recall of the held-out queries' own chunks, first stage alone and with the fine-tuned
    model re-scoring the first stage's top ``candidates`` (fused with the first stage's order); the stock model as
-   the same re-scorer beside them, for the record.
+   the same re-scorer beside them, for the record. With ``folds`` (the default, 5) the held-out queries are all of
+   them, by cross-validation over the documents (`local_rag.train.folds`: a model per fold, trained without the
+   fold's documents, ranks the fold's queries); with ``folds=0``, the queries of a ``holdout`` share of the documents,
+   never trained on.
 4. **decide**: kept when the held-out MRR@10 gains at least ``margin``, the gain's 95% interval (a paired bootstrap
    over the held-out queries) lies above zero (``interval``), and recall@5 is not lower, over at least
    ``min_heldout`` queries. Kept, the index takes it: ``<indexes_dir>/<index>.adapted.yaml`` (`local_rag.adaptation`)
@@ -20,7 +23,8 @@ The chain (each step resumable, all files in one work folder, default ``runs/ada
    model, and the index answers as before.
 
 The held-out check's "no" is reliable, its "yes" optimistic (the held-out queries share the training queries' style:
-docs/training.md); the report says so, and `report.json` keeps every figure.
+docs/training.md); the report says so, `report.json` keeps every figure and `ranks.json` every held-out query's
+rank per row.
 
 Example:
     >>> report = adapt(settings, "notes-adapted", Path("runs/adapt/notes"), AdaptConfig(passages=300))  # doctest: +SKIP
@@ -48,7 +52,8 @@ class AdaptConfig:
     kinds: tuple[str, ...] = ("question", "follow_up")
     k: int = 5  # consistency filter: the chunk in the top k for its query
     negatives: int = 8  # mined per kept query
-    holdout: float = 0.2  # share of the documents held out for the check
+    folds: int = 5  # cross-validation over the documents: every query measured once (0: one held-out share)
+    holdout: float = 0.2  # with folds=0: share of the documents held out for the check
     epochs: float = 1.0
     batch_size: int = 32
     learning_rate: float = 2e-5
@@ -79,6 +84,7 @@ class AdaptReport:
     settings_file: str | None
     seconds: dict[str, float] = field(default_factory=dict)
     adaptation_file: str | None = None  # the index's own (`local_rag.adaptation`), when kept
+    folds: list[dict[str, Any]] = field(default_factory=list)  # cross-validation: a record per fold
 
 
 def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = None, progress: bool = True,
@@ -92,6 +98,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
     from local_rag.evaluation.lock import run_lock
     from local_rag.train.data import read_examples
     from local_rag.train.embedder import EmbedderTraining, train_embedder
+    from local_rag.train.folds import ADAPTED, cross_validate
     from local_rag.train.synth import metrics_of_ranks
     from local_rag.train.synth_run import SynthRun, heldout_ranks, mrr_difference, write_synth_examples
 
@@ -107,7 +114,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         started = time.perf_counter()
         synth = write_synth_examples(settings, work / "synth.jsonl", SynthRun(
             passages=cfg.passages, k=cfg.k, kinds=cfg.kinds, negatives=cfg.negatives, cache=work / "synth-cache.jsonl",
-            holdout=cfg.holdout), progress=progress)
+            holdout=0.0 if cfg.folds else cfg.holdout), progress=progress)
         seconds["synth"] = round(time.perf_counter() - started, 1)
         if not synth.kept:
             raise BadInputError(f"none of the {synth.kept + synth.dropped} written queries found its own chunk in the "
@@ -129,9 +136,19 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         started = time.perf_counter()
         measured = settings.model_copy(update={"reranker": settings.reranker.model_copy(update={
             "backend": "bi-encoder", "model": name, "candidates": cfg.candidates, "prior_weight": cfg.prior_weight})})
-        # the stock model as the same re-scorer, for the record: is a gain the adaptation's or the re-scoring's?
-        ranks = heldout_ranks(measured, synth.heldout, "chunk", [base, name], depth=20, progress=progress)
-        stock_ranks, first_ranks, adapted_ranks = ranks[f"+ {Path(base).name}"], ranks["first stage"], ranks[f"+ {name}"]
+        folds: list[dict[str, Any]] = []
+        if cfg.folds:
+            cv = cross_validate(measured, read_examples(synth.out_file), synth.written, training, work, cfg.folds,
+                                data["sha256"], progress=progress)
+            held, folds = [synth.written[n] for n in cv.positions], cv.folds
+            stock = heldout_ranks(measured, held, "chunk", [base], depth=20, progress=progress)
+            first_ranks, adapted_ranks = cv.ranks["first stage"], cv.ranks[ADAPTED]
+            stock_ranks = stock[f"+ {Path(base).name}"]
+        else:
+            # the stock model as the same re-scorer, for the record: is a gain the adaptation's or the re-scoring's?
+            ranks = heldout_ranks(measured, synth.heldout, "chunk", [base, name], depth=20, progress=progress)
+            stock_ranks, first_ranks, adapted_ranks = (ranks[f"+ {Path(base).name}"], ranks["first stage"],
+                                                       ranks[f"+ {name}"])
         # the order of the table: first stage, stock, adapted
         rows = {"first stage": metrics_of_ranks(first_ranks), f"+ {Path(base).name} (stock)": metrics_of_ranks(stock_ranks),
                 f"+ {name}": metrics_of_ranks(adapted_ranks)}
@@ -153,15 +170,21 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
             rows=rows, gain=gain, gain_interval=(low, high),
             over_stock={"gain": stock_gain, "low": stock_low, "high": stock_high},
             kept=kept, reason=reason, settings_file=str(settings_file) if kept else None,
-            seconds=seconds, adaptation_file=str(index_file) if index_file else None)
+            seconds=seconds, adaptation_file=str(index_file) if index_file else None, folds=folds)
         (work / "report.json").write_text(json.dumps(asdict(report), indent=2) + "\n", encoding="utf-8")
+        # each held-out query's rank of its own chunk per row (0: not in the top 20): the gain and its interval
+        # re-derive from it (`local_rag.train.synth_run.mrr_difference`)
+        (work / "ranks.json").write_text(json.dumps({"first stage": first_ranks, "stock": stock_ranks,
+                                                     "adapted": adapted_ranks}) + "\n", encoding="utf-8")
     return report
 
 
 def _check(cfg: AdaptConfig) -> None:
     if cfg.passages < 1:
         raise BadInputError(f"--passages must be at least 1, got {cfg.passages}")
-    if not 0 < cfg.holdout < 1:
+    if cfg.folds < 0 or cfg.folds == 1:
+        raise BadInputError(f"--folds must be 0 (one held-out share) or at least 2, got {cfg.folds}")
+    if not cfg.folds and not 0 < cfg.holdout < 1:
         raise BadInputError(f"--holdout must be in (0, 1): the check needs held-out documents, got {cfg.holdout}")
     unknown = set(cfg.kinds) - {"question", "follow_up"}
     if unknown or not cfg.kinds:
@@ -197,8 +220,8 @@ def _decide(first: dict[str, float | int], adapted: dict[str, float | int], gain
             ) -> tuple[bool, str]:
     n = int(first["queries"])
     if n < cfg.min_heldout:
-        return False, (f"too few held-out queries to judge ({n} < {cfg.min_heldout}): write more with --passages, "
-                       "or a larger --holdout")
+        return False, (f"too few held-out queries to judge ({n} < {cfg.min_heldout}): write more with --passages"
+                       + ("" if cfg.folds else ", or a larger --holdout"))
     if gain < cfg.margin:
         return False, f"held-out MRR@10 gains {gain:+.4f}, under the margin {cfg.margin}"
     if cfg.interval and low <= 0:
@@ -224,7 +247,7 @@ def _write_settings(path: Path, settings: Settings, name: str, cfg: AdaptConfig,
             f"# Use: local-rag chat --config {path}   (ask, search and serve take it too)\n")
     path.write_text(head + yaml.safe_dump({"index": index, **layer}, sort_keys=False), encoding="utf-8")
     record = {"model": name, "mrr@10": [first["mrr@10"], adapted["mrr@10"]],
-              "recall@5": [first["recall@5"], adapted["recall@5"]], "queries": first["queries"],
+              "recall@5": [first["recall@5"], adapted["recall@5"]], "queries": first["queries"], "folds": cfg.folds,
               "gain_interval": [gain[1], gain[2]], "work": str(path.parent),
               "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     head = (f"# written by `local-rag train adapt` (work folder {path.parent}): {measured}.\n"
@@ -243,4 +266,10 @@ def table(report: AdaptReport) -> str:
     lines += ["", f"MRR@10 of {report.model}: {report.gain:+.4f} over the first stage (95% interval {low:+.4f} … "
               f"{high:+.4f}), {stock['gain']:+.4f} over the stock model as the same re-scorer ({stock['low']:+.4f} … "
               f"{stock['high']:+.4f})"]
+    if report.folds:
+        measured = [f for f in report.folds if "skipped" not in f]
+        lines.append(f"cross-validated: {len(measured)} folds of documents, each query ranked by a model trained "
+                     f"without its document ({', '.join(str(f['queries']) for f in measured)} queries; "
+                     f"{sum(f['train_seconds'] for f in measured):.0f} s of training)"
+                     + "".join(f"; fold {f['fold']} skipped: {f['skipped']}" for f in report.folds if "skipped" in f))
     return "\n".join(lines)

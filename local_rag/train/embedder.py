@@ -83,7 +83,7 @@ def train_embedder(
         per_device_train_batch_size=cfg.batch_size, learning_rate=cfg.learning_rate, warmup_steps=cfg.warmup_ratio,
         seed=cfg.seed, logging_steps=max(1, min(10, cfg.max_steps if cfg.max_steps > 0 else 10)),
         save_strategy="steps", save_steps=cfg.save_steps, save_total_limit=1, report_to=[],
-        disable_tqdm=not progress, dataloader_num_workers=0,
+        disable_tqdm=not progress, dataloader_num_workers=0, dataloader_pin_memory=torch.cuda.is_available(),
         batch_sampler=training_args.BatchSamplers.NO_DUPLICATES,
     )
     trainer = st.SentenceTransformerTrainer(model=model, args=args, train_dataset=dataset, loss=loss)

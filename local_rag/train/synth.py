@@ -171,6 +171,31 @@ def split_heldout(queries: Sequence[SynthQuery], fraction: float, seed: object =
     return [q for q in queries if document_of(q.passage_id) not in held_docs], held
 
 
+def document_folds(queries: Sequence[SynthQuery], folds: int) -> list[set[str]]:
+    """The documents of ``queries`` in ``folds`` groups (fewer when there are fewer documents) of about as many
+    queries each: the largest document first (sha1 order among equals), each into the group with the fewest queries
+    so far. Cross-validation trains on all groups but one and measures on that one, so no query is measured by a model
+    trained on its own document.
+
+    Raises:
+        BadInputError: fewer than two folds asked, or the queries come from a single document.
+    """
+    if folds < 2:
+        raise BadInputError(f"--folds must be 0 (one held-out share) or at least 2, got {folds}")
+    per_doc = Counter(document_of(q.passage_id) for q in queries)
+    if len(per_doc) < 2:
+        raise BadInputError(f"cross-validation needs queries from two documents or more, got {len(per_doc)}: "
+                            "more --passages, or --folds 0")
+    groups: list[set[str]] = [set() for _ in range(min(folds, len(per_doc)))]
+    sizes = [0] * len(groups)
+    order = {d: i for i, d in enumerate(by_sha1(per_doc, key=lambda d: d))}
+    for doc in sorted(per_doc, key=lambda d: (-per_doc[d], order[d])):
+        smallest = sizes.index(min(sizes))
+        groups[smallest].add(doc)
+        sizes[smallest] += per_doc[doc]
+    return groups
+
+
 def write_heldout(queries: Sequence[SynthQuery], path: str | Path, unit: str) -> None:
     """Held-out queries, one JSON line each, with the unit their target names (``chunk`` or ``passage``)."""
     path = Path(path)

@@ -48,6 +48,7 @@ class SynthResult:
     example_copies: int
     heldout_file: Path | None = None
     heldout: list[SynthQuery] = field(default_factory=list)
+    written: list[SynthQuery] = field(default_factory=list)  # every query of the wanted kinds not held out, kept or not
 
 
 def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun, progress: bool = True) -> SynthResult:
@@ -114,7 +115,7 @@ def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun
         heldout_file = Path(str(out_file) + ".heldout.jsonl")
         write_heldout(held, heldout_file, "passage" if run.corpus else "chunk")
     return SynthResult(Path(out_file), info, len(kept), len(dropped), len(examples), len(contained),
-                       writer.example_copies, heldout_file, held)
+                       writer.example_copies, heldout_file, held, [q for q in written if q.kind in kinds])
 
 
 def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_models: Sequence[str] = (),
@@ -129,9 +130,10 @@ def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, rera
 
 
 def heldout_ranks(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_models: Sequence[str] = (),
-                  depth: int = 20, progress: bool = True) -> dict[str, list[int]]:
+                  depth: int = 20, progress: bool = True, models_dir: Path | None = None) -> dict[str, list[int]]:
     """`heldout_rows`' rows as each held-out query's rank of its own passage (1-based, 0: not in the top ``depth``),
-    in the order of ``held``: what a paired comparison of two rows resamples."""
+    in the order of ``held``: what a paired comparison of two rows resamples. ``models_dir`` (default the settings')
+    is where ``reranker_models`` are looked up and their query twins go (cross-validation's short-lived models)."""
     from tqdm import tqdm
 
     from local_rag.llm.pipeline import question_of
@@ -142,7 +144,7 @@ def heldout_ranks(settings: Settings, held: Sequence[SynthQuery], unit: str, rer
 
     # loaded first: a missing model fails before any search (never a first stage under its name)
     rerankers = {Path(m).name: load_reranker(settings.reranker.model_copy(update={"model": m, "fallback": "error"}),
-                                             settings.models_dir) for m in reranker_models}
+                                             models_dir or settings.models_dir) for m in reranker_models}
     retriever = open_retriever(settings)
     top = functools.partial(retriever.search, top_k=max(depth, settings.reranker.candidates))
     searches = {"first stage": top if unit == "passage" else by_chunk(top)}

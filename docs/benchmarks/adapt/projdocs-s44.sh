@@ -9,9 +9,9 @@ W=${W:-runs/adapt/projdocs-s44}
 mkdir -p "$W"
 [ -f "$W/synth-cache.jsonl" ] || cp docs/benchmarks/adapt/projdocs-s44-synth-cache.jsonl "$W/synth-cache.jsonl"
 t() { /usr/bin/time -f "wall %e s, peak RSS %M KB" "$@"; }
-t local-rag train adapt --index projdocs --passages 150 --work "$W"                      # 1 epoch: not kept
-t local-rag train adapt --index projdocs --passages 150 --work "$W" --epochs 4 --name projdocs-adapted-e4  # not kept
-t local-rag train adapt --index projdocs --passages 150 --work "$W" --epochs 4 --name projdocs-adapted-e4 --no-interval  # kept
+t local-rag train adapt --index projdocs --passages 150 --folds 0 --work "$W"                      # 1 epoch: not kept
+t local-rag train adapt --index projdocs --passages 150 --folds 0 --work "$W" --epochs 4 --name projdocs-adapted-e4  # not kept
+t local-rag train adapt --index projdocs --passages 150 --folds 0 --work "$W" --epochs 4 --name projdocs-adapted-e4 --no-interval  # kept
 local-rag index info --index projdocs | tail -1                  # the adaptation
 printf '/quit\n' | local-rag chat --index projdocs --history '' | head -1   # named in chat's first line
 local-rag models remove projdocs-adapted projdocs-adapted-e4 --yes        # ends it

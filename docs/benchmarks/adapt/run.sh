@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../../.."
 . docs/benchmarks/i23/lib.sh
 B=docs/benchmarks/adapt
 D=${DOMAIN:-govt}
-step adapt $D; t $LR train adapt --index mtrag-$D --passages ${PASSAGES:-200} 2>&1 | tr '\r' '\n' | grep -a "^|\|kept\|wall\|rror\|trained\|MRR@10 of"
+step adapt $D; t $LR train adapt --index mtrag-$D --folds 0 --passages ${PASSAGES:-200} 2>&1 | tr '\r' '\n' | grep -a "^|\|kept\|wall\|rror\|trained\|MRR@10 of"
 cp runs/adapt/mtrag-$D/report.json $B/report-$D.json
 C="--profile cpu-qwen --mode rewrite --rewrite rewrite --llm-cache runs/i23/rewrites.jsonl --domains $D"
 R="--cross-encoder --reranker-backend bi-encoder --prior-weight 1 --candidates 20"
