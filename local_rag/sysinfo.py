@@ -13,6 +13,13 @@ def peak_rss_mb() -> float:
     return peak / (1024 * 1024) if sys.platform == "darwin" else peak / 1024
 
 
+def total_memory_gib() -> float:
+    """The machine's physical memory in GiB."""
+    import psutil
+
+    return float(psutil.virtual_memory().total) / 2**30
+
+
 def cpu_name() -> str:
     try:
         with open("/proc/cpuinfo", encoding="utf-8") as fh:

@@ -182,7 +182,7 @@ def test_adapt_cross_validates_over_the_documents_and_reuses_each_fold(tmp_path:
     _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
     twins = set((models / ".query-onnx").iterdir()) if (models / ".query-onnx").is_dir() else set()
     args = ["train", "adapt", "--work", str(work), "--passages", "12", "--folds", "3", "--max-steps", "2",
-            "--batch-size", "4", "--min-heldout", "1", "--margin", "-1", "--no-interval"]
+            "--batch-size", "4", "--min-heldout", "1", "--margin", "-1", "--no-interval", "--loss", "cmnrl"]
     res = run(args)
     assert res.exit_code == 0, res.output
     report = json.loads((work / "report.json").read_text(encoding="utf-8"))
@@ -194,6 +194,7 @@ def test_adapt_cross_validates_over_the_documents_and_reuses_each_fold(tmp_path:
     assert all(f["examples"] < synth["kept"] and f["steps"] == 2 for f in folds)
     assert f"all {written} measured by cross-validation" in res.output and "cross-validated: 3 folds" in res.output
     assert report["kept"] and report["training"]["steps"] == 2 and (models / "notes-adapted").is_dir()
+    assert report["training"]["loss"] == "cmnrl" and "steps of cmnrl" in res.output  # the small-memory loss, real
     ranks = json.loads((work / "ranks.json").read_text(encoding="utf-8"))  # the gain re-derives from the ranks
     assert mrr_difference(ranks["first stage"], ranks["adapted"]) == (report["gain"], *report["gain_interval"])
     index_file = tmp_path / "indexes" / "notes.adapted.yaml"
@@ -207,6 +208,13 @@ def test_adapt_cross_validates_over_the_documents_and_reuses_each_fold(tmp_path:
     again = json.loads(res.output)
     assert again["rows"] == report["rows"] and again["training"]["repeated"]
     assert {p.name: p.stat().st_mtime_ns for p in (work / "cv").glob("fold-*.json")} == stamps
+
+
+def test_auto_loss_saves_memory_on_a_small_machine() -> None:
+    from local_rag.train.adapt import LOW_MEMORY_GIB, training_loss
+
+    assert training_loss("auto", LOW_MEMORY_GIB - 1) == "cmnrl" and training_loss("auto", LOW_MEMORY_GIB) == "mnrl"
+    assert training_loss("mnrl", 4.0) == "mnrl" and training_loss("auto") in ("mnrl", "cmnrl")
 
 
 def test_folds_split_documents_into_groups_of_about_as_many_queries() -> None:

@@ -55,6 +55,7 @@ class AdaptConfig:
     folds: int = 5  # cross-validation over the documents: every query measured once (0: one held-out share)
     holdout: float = 0.2  # with folds=0: share of the documents held out for the check
     epochs: float = 1.0
+    loss: str = "auto"  # mnrl | cmnrl | auto: cmnrl on a machine with less than LOW_MEMORY_GIB of memory
     batch_size: int = 32
     learning_rate: float = 2e-5
     max_length: int = 256
@@ -64,6 +65,27 @@ class AdaptConfig:
     margin: float = 0.01  # held-out MRR@10 gain needed to keep the model
     interval: bool = True  # also needed: the gain's 95% bootstrap interval above zero (session 35)
     min_heldout: int = 20  # fewer held-out queries than this: too few to judge, not kept
+
+
+LOW_MEMORY_GIB = 16.0  # mnrl at batch 32 peaks at 8-9 GB RSS (session 45); cmnrl (mini-batches of 16) at 3 GB
+
+
+def training_loss(choice: str, memory_gib: float | None = None) -> str:
+    """The loss ``--loss`` names; ``auto``: ``cmnrl`` (CachedMultipleNegativesRankingLoss: the same objective in
+    mini-batches, ~3 GB instead of ~8 GB at batch 32, slower) on a machine with less than `LOW_MEMORY_GIB` of
+    memory, else ``mnrl``.
+
+    Example:
+        >>> training_loss("auto", 8.0), training_loss("auto", 24.0), training_loss("cmnrl", 64.0)
+        ('cmnrl', 'mnrl', 'cmnrl')
+    """
+    if choice != "auto":
+        return choice
+    if memory_gib is None:
+        from local_rag.sysinfo import total_memory_gib
+
+        memory_gib = total_memory_gib()
+    return "cmnrl" if memory_gib < LOW_MEMORY_GIB else "mnrl"
 
 
 @dataclass
@@ -120,7 +142,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
             raise BadInputError(f"none of the {synth.kept + synth.dropped} written queries found its own chunk in the "
                                 f"top {cfg.k}: nothing to train on (more --passages, or a larger --k)")
         started = time.perf_counter()
-        training = EmbedderTraining(loss="mnrl", epochs=cfg.epochs, batch_size=cfg.batch_size,
+        training = EmbedderTraining(loss=training_loss(cfg.loss), epochs=cfg.epochs, batch_size=cfg.batch_size,
                                     learning_rate=cfg.learning_rate, max_length=cfg.max_length, negatives=1,
                                     max_steps=cfg.max_steps)
         data = {"file": str(synth.out_file), "sha256": synth.info["sha256"], "modes": None}
@@ -166,7 +188,8 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
             remove_adaptation(settings.indexes_dir, settings.index, name)
         report = AdaptReport(
             index=settings.index, model=name, base=base, work=str(work), config=asdict(cfg), synth=synth.info,
-            training={k: trained.get(k) for k in ("train_seconds", "steps", "final_loss", "peak_rss_mb", "repeated")},
+            training={"loss": training.loss, **{k: trained.get(k) for k in ("train_seconds", "steps", "final_loss",
+                                                                             "peak_rss_mb", "repeated")}},
             rows=rows, gain=gain, gain_interval=(low, high),
             over_stock={"gain": stock_gain, "low": stock_low, "high": stock_high},
             kept=kept, reason=reason, settings_file=str(settings_file) if kept else None,
@@ -186,6 +209,8 @@ def _check(cfg: AdaptConfig) -> None:
         raise BadInputError(f"--folds must be 0 (one held-out share) or at least 2, got {cfg.folds}")
     if not cfg.folds and not 0 < cfg.holdout < 1:
         raise BadInputError(f"--holdout must be in (0, 1): the check needs held-out documents, got {cfg.holdout}")
+    if cfg.loss not in ("auto", "mnrl", "cmnrl"):
+        raise BadInputError(f"--loss must be auto, mnrl or cmnrl, got {cfg.loss!r}")
     unknown = set(cfg.kinds) - {"question", "follow_up"}
     if unknown or not cfg.kinds:
         raise BadInputError(f"--kinds: unknown {sorted(unknown) or 'none given'}; valid: question, follow_up")
