@@ -200,8 +200,8 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
           max_steps, margin, min_heldout, interval, as_json):
     """Adapt the retriever to the index's own documents, no labels, no network: the LLM writes queries for its
     chunks, the embedder is fine-tuned on them, and the model is kept only when it finds held-out documents' chunks
-    better (cross-validated over the documents): then ask, chat, search and serve on the index use it (indexes/<index>.adapted.yaml). Resumable; see
-    docs/training.md."""
+    better (cross-validated over the documents): then ask, chat, search and serve on the index use it
+    (indexes/<index>.adapted.yaml). Resumable; see docs/training.md."""
     from local_rag.paths import default_runs_dir
     from local_rag.train.adapt import AdaptConfig, table
     from local_rag.train.adapt import adapt as run_adapt
@@ -567,7 +567,6 @@ def fusion(profile, config_file, index_name, name, split, domains, modes, depth,
     mode_list = split_csv((modes,)) or []
     own = own_rewrites(llm_cache, settings.llm.model) if "rewrite" in mode_list else {}
     if "rewrite" in mode_list and not own:
-
         raise BadInputError(f"mode rewrite needs the own rewrites of the {split} split: `local-rag train rewrites --split {split} --llm-cache FILE`")
     report = train_fusion(settings, default_mtrag_dir(), name, split_csv((domains,)) or [], mode_list, index_prefix, depth,
                           own, Path(work), split, progress=lambda it: tqdm(list(it), desc="retrieving lists", unit="batch"))
