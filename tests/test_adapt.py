@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import Result
 
 from local_rag.modelstore.manifest import Manifest
 from local_rag.train.adapt import AdaptConfig, _decide
@@ -81,8 +83,8 @@ def _seed_cache(cache: Path, index: Path, leave_out: str) -> None:
                                      "queries": {"question": question, "follow_up": follow_up}}) + "\n")
 
 
-@needs_minilm
-def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_better(tmp_path: Path) -> None:
+def _notes_index(tmp_path: Path) -> tuple[Callable[[list[str]], Result], dict[str, str]]:
+    """The index ``notes`` over `DOCS`, built for real under ``tmp_path``; the CLI runner with its settings, and them."""
     pytest.importorskip("datasets", reason="the train extra is not installed")
     llama_cpp_or_skip()
     model_or_skip(SMOLLM)
@@ -96,8 +98,20 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
         (docs / name).write_text(text, encoding="utf-8")
     env = {"LOCAL_RAG_MODELS_DIR": str(_models(tmp_path)), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"),
            "LOCAL_RAG_PROFILE": "cpu-test", "LOCAL_RAG_INDEX": "notes"}
-    run = lambda args: CliRunner().invoke(cli, args, env=env)  # noqa: E731
+
+    def run(args: list[str]) -> Result:
+        return CliRunner().invoke(cli, args, env=env)
+
     assert run(["index", "build", str(docs)]).exit_code == 0
+    return run, env
+
+
+@needs_minilm
+def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_better(tmp_path: Path) -> None:
+    run, env = _notes_index(tmp_path)
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
     work = tmp_path / "work"
     _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
     args = ["train", "adapt", "--work", str(work), "--passages", "12", "--folds", "0", "--holdout", "0.34",
@@ -162,22 +176,8 @@ def test_adapt_cross_validates_over_the_documents_and_reuses_each_fold(tmp_path:
     """The default check: every written query is ranked by a model trained without its document (three folds of real
     fine-tunes), pooled; the kept model is trained on all; a rerun reuses each fold's ranks; nothing of the fold models
     stays (their folders and query twins are gone)."""
-    pytest.importorskip("datasets", reason="the train extra is not installed")
-    llama_cpp_or_skip()
-    model_or_skip(SMOLLM)
-    from click.testing import CliRunner
-
-    from local_rag.cli.main import cli
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    for name, text in DOCS.items():
-        (docs / name).write_text(text, encoding="utf-8")
-    models = _models(tmp_path)
-    env = {"LOCAL_RAG_MODELS_DIR": str(models), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"),
-           "LOCAL_RAG_PROFILE": "cpu-test", "LOCAL_RAG_INDEX": "notes"}
-    run = lambda args: CliRunner().invoke(cli, args, env=env)  # noqa: E731
-    assert run(["index", "build", str(docs)]).exit_code == 0
+    run, _ = _notes_index(tmp_path)
+    models = tmp_path / "models"
     work = tmp_path / "work"
     _seed_cache(work / "synth-cache.jsonl", tmp_path / "indexes" / "notes", leave_out="comets.md")
     twins = set((models / ".query-onnx").iterdir()) if (models / ".query-onnx").is_dir() else set()
