@@ -8,7 +8,7 @@ the groups, every query counts once: a small collection's check rests on all its
 (session 44: 35 held-out queries could not tell +0.017 MRR@10 from no change).
 
 A fold's ranks are saved in ``<work>/cv/fold-<i>.json`` with a key of what made them (base model, training settings,
-data, the group's documents, the re-scorer's settings): a rerun or a resumed run reuses them. The fold's model lives
+data, the group's documents and queries, the re-scorer's settings): a rerun or a resumed run reuses them. The fold's model lives
 in ``<work>/cv/models`` only while it is measured.
 
 Example:
@@ -72,7 +72,7 @@ def cross_validate(measured: Settings, examples: Sequence[Example], queries: Seq
     for i, docs in enumerate(bar, 1):
         positions = [n for n, q in enumerate(queries) if document_of(q.passage_id) in docs]
         train = [ex for ex in examples if document_of(ex.positive_id) not in docs]
-        key = _key(measured, training, data_sha256, docs)
+        key = _key(measured, training, data_sha256, docs, [queries[n] for n in positions])
         path = cv / f"fold-{i}.json"
         record = _load(path, key)
         if record is None:
@@ -101,9 +101,10 @@ def cross_validate(measured: Settings, examples: Sequence[Example], queries: Seq
                             ADAPTED: [adapted[n] for n in measured_positions]}, measured_positions, records)
 
 
-def _key(measured: Settings, training: EmbedderTraining, data_sha256: str, docs: set[str]) -> str:
+def _key(measured: Settings, training: EmbedderTraining, data_sha256: str, docs: set[str],
+         held: Sequence[SynthQuery]) -> str:
     what = {"base": measured.embedder.model, "training": asdict(training), "data": data_sha256,
-            "documents": sorted(docs), "index": measured.index,
+            "documents": sorted(docs), "index": measured.index, "queries": [(q.passage_id, q.kind, q.text) for q in held],
             "reranker": measured.reranker.model_dump(include={"candidates", "prior_weight", "max_length"})}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()
 
