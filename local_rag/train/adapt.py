@@ -44,6 +44,7 @@ import yaml
 from local_rag.adaptation import remove_adaptation, write_adaptation
 from local_rag.errors import BadInputError
 from local_rag.settings import Settings
+from local_rag.train.embedder import LOSSES
 
 
 @dataclass
@@ -141,6 +142,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         if not synth.kept:
             raise BadInputError(f"none of the {synth.kept + synth.dropped} written queries found its own chunk in the "
                                 f"top {cfg.k}: nothing to train on (more --passages, or a larger --k)")
+        examples = read_examples(synth.out_file)  # the kept queries: the final fine-tune's and the folds'
         started = time.perf_counter()
         training = EmbedderTraining(loss=training_loss(cfg.loss), epochs=cfg.epochs, batch_size=cfg.batch_size,
                                     learning_rate=cfg.learning_rate, max_length=cfg.max_length, negatives=1,
@@ -150,7 +152,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         if trained is not None:
             _listed(folder, settings.models_dir, trained)
         else:
-            train_embedder(read_examples(synth.out_file), base, name, settings.models_dir, training, data,
+            train_embedder(examples, base, name, settings.models_dir, training, data,
                            progress=progress)
             trained = json.loads((folder / "training.json").read_text(encoding="utf-8"))
             trained["repeated"] = False
@@ -160,7 +162,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
             "backend": "bi-encoder", "model": name, "candidates": cfg.candidates, "prior_weight": cfg.prior_weight})})
         folds: list[dict[str, Any]] = []
         if cfg.folds:
-            cv = cross_validate(measured, read_examples(synth.out_file), synth.written, training, work, cfg.folds,
+            cv = cross_validate(measured, examples, synth.written, training, work, cfg.folds,
                                 data["sha256"], progress=progress)
             held, folds = [synth.written[n] for n in cv.positions], cv.folds
             stock = heldout_ranks(measured, held, "chunk", [base], depth=20, progress=progress)
@@ -209,8 +211,8 @@ def _check(cfg: AdaptConfig) -> None:
         raise BadInputError(f"--folds must be 0 (one held-out share) or at least 2, got {cfg.folds}")
     if not cfg.folds and not 0 < cfg.holdout < 1:
         raise BadInputError(f"--holdout must be in (0, 1): the check needs held-out documents, got {cfg.holdout}")
-    if cfg.loss not in ("auto", "mnrl", "cmnrl"):
-        raise BadInputError(f"--loss must be auto, mnrl or cmnrl, got {cfg.loss!r}")
+    if cfg.loss not in ("auto", *LOSSES):
+        raise BadInputError(f"--loss must be one of auto, {', '.join(LOSSES)}; got {cfg.loss!r}")
     unknown = set(cfg.kinds) - {"question", "follow_up"}
     if unknown or not cfg.kinds:
         raise BadInputError(f"--kinds: unknown {sorted(unknown) or 'none given'}; valid: question, follow_up")
