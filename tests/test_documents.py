@@ -79,6 +79,31 @@ def test_unreadable_files_are_reported_and_the_build_goes_on(tmp_path: Path, fak
     assert hits[0].passage_id == "report.pdf#p2" and hits[0].page == 2
 
 
+def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  caplog: pytest.LogCaptureFixture):
+    """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those
+    messages are kept with their file (no bare lines between the progress bars) and the folder read names the
+    repaired files in one warning. A PDF cut short is unreadable, with pypdf's messages dropped, as before."""
+    folder = tmp_path / "pdfs"
+    folder.mkdir()
+    whole = make_pdf(tmp_path / "whole.pdf", ["Visitors park in lot A near the main entrance."]).read_bytes()
+    (folder / "shifted.pdf").write_bytes(b"\n\n\n" + whole)
+    (folder / "noxref.pdf").write_bytes(whole[:whole.find(b"xref")] + whole[whole.find(b"trailer"):])
+    (folder / "cut.pdf").write_bytes(whole[:-6])
+    (folder / "whole.pdf").write_bytes(whole)
+    report = CorpusReport()
+    with caplog.at_level("WARNING"):
+        passages = {p.id: p for p in read_corpus(folder, report=report)}
+    assert set(passages) == {"shifted.pdf", "noxref.pdf", "whole.pdf"}
+    assert all("lot A" in p.text for p in passages.values())
+    assert set(report.repaired) == {"shifted.pdf", "noxref.pdf"} and "header" in report.repaired["shifted.pdf"][0]
+    assert set(report.unreadable) == {"cut.pdf"}
+    assert [r.name for r in caplog.records if r.levelname == "WARNING"] == ["local_rag.corpus"]
+    assert "2 file(s) damaged" in caplog.text and "noxref.pdf (" in caplog.text
+    assert capsys.readouterr().err == ""
+    assert read_document(folder / "whole.pdf").notes == []
+
+
 def test_text_files_that_are_not_utf8_are_read_in_their_encoding_and_named(tmp_path: Path,
                                                                               caplog: pytest.LogCaptureFixture):
     """Legacy encodings are read, not refused: Windows-1252 French and German (where charset-normalizer alone would

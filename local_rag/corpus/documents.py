@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_rag._optional import require
+from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".pptx")
@@ -52,6 +53,8 @@ class Document:
     sections: list[Section]
     pages: int = 1  # pages (PDF), slides (PPTX) or 1: what "pages a second" counts
     encoding: str = "utf-8"  # the encoding an HTML, Markdown or plain-text file was read in (`decode_text`)
+    #: what the parser warned of while reading it (a damaged PDF's repairs: `local_rag.corpus.notes`)
+    notes: list[str] = field(default_factory=list)
 
 
 def decode_text(data: bytes) -> tuple[str, str]:
@@ -120,7 +123,8 @@ def read_document(path: Path) -> Document:
     if reader is None:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     try:
-        document = reader(path)
+        with library_notes() as notes:
+            document = reader(path)
     except UnreadableFile:
         raise
     except MissingDependencyError as exc:
@@ -132,6 +136,7 @@ def read_document(path: Path) -> Document:
     document.sections = [s for s in document.sections if s.text.strip()]
     if not document.sections:
         raise UnreadableFile("empty document (no text)")
+    document.notes = notes
     return document
 
 

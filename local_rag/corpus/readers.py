@@ -21,7 +21,7 @@ import logging
 import re
 import time
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, cast
@@ -35,7 +35,7 @@ from local_rag.safejson import problem
 
 log = logging.getLogger("local_rag.corpus")
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "note_decoded", "read_corpus",
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "note_read", "read_corpus",
            "read_file_passages"]
 
 
@@ -55,6 +55,8 @@ class CorpusReport:
     where: str = ""  # file (and line) of the record read last, for messages about it
     #: files of a document folder that are not UTF-8 -> the encoding they were read in (`decode_text`)
     decoded: dict[str, str] = field(default_factory=dict)
+    #: files read despite damage -> what their parser repaired or warned of (`local_rag.corpus.notes`)
+    repaired: dict[str, list[str]] = field(default_factory=dict)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -195,7 +197,7 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     files = progress_files(files, report.progress)
     for path in files:
         yield from read_file_passages(folder, path, report)
-    note_decoded(report)
+    note_read(report)
     if not report.passages and report.unreadable:
         first, why = next(iter(report.unreadable.items()))
         raise BadInputError(f"{folder}: none of the {len(report.unreadable)} file(s) could be read ({first}: {why})")
@@ -216,14 +218,22 @@ def _note_unread(folder: Path, report: CorpusReport) -> None:
                 ", ".join(DOC_SUFFIXES), unread[0])
 
 
-def note_decoded(report: CorpusReport) -> None:
+def note_read(report: CorpusReport) -> None:
     """Files read in an encoding other than UTF-8 are named in one warning, with the encoding (a wrong guess shows as
-    odd characters in answers: the user can convert the file and sync)."""
+    odd characters in answers: the user can convert the file and sync); files read despite damage (a PDF pypdf had to
+    repair) in another, with the parser's first note (some of their text may be missing)."""
     if report.decoded:
-        named = ", ".join(f"{rel} ({enc})" for rel, enc in sorted(report.decoded.items())[:5])
-        more = f" and {len(report.decoded) - 5} more" if len(report.decoded) > 5 else ""
-        log.warning("note: %d file(s) not UTF-8, read in the encoding that fits them best: %s%s", len(report.decoded),
-                    named, more)
+        log.warning("note: %d file(s) not UTF-8, read in the encoding that fits them best: %s", len(report.decoded),
+                    _first_five(f"{rel} ({enc})" for rel, enc in sorted(report.decoded.items())))
+    if report.repaired:
+        log.warning("note: %d file(s) damaged, read as far as their parser could repair them (text may be missing): %s",
+                    len(report.repaired),
+                    _first_five(f"{rel} ({notes[0]})" for rel, notes in sorted(report.repaired.items())))
+
+
+def _first_five(named: Iterable[str]) -> str:
+    items = list(named)
+    return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
 def document_files(folder: Path) -> list[Path]:
@@ -253,6 +263,8 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
         return []
     if document.encoding != "utf-8":
         report.decoded[rel] = document.encoding
+    if document.notes:
+        report.repaired[rel] = document.notes
     suffix = path.suffix.lower().lstrip(".")
     seconds, pages = report.formats.get(suffix, (0.0, 0))
     report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)

@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
-from local_rag.corpus.readers import CorpusReport, document_files, note_decoded, read_file_passages
+from local_rag.corpus.readers import CorpusReport, document_files, note_read, read_file_passages
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.folder import (
@@ -132,7 +132,7 @@ def sync_index(
     passages = []
     for rel in _bar(plan.added + plan.changed, progress, "reading"):
         passages.extend(read_file_passages(folder, folder / rel, report))
-    note_decoded(report)
+    note_read(report)
     new_chunks, _ = _chunk_passages(settings, passages, progress)
     chunks = [stored[i] for i in keep] + new_chunks
     if not chunks:
