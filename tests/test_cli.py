@@ -72,6 +72,11 @@ def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
     data = json.loads(result.stdout)
     assert data["hits"][0]["passage_id"] == "d3-0" and data["queries"][0]["mode"] == "lastturn"
     assert {"passage_id", "title", "score", "scores", "rank", "text"} <= set(data["hits"][0])
+    # with the profile's retrievers the index's shape is followed: BM25 alone, said once (before: "has no dense
+    # index: rebuild it")
+    plain = run("search", "bm25 ranking function", "--index", "s", "--json", cwd=tmp_path)
+    assert plain.returncode == 0 and "has no vectors (built with --sparse-only)" in plain.stderr, plain.stderr
+    assert json.loads(plain.stdout)["hits"] == data["hits"]
     # --cross-encoder: a missing reranker is one line, or with reranker.fallback skip a warning and the same hits
     rerank = ("search", "bm25 ranking function", "--index", "s", "--retriever", "bm25", "--json", "--cross-encoder")
     missing = {"LOCAL_RAG_RERANKER__MODEL": "no-such-reranker", "LOCAL_RAG_RERANKER__FALLBACK": "error"}

@@ -64,9 +64,13 @@ def test_unreadable_files_are_reported_and_the_build_goes_on(tmp_path: Path, fak
     (folder / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj << /Type /Catalog >>\nthis is not a pdf at all")
     make_encrypted_pdf(folder / "locked.pdf", folder / "report.pdf")
     make_image_pdf(folder / "scan.pdf")
+    (folder / "cut.docx").write_bytes((folder / "review.docx").read_bytes()[:300])  # not a whole ZIP package
+    (folder / "zero.pptx").write_bytes(b"")
     (folder / "noise.txt").write_bytes(bytes(range(256)) * 8)  # binary under a text name: no encoding fits
     manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
-    assert set(manifest.unreadable) == {"corrupt.pdf", "locked.pdf", "scan.pdf", "noise.txt"}
+    assert set(manifest.unreadable) == {"corrupt.pdf", "locked.pdf", "scan.pdf", "noise.txt", "cut.docx", "zero.pptx"}
+    assert manifest.unreadable["cut.docx"].startswith("corrupt DOCX: not a ZIP package")  # not "Package not found"
+    assert manifest.unreadable["zero.pptx"] == "empty file (0 bytes)"
     assert "encrypted" in manifest.unreadable["locked.pdf"]
     assert "scanned PDF" in manifest.unreadable["scan.pdf"] and "no text layer" in manifest.unreadable["scan.pdf"]
     assert "corrupt" in manifest.unreadable["corrupt.pdf"] or "cannot be parsed" in manifest.unreadable["corrupt.pdf"]

@@ -101,3 +101,26 @@ def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_emb
         stop.set()
         thread.join(10)
     assert {c.doc_id for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks} == {"a.md", "b.md"}
+
+
+def test_a_file_name_that_is_not_utf8_is_indexed_and_synced(tmp_path: Path, fake_settings: Settings,
+                                                            hash_embedder: HashEmbedder):
+    """A name in a legacy encoding (Latin-1 "café.txt", as old archives unpack on Linux) is kept by Python as a lone
+    surrogate, which crashed the build with a UnicodeEncodeError; it is indexed under its name spelled with a
+    backslash escape, and a change to it is synced like any other."""
+    import os
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    legacy = folder / os.fsdecode(b"caf\xe9 menu.txt")
+    legacy.write_text("The cafe serves barley soup on Mondays.", encoding="utf-8")
+    (folder / "café menu.txt").write_text("The café in UTF-8 serves lake trout.", encoding="utf-8")  # no collision
+    first = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert sorted(first.plan.added) == ["caf\\xe9 menu.txt", "café menu.txt"] and not first.unreadable
+    legacy.write_text("The cafe serves tidal turbines soup on Fridays.", encoding="utf-8")
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert result.plan.changed == ["caf\\xe9 menu.txt"] and result.plan.unchanged == 1
+    index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    texts = {c.doc_id: (c.title, c.text) for c in index.chunks}
+    assert "Fridays" in texts["caf\\xe9 menu.txt"][1] and texts["caf\\xe9 menu.txt"][0] == "caf\\xe9 menu"
+    assert json.loads((fake_settings.index_dir / "files.json").read_text()).keys() == texts.keys()

@@ -8,7 +8,7 @@ import time
 
 import click
 
-from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.main import handle_errors, load, settings_options, sparse_only_settings
 
 
 def _embedder_for(settings):
@@ -17,24 +17,6 @@ def _embedder_for(settings):
     from local_rag.embed import load_embedder
 
     return load_embedder(settings.embedder, settings.models_dir)
-
-
-def _dense_flag(settings, sparse_only: bool):
-    if sparse_only:
-        settings.dense.enabled = False
-        settings.retrieval.retrievers = ["bm25"]
-    return settings
-
-
-def _as_built(settings):
-    """An index built with --sparse-only is added to and synced BM25-only: its shape is in its manifest, and new
-    passages cannot be embedded into an index that has no vectors (before, each such call needed the flag's settings
-    again and failed with "has no dense index" without them)."""
-    from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
-
-    if (settings.index_dir / MANIFEST_FILE).exists():
-        return _dense_flag(settings, IndexManifest.load(settings.index_dir).dense is None)
-    return settings
 
 
 @click.group()
@@ -65,7 +47,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         "chunker.size": chunk_size, "chunker.overlap": chunk_overlap, "dense.factory": factory,
         "backend.name": backend, "backend.url": backend_url,
     })
-    settings = _dense_flag(settings, sparse_only)
+    settings = sparse_only_settings(settings) if sparse_only else settings
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, progress=not as_json)
     elapsed = time.perf_counter() - started
@@ -103,7 +85,7 @@ def add(corpus, profile, config_file, index_name, replace, skip_bad):
     """Add the passages of CORPUS to an index, embedding only them."""
     from local_rag.index import add_documents
 
-    settings = _as_built(load(profile, config_file, index_name))
+    settings = load(profile, config_file, index_name, as_built=True)
     manifest = add_documents(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, replace=replace)
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
 
@@ -139,7 +121,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json):
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so."""
     from local_rag.index import sync as sync_mod
 
-    settings = _as_built(load(profile, config_file, index_name))
+    settings = load(profile, config_file, index_name, as_built=True)
     embedder = _embedder_for(settings)
 
     def once() -> None:

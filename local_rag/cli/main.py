@@ -69,13 +69,37 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def load(profile: str | None, config_file: str | None, index_name: str | None = None, *, adapted: bool = False,
-         **overrides: Any):
+         as_built: bool = False, **overrides: Any):
     """Load settings from the shared options plus command-specific overrides (None values ignored); ``adapted``: with
-    the index's adaptation from `train adapt` (the commands that answer: ask, chat, search, serve)."""
+    the index's adaptation from `train adapt` (the commands that answer: ask, chat, search, serve); ``as_built`` (and
+    ``adapted``): BM25 alone on an index built with ``--sparse-only`` (`sparse_only_settings`)."""
     from local_rag.settings import deep_merge, dotted, load_settings
 
     data = deep_merge({"index": index_name} if index_name else {}, dotted({k: v for k, v in overrides.items() if v is not None}))
-    return load_settings(profile, config_file, data, adapted=adapted)
+    settings = load_settings(profile, config_file, data, adapted=adapted)
+    return _as_built(settings, note=adapted) if as_built or adapted else settings
+
+
+def sparse_only_settings(settings: Any) -> Any:
+    """``settings`` with the dense retrievers off: what ``--sparse-only`` builds and what queries such an index."""
+    settings.dense.enabled = False
+    settings.retrieval.retrievers = [r for r in settings.retrieval.retrievers if r == "bm25"] or ["bm25"]
+    return settings
+
+
+def _as_built(settings: Any, note: bool) -> Any:
+    """An index built with ``--sparse-only`` has no vectors, so every command on it runs BM25 alone: `index add` and
+    `sync` add to it without embedding, and `ask`, `chat`, `search` and `serve` search it (``note``: saying so once on
+    stderr) instead of failing "has no dense index: rebuild it". Its shape is in its manifest."""
+    from local_rag.index.folder import wants_dense
+    from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
+
+    if not (settings.index_dir / MANIFEST_FILE).exists() or IndexManifest.load(settings.index_dir).dense is not None:
+        return settings
+    if note and wants_dense(settings):
+        click.echo(f"note: index {settings.index} has no vectors (built with --sparse-only): searching with BM25 alone",
+                   err=True)
+    return sparse_only_settings(settings)
 
 
 def adaptation_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -14,6 +14,7 @@ reader lists it in the build report and goes on.
 from __future__ import annotations
 
 import re
+import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +123,11 @@ def read_document(path: Path) -> Document:
     reader = _READERS.get(suffix)
     if reader is None:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
+    if path.stat().st_size == 0:
+        raise UnreadableFile("empty file (0 bytes)")
+    if suffix in (".docx", ".pptx") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+        raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
+                             f"a {suffix} name)")
     try:
         with library_notes() as notes:
             document = reader(path)
@@ -137,7 +143,19 @@ def read_document(path: Path) -> Document:
     if not document.sections:
         raise UnreadableFile("empty document (no text)")
     document.notes = notes
+    document.title = printable_name(document.title)  # a title taken from a file name
     return document
+
+
+def printable_name(name: str) -> str:
+    """A file name as text that can be written: the bytes of a name that is not UTF-8 (a legacy encoding, which
+    Python keeps as lone surrogates) are spelled as backslash escapes, one name still one string.
+
+    Example:
+        >>> printable_name("caf\udce9.txt"), printable_name("café.txt")
+        ('caf\\xe9.txt', 'café.txt')
+    """
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def meaningful_name(stem: str) -> bool:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, cast
 
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
-from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, read_document
+from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, printable_name, read_document
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
 from local_rag.records import Passage
@@ -36,7 +36,7 @@ from local_rag.safejson import problem
 log = logging.getLogger("local_rag.corpus")
 
 __all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "note_read", "read_corpus",
-           "read_file_passages"]
+           "read_file_passages", "relative_name"]
 
 
 @dataclass
@@ -241,6 +241,11 @@ def document_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
 
 
+def relative_name(folder: Path, path: Path) -> str:
+    """The name of a folder's file in the index: its path under the folder, in ``/`` form and `printable_name`."""
+    return printable_name(path.relative_to(folder).as_posix())
+
+
 def progress_files(files: list[Path], show: bool) -> list[Path]:
     if not show:
         return files
@@ -252,7 +257,7 @@ def progress_files(files: list[Path], show: bool) -> list[Path]:
 def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[Passage]:
     """The passages of one document of ``folder`` (ids from its relative path), or none when it cannot be read
     (the reason goes to ``report.unreadable``)."""
-    rel = path.relative_to(folder).as_posix()
+    rel = relative_name(folder, path)
     report.where = str(path)
     started = time.perf_counter()
     try:

@@ -22,7 +22,7 @@ from typing import TypeVar
 import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
-from local_rag.corpus.readers import CorpusReport, document_files, note_read, read_file_passages
+from local_rag.corpus.readers import CorpusReport, document_files, note_read, read_file_passages, relative_name
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.folder import (
@@ -54,6 +54,7 @@ class SyncPlan:
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
     digests: dict[str, str] = field(default_factory=dict)  # every file of the folder now
+    paths: dict[str, Path] = field(default_factory=dict)  # each one's path (a name may be spelled: `relative_name`)
 
     @property
     def empty(self) -> bool:
@@ -78,7 +79,8 @@ def plan_sync(folder: Path, known: dict[str, str], progress: bool = False) -> Sy
     """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them)."""
     plan = SyncPlan()
     for path in _bar(document_files(folder), progress, "hashing"):
-        rel = path.relative_to(folder).as_posix()
+        rel = relative_name(folder, path)
+        plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)
         if rel not in known:
             plan.added.append(rel)
@@ -131,7 +133,7 @@ def sync_index(
     report = CorpusReport(progress=False)
     passages = []
     for rel in _bar(plan.added + plan.changed, progress, "reading"):
-        passages.extend(read_file_passages(folder, folder / rel, report))
+        passages.extend(read_file_passages(folder, plan.paths[rel], report))
     note_read(report)
     new_chunks, _ = _chunk_passages(settings, passages, progress)
     chunks = [stored[i] for i in keep] + new_chunks
