@@ -161,6 +161,11 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     res = run([*args, "--margin", "1"])
     assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
     assert not index_file.exists() and "adaptation" not in run(["index", "info"]).output
+    # a check that could keep nothing stops before any fine-tune: the cached queries are fewer than --min-heldout
+    res = run(["train", "adapt", "--work", str(work), "--passages", "12", "--name", "notes-small"])
+    assert res.exit_code == 2 and "fewer than --min-heldout 20: no model could be kept, so none is trained" in res.output
+    assert not (tmp_path / "models" / "notes-small").exists() and "notes-small" not in Manifest.load(tmp_path / "models").entries
+    assert (work / "synth-cache.jsonl").read_bytes() == cache  # from the cache: the LLM was not asked
     # bad input: one line, no traceback
     for bad, message in ((["--folds", "0", "--holdout", "0"], "--holdout must be in (0, 1)"),
                          (["--holdout", "0.3"], "--holdout is for --folds 0"), (["--folds", "1"], "--folds must be 0"),

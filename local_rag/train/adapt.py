@@ -37,7 +37,7 @@ import json
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -45,6 +45,9 @@ from local_rag.adaptation import remove_adaptation, write_adaptation
 from local_rag.errors import BadInputError
 from local_rag.settings import Settings
 from local_rag.train.embedder import LOSSES
+
+if TYPE_CHECKING:
+    from local_rag.train.synth_run import SynthResult
 
 
 @dataclass
@@ -142,6 +145,7 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
         if not synth.kept:
             raise BadInputError(f"none of the {synth.kept + synth.dropped} written queries found its own chunk in the "
                                 f"top {cfg.k}: nothing to train on (more --passages, or a larger --k)")
+        _checkable(synth, cfg)
         examples = read_examples(synth.out_file)  # the kept queries: the final fine-tune's and the folds'
         started = time.perf_counter()
         training = EmbedderTraining(loss=training_loss(cfg.loss), epochs=cfg.epochs, batch_size=cfg.batch_size,
@@ -216,6 +220,26 @@ def _check(cfg: AdaptConfig) -> None:
     unknown = set(cfg.kinds) - {"question", "follow_up"}
     if unknown or not cfg.kinds:
         raise BadInputError(f"--kinds: unknown {sorted(unknown) or 'none given'}; valid: question, follow_up")
+
+
+def _checkable(synth: SynthResult, cfg: AdaptConfig) -> None:
+    """Stop before any fine-tune when the check could not keep the model whatever it measured: fewer queries to
+    measure than ``--min-heldout``, or (cross-validated) all of them from one document. The LLM's queries are cached
+    in the work folder, so a rerun with more ``--passages`` writes only the new ones.
+
+    Raises:
+        BadInputError: saying what to change.
+    """
+    from local_rag.train.synth import document_folds
+
+    measured = synth.written if cfg.folds else synth.heldout
+    if len(measured) < cfg.min_heldout:
+        where = "written" if cfg.folds else "held out"
+        raise BadInputError(f"{len(measured)} queries {where} to check a model on, fewer than --min-heldout "
+                            f"{cfg.min_heldout}: no model could be kept, so none is trained; write more with --passages "
+                            "(the queries written so far are cached and reused)")
+    if cfg.folds:
+        document_folds(measured, cfg.folds)  # two documents or more
 
 
 def _same_training(folder: Path, base: str, settings: dict[str, Any], sha256: str) -> dict[str, Any] | None:
