@@ -124,3 +124,29 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_synced(tmp_path: Path, fake
     texts = {c.doc_id: (c.title, c.text) for c in index.chunks}
     assert "Fridays" in texts["caf\\xe9 menu.txt"][1] and texts["caf\\xe9 menu.txt"][0] == "caf\\xe9 menu"
     assert json.loads((fake_settings.index_dir / "files.json").read_text()).keys() == texts.keys()
+
+
+def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_settings: Settings,
+                                                         hash_embedder: HashEmbedder, caplog):
+    """A notes vault's `.trash` (deleted notes), `.obsidian`, `.git` and dot-files are not read (before, a deleted note
+    in `.trash` answered questions beside the live one); the build names them once; an index built before that kept
+    them loses them at its next sync."""
+    from local_rag.corpus.readers import folder_files
+    from local_rag.index.sync import plan_sync
+
+    folder = tmp_path / "vault"
+    for rel, text in {"plan.md": "The launch date is May 3.", ".trash/plan.md": "The launch date is April 1.",
+                      "notes/.obsidian/app.md": "settings", ".draft.md": "a draft", ".git/HEAD": "ref"}.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    (folder / "notes" / "loop").symlink_to(folder, target_is_directory=True)  # a link back up is not followed
+    files, hidden = folder_files(folder)
+    assert [p.relative_to(folder).as_posix() for p in files] == ["plan.md"]
+    assert hidden == [".draft.md", ".git", ".trash", "notes/.obsidian"]
+    with caplog.at_level("WARNING", logger="local_rag.corpus"):
+        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert manifest.passages == 1 and "4 hidden folder(s) or file(s) not read" in caplog.text
+    assert f"index build {folder / '.trash'}" in caplog.text  # the hint names a hidden folder other than .git
+    plan = plan_sync(folder, {"plan.md": json.loads((fake_settings.index_dir / "files.json").read_text())["plan.md"],
+                              ".trash/plan.md": "digest of an index built before"})
+    assert plan.removed == [".trash/plan.md"] and plan.unchanged == 1 and not plan.added

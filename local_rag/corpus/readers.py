@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import json
 import logging
+import os
 import re
 import time
 import zipfile
@@ -205,11 +206,13 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
 
 def _note_unread(folder: Path, report: CorpusReport) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence."""
-    unread = sorted(
-        p for p in folder.rglob("*")
-        if p.is_file() and p.suffix.lower() not in DOC_SUFFIXES and not p.name.startswith(".")
-    )
+    silence; so are the hidden folders and files left out (`folder_files`)."""
+    files, hidden = folder_files(folder)
+    unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
+    if hidden:
+        folders = sorted((h for h in hidden if (folder / h).is_dir()), key=lambda h: h.endswith(".git"))  # stable
+        hint = f" (to index a hidden folder, name it: `index build {folder / folders[0]}`)" if folders else ""
+        log.warning("note: %d hidden folder(s) or file(s) not read: %s%s", len(hidden), _first_five(hidden), hint)
     if not unread:
         return
     kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
@@ -238,7 +241,35 @@ def _first_five(named: Iterable[str]) -> str:
 
 def document_files(folder: Path) -> list[Path]:
     """The files of a folder that `read_corpus` reads as documents, sorted."""
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in DOC_SUFFIXES)
+    return [p for p in folder_files(folder)[0] if p.suffix.lower() in DOC_SUFFIXES]
+
+
+def folder_files(folder: Path) -> tuple[list[Path], list[str]]:
+    """The files under ``folder``, sorted, and the hidden folders and files left out (their paths under ``folder``):
+    a name that starts with a dot is skipped with all it holds, as git, ripgrep and file managers hide them (a
+    notes vault's ``.trash`` of deleted notes, ``.git``, a ``.venv`` full of package READMEs). Links to folders are not
+    followed (a link back up would loop); links to files are read.
+
+    Example:
+        >>> files, hidden = folder_files(Path("notes"))  # doctest: +SKIP
+        >>> hidden  # doctest: +SKIP
+        ['.obsidian', '.trash']
+    """
+    files: list[Path] = []
+    hidden: list[str] = []
+    for root, dirs, names in os.walk(folder):
+        here = Path(root)
+        for name in sorted(dirs):
+            if name.startswith("."):
+                hidden.append((here / name).relative_to(folder).as_posix())
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in names:
+            path = here / name
+            if name.startswith("."):
+                hidden.append(path.relative_to(folder).as_posix())
+            elif path.is_file():
+                files.append(path)
+    return sorted(files), sorted(printable_name(h) for h in hidden)
 
 
 def relative_name(folder: Path, path: Path) -> str:
