@@ -45,6 +45,12 @@ def test_bad_settings_and_missing_index(tmp_path: Path):
     assert_clean_error(run("search", "x", "--profile", "nope", cwd=tmp_path), 6, "unknown profile 'nope'")
     assert_clean_error(run("search", "x", "--retriever", "bm25", cwd=tmp_path), 3, "no index at")
     assert_clean_error(run("search", cwd=tmp_path), 2, "give either a QUESTION or --conversation")
+    # the commands that answer check the index first: a greeting is not answered from a missing index, and a chat
+    # stops before its first turn instead of at its first question (the conversation then lost)
+    assert_clean_error(run("ask", "hello", "--index", "typo", cwd=tmp_path), 3, "no index at")
+    chat = run("chat", "--index", "typo", "--history", "", cwd=tmp_path, stdin="hello\nwhat is bm25?\n")
+    assert_clean_error(chat, 3, "no index at")
+    assert "you>" not in chat.stdout
     assert_clean_error(run("index", "info", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "abc"}), 6, "chunker.size")
 
 

@@ -249,7 +249,8 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     monkeypatch.setattr(RealPipeline, "answer", fake_answer)
     monkeypatch.setattr("local_rag.cli.lines.line_reader", lambda history, interactive=None: fake_input)
     saved = tmp_path / "conv.json"
-    result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved)])
+    result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved),
+                                      "--index", settings.index], env={"LOCAL_RAG_INDEXES_DIR": str(settings.indexes_dir)})
     assert result.exit_code == 0, result.output
     assert "the turn was dropped" in result.output and "saved conversation is intact" in result.output
     conv = json.loads(saved.read_text())

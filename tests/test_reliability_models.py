@@ -20,7 +20,7 @@ from local_rag.modelstore import resolve_model
 from local_rag.modelstore.gguf_check import resolve_gguf
 from local_rag.modelstore.importer import import_path
 from local_rag.modelstore.manifest import Manifest, file_sha256
-from tests.conftest import MODELS, minilm_present
+from tests.conftest import CORPUS, MODELS, minilm_present, write_jsonl
 
 
 def flip_byte_keep_mtime(path: Path, offset: int | None = None) -> None:
@@ -101,9 +101,11 @@ def test_corrupted_minilm_copy_stops_search_with_exit_4(tmp_path: Path) -> None:
     copy = Manifest(models, {"all-MiniLM-L6-v2": manifest.get("all-MiniLM-L6-v2")})
     copy.save()
     resolve_model("all-MiniLM-L6-v2", models, role="embedder")  # sound: hashes cached
-    flip_byte_keep_mtime(models / "all-MiniLM-L6-v2" / "model.safetensors")
     env = {"LOCAL_RAG_MODELS_DIR": str(models), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes")}
-    res = CliRunner().invoke(cli, ["search", "what is bm25", "--index", "none"], env=env)
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert CliRunner().invoke(cli, ["index", "build", str(corpus), "--index", "h"], env=env).exit_code == 0
+    flip_byte_keep_mtime(models / "all-MiniLM-L6-v2" / "model.safetensors")
+    res = CliRunner().invoke(cli, ["search", "what is bm25", "--index", "h"], env=env)
     assert res.exit_code == 4, res.output
     assert "model.safetensors: sha256 does not match" in res.output and "Traceback" not in res.output
     res = CliRunner().invoke(cli, ["models", "verify", "all-MiniLM-L6-v2", "--models-dir", str(models)])

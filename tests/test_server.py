@@ -384,13 +384,16 @@ def test_bounded_concurrent_load_every_request_is_answered_or_refused(index):
 
 
 # ------------------------------------------------------------------------------------------ the command
-def test_serve_refuses_a_public_address_without_a_key(monkeypatch: pytest.MonkeyPatch):
+def test_serve_refuses_a_public_address_without_a_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     from click.testing import CliRunner
 
     from local_rag.cli.main import cli
 
     monkeypatch.delenv("LOCAL_RAG_API_KEY", raising=False)
-    result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--host", "0.0.0.0"])
+    env = {"LOCAL_RAG_INDEXES_DIR": str(tmp_path)}
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert CliRunner().invoke(cli, ["index", "build", str(corpus), "--sparse-only", "--index", "s"], env=env).exit_code == 0
+    result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--host", "0.0.0.0", "--index", "s"], env=env)
     assert result.exit_code == 6 and "refusing to bind 0.0.0.0 without an API key" in result.output
 
 

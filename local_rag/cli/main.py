@@ -90,11 +90,20 @@ def sparse_only_settings(settings: Any) -> Any:
 def _as_built(settings: Any, note: bool) -> Any:
     """An index built with ``--sparse-only`` has no vectors, so every command on it runs BM25 alone: `index add` and
     `sync` add to it without embedding, and `ask`, `chat`, `search` and `serve` search it (``note``: saying so once on
-    stderr) instead of failing "has no dense index: rebuild it". Its shape is in its manifest."""
+    stderr) instead of failing "has no dense index: rebuild it". Its shape is in its manifest, which the commands
+    that answer (``note``) read before anything else.
+
+    Raises:
+        IndexError_: (``note``) no index, or a manifest that cannot be read.
+    """
     from local_rag.index.folder import wants_dense
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
-    if not (settings.index_dir / MANIFEST_FILE).exists() or IndexManifest.load(settings.index_dir).dense is not None:
+    if not note and not (settings.index_dir / MANIFEST_FILE).exists():
+        return settings  # `index add` and `sync` build one
+    # a command that answers: a missing or broken index is one line now (before, `chat` greeted, answered "hello"
+    # and stopped at the first question, the conversation lost; `serve` loaded the LLM first)
+    if IndexManifest.load(settings.index_dir).dense is not None:
         return settings
     if note and wants_dense(settings):
         click.echo(f"note: index {settings.index} has no vectors (built with --sparse-only): searching with BM25 alone",
