@@ -210,8 +210,24 @@ def test_pull_reports_hub_errors_in_one_line(tmp_path: Path) -> None:
     def failing(**kwargs: Any) -> str:
         raise OSError("connection refused")
 
-    with pytest.raises(ModelError, match="download of BAAI/bge-m3 failed: OSError: connection refused"):
+    with pytest.raises(ModelError, match="download of BAAI/bge-m3 failed: OSError: connection refused; Hugging Face "
+                       "cannot be reached from this machine: copy the model folder here and run `local-rag models "
+                       "import PATH --name bge-m3`"):
         pull("bge-m3", tmp_path / "models", downloader=failing)
+
+    def offline(**kwargs: Any) -> str:  # huggingface_hub's message without a network runs over two lines
+        raise OSError("Got: ConnectError: [Errno -2] Name or service not known\nAn error happened while trying to "
+                      "locate the files on the Hub, and we cannot find the appropriate snapshot folder")
+
+    with pytest.raises(ModelError) as caught:
+        pull("bge-m3", tmp_path / "models", downloader=offline)
+    assert "\n" not in str(caught.value) and "Name or service not known; Hugging Face cannot be reached" in str(caught.value)
+
+    def refused(**kwargs: Any) -> str:
+        raise ValueError("401 Client Error: repository not found")
+
+    with pytest.raises(ModelError, match="failed: ValueError: 401 Client Error: repository not found$"):
+        pull("bge-m3", tmp_path / "models", downloader=refused)  # reachable: no air-gap hint
     with pytest.raises(ModelError, match="no official download source"):
         pull("smollm2-135m-instruct", tmp_path / "models", downloader=failing)
 

@@ -148,7 +148,7 @@ def read_document(path: Path) -> Document:
 
 
 def printable_name(name: str) -> str:
-    """A file name as text that can be written: the bytes of a name that is not UTF-8 (a legacy encoding, which
+    r"""A file name as text that can be written: the bytes of a name that is not UTF-8 (a legacy encoding, which
     Python keeps as lone surrogates) are spelled as backslash escapes, one name still one string.
 
     Example:

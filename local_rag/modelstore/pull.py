@@ -67,7 +67,7 @@ def pull(name: str, models_dir: str | Path, downloader: Downloader | None = None
         except LocalRagError:
             raise
         except Exception as exc:  # noqa: BLE001 - hub errors are many classes; one line says what failed
-            raise ModelError(f"download of {known.hf.repo} failed: {type(exc).__name__}: {exc}") from exc
+            raise ModelError(download_failure(known.hf.repo, name, exc)) from exc
         shutil.rmtree(staging / ".cache", ignore_errors=True)  # huggingface_hub's bookkeeping, not model files
         missing = missing_required(staging, known.hf.required)
         if missing:
@@ -78,3 +78,26 @@ def pull(name: str, models_dir: str | Path, downloader: Downloader | None = None
                        check_pypi=False, move=True)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+#: what huggingface_hub's errors say when the hub cannot be reached (no network, no DNS, a proxy refusing)
+_UNREACHABLE = ("Name or service not known", "Temporary failure in name resolution", "ConnectError",
+                "Connection refused", "Network is unreachable", "cannot find the appropriate snapshot folder",
+                "timed out")
+
+
+def download_failure(repo: str, name: str, exc: BaseException) -> str:
+    """One line for a failed download: the error's first line, and on a machine that cannot reach the hub the way
+    to install the files without it (huggingface_hub's own message runs over several lines).
+
+    Example:
+        >>> download_failure("BAAI/bge-m3", "bge-m3", OSError("[Errno -2] Name or service not known"))
+        'download of BAAI/bge-m3 failed: OSError: [Errno -2] Name or service not known; Hugging Face cannot be reached from this machine: copy the model folder here and run `local-rag models import PATH --name bge-m3` (docs/install.md, air-gapped installs)'
+    """
+    text = str(exc).strip()
+    first = text.splitlines()[0].strip() if text else ""
+    line = f"download of {repo} failed: {type(exc).__name__}" + (f": {first}" if first else "")
+    if any(marker.lower() in text.lower() for marker in _UNREACHABLE):
+        line += (f"; Hugging Face cannot be reached from this machine: copy the model folder here and run "
+                 f"`local-rag models import PATH --name {name}` (docs/install.md, air-gapped installs)")
+    return line
