@@ -114,6 +114,22 @@ def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
     assert_clean_error(run("index", "verify", "--index", "s", cwd=tmp_path), 3, "problem")
 
 
+def test_a_build_does_not_replace_an_index_of_other_documents_unless_told(tmp_path: Path):
+    """`index build` under a name taken by an index of another corpus refused to replace it silently (an hour of
+    embedding lost to a name reused by mistake): one line, the index untouched; the same corpus rebuilds, by its
+    path as given or resolved; --replace rebuilds from the other."""
+    first = write_jsonl(tmp_path / "a.jsonl", CORPUS)
+    other = write_jsonl(tmp_path / "b.jsonl", [{"_id": "z-0", "title": "Owls", "text": "Owls hunt at night."}])
+    build = ("index", "build", "--sparse-only", "--index", "n")
+    assert run(*build, str(first), cwd=tmp_path).returncode == 0
+    before = (tmp_path / "indexes" / "n" / "manifest.json").read_bytes()
+    assert_clean_error(run(*build, str(other), cwd=tmp_path), 2, f"index n exists, built from {first}")
+    assert (tmp_path / "indexes" / "n" / "manifest.json").read_bytes() == before
+    assert run(*build, "a.jsonl", cwd=tmp_path).returncode == 0  # the same file, relative
+    replaced = run(*build, str(other), "--replace", "--json", cwd=tmp_path)
+    assert replaced.returncode == 0 and json.loads(replaced.stdout)["passages"] == 1, replaced.stderr
+
+
 @needs_minilm
 def test_index_built_with_another_model_is_refused(tmp_path: Path):
     corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)

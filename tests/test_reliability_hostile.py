@@ -95,15 +95,18 @@ def test_corpus_details(tmp_path: Path):
     bom.write_bytes(b"\xef\xbb\xbf" + json.dumps({"_id": "a", "text": "a byte order mark"}).encode() + b"\n")
     run_cli(["index", "build", str(bom), "--sparse-only"], env, {0})
     short = write_jsonl(tmp_path / "short.jsonl", [{"_id": "a", "text": "x y"}])  # no word BM25 can index
-    assert "has a word BM25 can index" in run_cli(["index", "build", str(short), "--sparse-only"], env, {2}).output
+    # the index "h" exists, built from bom.jsonl: another corpus under its name is refused without --replace
+    assert "built from" in run_cli(["index", "build", str(short), "--sparse-only"], env, {2}).output
+    assert "has a word BM25 can index" in run_cli(["index", "build", str(short), "--sparse-only", "--replace"], env,
+                                                  {2}).output
     dup = write_jsonl(tmp_path / "dup.jsonl", [{"_id": "a", "text": "x"}, {"_id": "b", "text": "y"}, {"_id": "a", "text": "z"}])
-    res = run_cli(["index", "build", str(dup), "--sparse-only"], env, {2})
+    res = run_cli(["index", "build", str(dup), "--sparse-only", "--replace"], env, {2})
     assert "dup.jsonl:3: duplicate passage id 'a'" in res.output
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.txt").write_text("plain text")
     (folder / "b.zzz").write_bytes(b"%PDF-1.4 binary")
-    res = run_cli(["index", "build", str(folder), "--sparse-only"], env, {0})
+    res = run_cli(["index", "build", str(folder), "--sparse-only", "--replace"], env, {0})
     assert "skipped 1" in res.output
 
 

@@ -35,18 +35,26 @@ def index() -> None:
 @click.option("--backend", type=click.Choice(["local", "qdrant"]), help="Where vectors and BM25 terms live "
               "(settings: backend.name; qdrant needs the `qdrant` extra).")
 @click.option("--backend-url", help="Qdrant server/cluster URL (settings: backend.url; default: embedded in the folder).")
+@click.option("--replace", is_flag=True, help="Rebuild an index of this name that was built from another corpus.")
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, as_json):
+          backend_url, replace, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, or a folder of documents:
-    .pdf/.docx/.pptx/.html/.md/.txt). Files that cannot be read are listed at the end; the build goes on."""
+    .pdf/.docx/.pptx/.html/.md/.txt). Files that cannot be read are listed at the end; the build goes on. Building
+    again from the same CORPUS rebuilds the index; from another, it needs --replace."""
+    from local_rag.errors import BadInputError
     from local_rag.index import build_index
+    from local_rag.index.manifest import built_from_elsewhere
 
     settings = load(profile, config_file, index_name, **{
         "chunker.size": chunk_size, "chunker.overlap": chunk_overlap, "dense.factory": factory,
         "backend.name": backend, "backend.url": backend_url,
     })
+    other = None if replace else built_from_elsewhere(settings.index_dir, corpus)
+    if other is not None:
+        raise BadInputError(f"index {settings.index} exists, built from {other}: building it from {corpus} would replace "
+                            f"it; give another --index, or --replace")
     settings = sparse_only_settings(settings) if sparse_only else settings
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, progress=not as_json)

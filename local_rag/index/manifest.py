@@ -98,3 +98,21 @@ class IndexManifest:
                 f"{folder} has index format {manifest.format_version}, this local-rag reads {FORMAT_VERSION}; rebuild it"
             )
         return manifest
+
+
+def built_from_elsewhere(folder: Path, corpus: str | Path) -> str | None:
+    """The corpus an existing index at ``folder`` was built from, when it is not ``corpus``: a build under that name
+    would replace an index of other documents (``None``: no index there, an unreadable manifest, or the same corpus,
+    by its path as given or resolved).
+
+    Example:
+        >>> built_from_elsewhere(Path("indexes/notes"), "~/notes")  # doctest: +SKIP
+        '/home/me/old-notes'
+    """
+    try:
+        source = IndexManifest.load(folder).corpus_source
+    except IndexError_:
+        return None
+    if source == str(corpus) or Path(source).expanduser().resolve() == Path(corpus).expanduser().resolve():
+        return None
+    return source
