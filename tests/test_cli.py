@@ -117,7 +117,7 @@ def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
 def test_a_build_does_not_replace_an_index_of_other_documents_unless_told(tmp_path: Path):
     """`index build` under a name taken by an index of another corpus refused to replace it silently (an hour of
     embedding lost to a name reused by mistake): one line, the index untouched; the same corpus rebuilds, by its
-    path as given or resolved; --replace rebuilds from the other."""
+    path as given or resolved, keeping the index's adaptation; --replace rebuilds from the other and drops it."""
     first = write_jsonl(tmp_path / "a.jsonl", CORPUS)
     other = write_jsonl(tmp_path / "b.jsonl", [{"_id": "z-0", "title": "Owls", "text": "Owls hunt at night."}])
     build = ("index", "build", "--sparse-only", "--index", "n")
@@ -126,8 +126,12 @@ def test_a_build_does_not_replace_an_index_of_other_documents_unless_told(tmp_pa
     assert_clean_error(run(*build, str(other), cwd=tmp_path), 2, f"index n exists, built from {first}")
     assert (tmp_path / "indexes" / "n" / "manifest.json").read_bytes() == before
     assert run(*build, "a.jsonl", cwd=tmp_path).returncode == 0  # the same file, relative
+    adapted = tmp_path / "indexes" / "n.adapted.yaml"  # as `train adapt` leaves it: for a's documents
+    adapted.write_text("reranker: {backend: bi-encoder, model: n-adapted}\npipeline: {cross_encoder: true}\n")
+    assert run(*build, str(first), cwd=tmp_path).returncode == 0 and adapted.exists()  # a rebuild keeps it
     replaced = run(*build, str(other), "--replace", "--json", cwd=tmp_path)
     assert replaced.returncode == 0 and json.loads(replaced.stdout)["passages"] == 1, replaced.stderr
+    assert not adapted.exists() and "its re-scorer was adapted to the documents of" in replaced.stderr
 
 
 @needs_minilm

@@ -51,14 +51,16 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         "chunker.size": chunk_size, "chunker.overlap": chunk_overlap, "dense.factory": factory,
         "backend.name": backend, "backend.url": backend_url,
     })
-    other = None if replace else built_from_elsewhere(settings.index_dir, corpus)
-    if other is not None:
+    other = built_from_elsewhere(settings.index_dir, corpus)
+    if other is not None and not replace:
         raise BadInputError(f"index {settings.index} exists, built from {other}: building it from {corpus} would replace "
                             f"it; give another --index, or --replace")
     settings = sparse_only_settings(settings) if sparse_only else settings
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, progress=not as_json)
     elapsed = time.perf_counter() - started
+    if other is not None:
+        _drop_adaptation(settings, other)
     if as_json:
         click.echo(json.dumps(manifest.to_json(), indent=2))
         return
@@ -67,6 +69,18 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         f"({manifest.passages / elapsed:.1f} passages/s); skipped {manifest.skipped}"
     )
     echo_report(manifest)
+
+
+def _drop_adaptation(settings, other: str) -> None:
+    """An index rebuilt from another corpus loses the re-scorer `train adapt` kept for the old one's documents (the
+    model stays in models/): its check measured those documents, not these."""
+    from local_rag.adaptation import adaptation_file
+
+    path = adaptation_file(settings.indexes_dir, settings.index)
+    if path.is_file():
+        path.unlink()
+        click.echo(f"note: removed {path}: its re-scorer was adapted to the documents of {other}; run `local-rag train "
+                   f"adapt --index {settings.index}` for these", err=True)
 
 
 def echo_report(manifest, echo=click.echo) -> None:
