@@ -118,8 +118,27 @@ def adaptations(indexes_dir: Path, models_dir: Path, index: str | None = None) -
         except SettingsError as exc:
             out[index] = f"not used: {exc}"
             continue
-        out[index] = describe(layer, record) if layer else "not used: its model is missing"
+        out[index] = (describe(layer, record) + _changed_since(indexes_dir, index, record)) if layer else \
+            "not used: its model is missing"
     return out
+
+
+def _changed_since(indexes_dir: Path, index: str, record: dict[str, Any]) -> str:
+    """``"; the index changed since ..."`` when its documents are no longer those the adaptation was measured on (an
+    `index add`, `remove` or `sync` since; ``record`` names the corpus hash and passages of then), else ``""``."""
+    import json
+
+    if not isinstance(record.get("corpus_hash"), str):
+        return ""  # written before `train adapt` recorded it
+    try:  # the manifest's two fields read directly: settings import this module, and it stays below the index package
+        manifest = json.loads((Path(indexes_dir) / index / "manifest.json").read_text(encoding="utf-8"))
+        corpus_hash, passages = manifest["corpus_hash"], manifest["passages"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return ""
+    if corpus_hash == record["corpus_hash"]:
+        return ""
+    return (f"; the index changed since ({record.get('passages')} passages then, {passages} now): `local-rag train "
+            f"adapt --index {index}` again to adapt to the changes")
 
 
 def in_use(settings: Any) -> str | None:

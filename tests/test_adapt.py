@@ -138,6 +138,9 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     index_file = tmp_path / "indexes" / "notes.adapted.yaml"
     assert report["adaptation_file"] == str(index_file) and yaml.safe_load(index_file.read_text(encoding="utf-8"))[
         "adapted_by"]["mrr@10"] == [report["rows"]["first stage"]["mrr@10"], report["rows"]["+ notes-adapted"]["mrr@10"]]
+    built = json.loads((tmp_path / "indexes" / "notes" / "manifest.json").read_text(encoding="utf-8"))
+    assert {k: yaml.safe_load(index_file.read_text(encoding="utf-8"))["adapted_by"][k] for k in ("corpus_hash", "passages")
+            } == {"corpus_hash": built["corpus_hash"], "passages": built["passages"]}  # what the check measured
     for flags, rescored in (([], True), (["--no-adaptation"], False), (["--no-cross-encoder"], False)):
         out = run(["search", "when do spring tides come", "--json", *flags]).output
         assert ("cross-encoder" in json.loads(out[out.index("{"):])["hits"][0]["scores"]) is rescored, flags

@@ -147,3 +147,32 @@ def test_doctor_lists_every_index_s_adaptation(dirs: tuple[Path, Path]) -> None:
     res = CliRunner().invoke(cli, ["doctor", "--json"])
     assert res.exit_code == 0 and json.loads(res.output)["adaptations"] == found
     assert "adaptation    index notes: re-scorer notes-adapted" in CliRunner().invoke(cli, ["doctor"]).output
+
+
+def test_an_index_changed_since_its_adaptation_says_so(dirs: tuple[Path, Path], tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """`train adapt` records the corpus the check measured; after a sync brings new documents, `index info` and
+    `doctor` say the adaptation predates them (it still applies: the user decides)."""
+    import json
+
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    models, indexes = dirs
+    monkeypatch.setenv("LOCAL_RAG_CHUNKER__TOKENIZER", "whitespace")  # BM25 alone: no model to load
+    (models / "notes-adapted" / "model.safetensors").write_bytes(b"weights")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "tides.md").write_text("# Tides\n\nSpring tides come at new and full moon.\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, ["index", "build", str(folder), "--sparse-only", "--index", "notes"]).exit_code == 0
+    manifest = json.loads((indexes / "notes" / "manifest.json").read_text(encoding="utf-8"))
+    write_adaptation(indexes, "notes", LAYER, {**RECORD, "corpus_hash": manifest["corpus_hash"], "passages": 1}, "")
+    assert adaptations(indexes, models)["notes"] == describe(LAYER, RECORD)  # nothing changed
+    (folder / "moons.md").write_text("# Moons\n\nJupiter has dozens of moons.\n", encoding="utf-8")
+    assert CliRunner().invoke(cli, ["index", "sync", str(folder), "--index", "notes"]).exit_code == 0
+    note = "; the index changed since (1 passages then, 2 now): `local-rag train adapt --index notes` again"
+    assert note in adaptations(indexes, models)["notes"]
+    assert note in CliRunner().invoke(cli, ["index", "info", "--index", "notes"]).output
+    write_adaptation(indexes, "notes", LAYER, RECORD, "")  # written before the record had the corpus: no claim
+    assert adaptations(indexes, models)["notes"] == describe(LAYER, RECORD)

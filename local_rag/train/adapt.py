@@ -300,11 +300,19 @@ def _write_settings(path: Path, settings: Settings, name: str, cfg: AdaptConfig,
     record = {"model": name, "mrr@10": [first["mrr@10"], adapted["mrr@10"]],
               "recall@5": [first["recall@5"], adapted["recall@5"]], "queries": first["queries"], "folds": cfg.folds,
               "gain_interval": [gain[1], gain[2]], "work": str(path.parent),
-              "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+              "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **_documents(settings)}
     head = (f"# written by `local-rag train adapt` (work folder {path.parent}): {measured}.\n"
             f"# ask, chat, search and serve on index {index} apply it; --no-adaptation (or index_adaptation: false)\n"
             f"# leaves it out, and deleting this file ends it.\n")
     return write_adaptation(settings.indexes_dir, index, layer, record, head)
+
+
+def _documents(settings: Settings) -> dict[str, Any]:
+    """The index's corpus hash and passages now, so `index info` and `doctor` can tell when it changes after."""
+    from local_rag.index.manifest import IndexManifest
+
+    manifest = IndexManifest.load(settings.index_dir)
+    return {"corpus_hash": manifest.corpus_hash, "passages": manifest.passages}
 
 
 def table(report: AdaptReport) -> str:
