@@ -31,3 +31,20 @@ def make_pipeline(settings: Settings, retriever: HybridRetriever | None = None, 
     if settings.pipeline.mode == "agentic":
         return AgenticPipeline(settings, retriever=retriever, llm=llm, reranker=reranker)
     return Pipeline(settings, retriever=retriever, llm=llm, reranker=reranker, rewrites=rewrites)
+
+
+def check_models(settings: Settings) -> None:
+    """Resolve the models a turn will load, without loading them: the LLM's GGUF (its sha256 checked, cached) and,
+    when the profile searches with vectors, the embedder. `chat` calls it before its first turn, so a missing or
+    broken model is one line at start, not after the user has typed a question.
+
+    Raises:
+        ModelError: a model that is missing, unknown or does not match its manifest.
+    """
+    from local_rag.index.folder import wants_dense
+    from local_rag.modelstore import resolve_model
+    from local_rag.modelstore.gguf_check import resolve_gguf
+
+    resolve_gguf(settings.llm.model, settings.models_dir)
+    if wants_dense(settings):
+        resolve_model(settings.embedder.model, settings.models_dir, role="embedder")

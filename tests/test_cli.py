@@ -51,6 +51,13 @@ def test_bad_settings_and_missing_index(tmp_path: Path):
     chat = run("chat", "--index", "typo", "--history", "", cwd=tmp_path, stdin="hello\nwhat is bm25?\n")
     assert_clean_error(chat, 3, "no index at")
     assert "you>" not in chat.stdout
+    # ... and the models a turn loads: a missing LLM is one line before the first question too
+    assert run("index", "build", str(write_jsonl(tmp_path / "c.jsonl", CORPUS)), "--sparse-only", "--index", "s",
+               cwd=tmp_path).returncode == 0
+    chat = run("chat", "--index", "s", "--history", "", cwd=tmp_path, stdin="what is bm25?\n",
+               env={"LOCAL_RAG_LLM__MODEL": "no-such-llm"})
+    assert_clean_error(chat, 4, "no-such-llm")
+    assert "you>" not in chat.stdout
     assert_clean_error(run("index", "info", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "abc"}), 6, "chunker.size")
 
 

@@ -257,6 +257,48 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     assert [t["speaker"] for t in conv] == ["user", "agent"] and conv[0]["text"] == "how long do cats sleep?"
 
 
+def test_an_error_in_a_chat_turn_drops_the_turn_and_keeps_the_conversation(pipeline_parts, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    """An index or model that fails mid-chat (removed, corrupted on disk) was a one-line exit that took the
+    conversation with it; now the turn is dropped with the error, the chat goes on and the next turn answers."""
+    import json
+
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+    from local_rag.errors import IndexError_
+    from local_rag.pipeline import Pipeline as RealPipeline
+
+    settings, retriever = pipeline_parts
+    answers = iter(["Cats sleep a lot [1].", IndexError_("indexes/default/chunks.jsonl is corrupt"), "Dogs sleep less [1]."])
+    real_answer = RealPipeline.answer
+
+    def fake_answer(self, conversation, on_token=None, on_status=None):  # type: ignore[no-untyped-def]
+        reply = next(answers)
+        if isinstance(reply, BaseException):
+            raise reply
+        return real_answer(RealPipeline(settings, retriever=retriever, llm=ScriptedLLM(reply)), conversation, on_token=on_token)
+
+    lines = iter(["how long do cats sleep?", "and dogs?", "and dogs, again?"])
+
+    def fake_input(prompt: str = "") -> str:
+        line = next(lines, None)
+        if line is None:
+            raise EOFError
+        return line
+
+    monkeypatch.setattr(RealPipeline, "answer", fake_answer)
+    monkeypatch.setattr("local_rag.cli.lines.line_reader", lambda history, interactive=None: fake_input)
+    saved = tmp_path / "conv.json"
+    result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved),
+                                      "--index", settings.index], env={"LOCAL_RAG_INDEXES_DIR": str(settings.indexes_dir)})
+    assert result.exit_code == 0, result.output
+    assert "error: indexes/default/chunks.jsonl is corrupt" in result.output and "the turn was dropped" in result.output
+    conv = json.loads(saved.read_text())
+    assert [t["text"] for t in conv if t["speaker"] == "user"] == ["how long do cats sleep?", "and dogs, again?"]
+    assert conv[-1]["text"].startswith("Dogs sleep less")
+
+
 def test_small_talk_is_answered_without_retrieval_or_the_llm_even_without_a_trained_decider(pipeline_parts):
     settings, retriever = pipeline_parts
     llm = ScriptedLLM("never")

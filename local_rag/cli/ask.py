@@ -12,6 +12,7 @@ import click
 
 from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
 from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
+from local_rag.errors import LocalRagError
 
 if TYPE_CHECKING:
     from local_rag.pipeline import Pipeline
@@ -145,11 +146,12 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
     from local_rag.adaptation import in_use
     from local_rag.cli.lines import history_file, line_reader
-    from local_rag.modes import make_pipeline
+    from local_rag.modes import check_models, make_pipeline
     from local_rag.records import Conversation
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
                                  adapted=True, index_adaptation=adaptation)
+    check_models(settings)
     pipeline = make_pipeline(settings)
     conversation = read_conversation(load_file) if load_file else Conversation([])
     read = line_reader(history_file() if history is None else (Path(history) if history else None))
@@ -215,6 +217,11 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         except KeyboardInterrupt:
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")
+            continue
+        except LocalRagError as exc:  # an index or model gone mid-chat: the conversation so far stays
+            conversation.turns.pop()
+            click.echo(f"\nerror: {exc}\n(the turn was dropped; the conversation is kept: /save FILE, or fix and ask "
+                       "again)", err=True)
             continue
         streamer.finish(last.answer.text, *checked_draft(last))
         print_sources(last)
