@@ -83,6 +83,24 @@ def test_unreadable_files_are_reported_and_the_build_goes_on(tmp_path: Path, fak
     assert hits[0].passage_id == "report.pdf#p2" and hits[0].page == 2
 
 
+def test_one_document_is_a_corpus_too(tmp_path: Path, fake_settings: Settings, hash_embedder):
+    """`index build report.pdf` indexes that one file (before: read as JSON lines, "report.pdf:1: not valid JSON ...
+    use --skip-bad"); `index add notes.md` adds one; a file that cannot be read says why in one line."""
+    from local_rag.errors import BadInputError
+    from local_rag.index import add_documents
+
+    pdf = make_pdf(tmp_path / "report.pdf", ["1 Harvest\nBarley gave six tonnes per hectare.", "2 Costs\nFuel rose."])
+    manifest = build_index(fake_settings, pdf, embedder=hash_embedder, progress=False)
+    assert manifest.passages == 2 and manifest.stats["pages_pdf"] == 2
+    (tmp_path / "notes.md").write_text("# Field notes\n\nThe lake froze in January.\n", encoding="utf-8")
+    add_documents(fake_settings, tmp_path / "notes.md", embedder=hash_embedder)
+    index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    assert {c.doc_id for c in index.chunks} == {"report.pdf", "notes.md"}
+    (tmp_path / "cut.pdf").write_bytes(pdf.read_bytes()[:-6])
+    with pytest.raises(BadInputError, match="cut.pdf: corrupt PDF"):
+        list(read_corpus(tmp_path / "cut.pdf"))
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -103,6 +103,8 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
             path, skip_bad, report
         )
+    elif path.suffix.lower() in DOC_SUFFIXES:
+        source = _read_document_file(path, report)
     else:
         source = _read_jsonl_file(path, skip_bad, report)
     for passage in source:
@@ -202,6 +204,20 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     if not report.passages and report.unreadable:
         first, why = next(iter(report.unreadable.items()))
         raise BadInputError(f"{folder}: none of the {len(report.unreadable)} file(s) could be read ({first}: {why})")
+
+
+def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
+    """One document given alone (a PDF, a Markdown file, ...): its passages, named as in a folder that holds only it
+    (before, it was read as JSON lines: "report.pdf:1: not valid JSON ... use --skip-bad").
+
+    Raises:
+        BadInputError: it cannot be read (the reason, as a folder build would list it).
+    """
+    passages = read_file_passages(path.parent, path, report)
+    note_read(report)
+    if report.unreadable:
+        raise BadInputError(f"{path}: {next(iter(report.unreadable.values()))}")
+    yield from passages
 
 
 def _note_unread(folder: Path, report: CorpusReport) -> None:
