@@ -125,6 +125,17 @@ def test_import_local_file_checks_the_gguf(tmp_path: Path, tiny_gguf: Path) -> N
         import_path(bad, tmp_path / "models", name="bad")
     with pytest.raises(ModelError, match="no such file"):
         import_path(tmp_path / "none.gguf", tmp_path / "models")
+    # what cannot be a model of its role is refused before anything is copied (a .docx once imported as an llm)
+    (tmp_path / "memo.docx").write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(ModelError, match="memo.docx as an llm: not a GGUF file"):
+        import_path(tmp_path / "memo.docx", tmp_path / "models")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("notes")
+    with pytest.raises(ModelError, match="not a GGUF file or a folder holding one"):
+        import_path(tmp_path / "notes", tmp_path / "models", role="llm")
+    with pytest.raises(ModelError, match="as an embedder: an embedder is a folder"):
+        import_path(tmp_path / "memo.docx", tmp_path / "models", role="embedder")
+    assert sorted(p.name for p in (tmp_path / "models").iterdir() if not p.name.startswith("manifest")) == ["my-llm"]
 
 
 def test_resolve_refuses_a_checksum_mismatch_and_a_missing_model(tmp_path: Path, tiny_gguf: Path) -> None:

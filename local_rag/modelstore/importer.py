@@ -114,7 +114,29 @@ def import_path(
         stem = src.name[: -len(".gguf")] if src.name.endswith(".gguf") else src.name
         fmt = format or ("gguf" if src.suffix == ".gguf" else "")
         known = KnownModel(name=name or stem, role=role, format=fmt, licence=licence, description=f"imported from {src}")
+    _check_shape(src, known.role)
     return install(known, [src], Path(models_dir), source=f"file:{src.resolve()}", check_pypi=False)
+
+
+def _check_shape(src: Path, role: str) -> None:
+    """Refuse what cannot be a model of ``role`` before anything is copied: an LLM is a GGUF file (or a folder
+    holding one), an encoder a folder (before, a `.docx` imported as an LLM and failed only when loaded).
+
+    Raises:
+        ModelError: saying what the role needs.
+    """
+    if role == "llm":
+        gguf = src.is_dir() and any(src.rglob("*.gguf"))
+        if src.is_file():
+            with src.open("rb") as fh:
+                gguf = fh.read(4) == b"GGUF"
+        if not gguf:
+            raise ModelError(f"cannot import {src} as an llm: not a GGUF file{' or a folder holding one' * src.is_dir()} "
+                             "(local-rag runs LLMs as GGUF files; an encoder folder takes --role embedder or reranker)")
+    elif src.is_file():
+        a = "an" if role[:1] in "aeiou" else "a"
+        raise ModelError(f"cannot import {src} as {a} {role}: {a} {role} is a folder (sentence-transformers, "
+                         "transformers or an ONNX export), not one file")
 
 
 def install(
