@@ -181,9 +181,18 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
 
 
 def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None) -> None:
-    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set)."""
+    """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set); changes
+    inside hidden folders or to hidden files (which the index leaves out: `readers.folder_files`) wake nothing."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
-    for _ in watchfiles.watch(folder, debounce=debounce_ms, raise_interrupt=False, stop_event=stop_event):
+    root = Path(folder).absolute()
+    default = watchfiles.DefaultFilter()
+
+    def shown(change: object, path: str) -> bool:
+        parts = Path(path).parts[len(root.parts):] if Path(path).is_relative_to(root) else ()
+        return bool(default(change, path)) and not any(p.startswith(".") for p in parts)
+
+    for _ in watchfiles.watch(folder, watch_filter=shown, debounce=debounce_ms, raise_interrupt=False,
+                              stop_event=stop_event):
         on_change()
