@@ -46,6 +46,21 @@ def test_html_boilerplate_dropped(tmp_path: Path):
         assert boilerplate not in text
 
 
+def test_html_that_trafilatura_finds_no_main_text_in_is_read_as_its_visible_text(tmp_path: Path):
+    """A fragment (`<div>` alone) or an XML feed saved as .html gave "empty document (no text)"; their visible text
+    is read now, scripts and styles left out; a page of scripts only stays unreadable."""
+    (tmp_path / "frag.html").write_text("<div>Plain fragment about <b>tides</b> and moons.<script>x()</script></div>")
+    (tmp_path / "feed.html").write_text('<?xml version="1.0"?><rss><channel><title>News</title><item><title>Dam opens'
+                                        "</title><description>The new dam powers 2000 homes.</description></item>"
+                                        "</channel></rss>")
+    (tmp_path / "scripts.html").write_text("<html><head><style>p {}</style></head><body><script>go()</script></body></html>")
+    assert read_document(tmp_path / "frag.html").sections[0].text == "Plain fragment about tides and moons."
+    feed = read_document(tmp_path / "feed.html")
+    assert feed.title == "News" and "The new dam powers 2000 homes." in feed.sections[0].text
+    with pytest.raises(UnreadableFile, match="empty document"):
+        read_document(tmp_path / "scripts.html")
+
+
 def test_folder_passages_carry_pages_titles_and_first_line_titles(tmp_path: Path):
     report = CorpusReport()
     passages = {p.id: p for p in read_corpus(make_folder(tmp_path / "docs"), report=report)}

@@ -263,8 +263,50 @@ def _html(path: Path) -> Document:
                 if piece:
                     lines.append(piece)
                     offset += len(piece) + 2
+    if not lines:  # trafilatura keeps no main text of a fragment (`<div>...` alone) or an XML feed under .html
+        lines = visible_text(html)
     return Document(title or (headings[0][1] if headings else path.stem), [Section("\n\n".join(lines), headings=headings)],
                     encoding=encoding)
+
+
+def visible_text(html: str) -> list[str]:
+    """The text of an HTML (or XML) page outside scripts and styles, a line per block, whitespace collapsed: the
+    fallback when trafilatura finds no main text (before, such a file was "empty document (no text)").
+
+    Example:
+        >>> visible_text("<div>Tides <b>rise</b> twice a day.<script>x()</script></div><p>Moons.</p>")
+        ['Tides rise twice a day.', 'Moons.']
+    """
+    from html.parser import HTMLParser
+
+    hidden_tags = {"script", "style", "noscript", "template"}
+    inline = {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "i", "kbd", "mark", "q", "s", "samp",
+              "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr", "font"}
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.parts: list[str] = []
+            self.hidden = 0
+
+        def handle_starttag(self, tag: str, attrs: object) -> None:
+            self.hidden += tag in hidden_tags
+            if tag not in inline:
+                self.parts.append("\n")
+
+        def handle_endtag(self, tag: str) -> None:
+            self.hidden -= tag in hidden_tags and self.hidden > 0
+            if tag not in inline:
+                self.parts.append("\n")
+
+        def handle_data(self, data: str) -> None:
+            if not self.hidden:
+                self.parts.append(data)
+
+    parser = Text()
+    parser.feed(html)
+    parser.close()
+    return [line for line in (" ".join(block.split()) for block in "".join(parser.parts).split("\n")) if line]
 
 
 def _dehyphenate(text: str) -> str:
