@@ -42,8 +42,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
           backend_url, replace, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a BEIR folder, a folder of documents:
     .pdf/.docx/.pptx/.html/.md/.txt, or one such document). Files that cannot be read are listed at the end; the build
-    goes on. Building
-    again from the same CORPUS rebuilds the index; from another, it needs --replace."""
+    goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
     from local_rag.errors import BadInputError
     from local_rag.index import build_index
     from local_rag.index.manifest import built_from_elsewhere
