@@ -220,7 +220,10 @@ def test_history_longer_than_the_context_is_trimmed_and_logged(caplog: pytest.Lo
     assert any("cut" in r.getMessage() or "trim" in r.getMessage() or "drop" in r.getMessage() for r in caplog.records)
 
 
-def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def _scripted_chat(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: list, lines: list):  # type: ignore[no-untyped-def]
+    """`local-rag chat` over the real pipeline with a scripted LLM: each turn answers with the next of ``answers`` (an
+    exception is raised instead), the user types ``lines`` (an exception is raised; EOF after the last). Returns the
+    CLI result and the conversation it saved."""
     import json
 
     from click.testing import CliRunner
@@ -229,19 +232,17 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     from local_rag.pipeline import Pipeline as RealPipeline
 
     settings, retriever = pipeline_parts
-    answers = iter(["Cats sleep a lot [1].", KeyboardInterrupt()])
+    replies, typed = iter(answers), iter(lines)
     real_answer = RealPipeline.answer
 
     def fake_answer(self, conversation, on_token=None, on_status=None):  # type: ignore[no-untyped-def]
-        reply = next(answers)
+        reply = next(replies)
         if isinstance(reply, BaseException):
             raise reply
         return real_answer(RealPipeline(settings, retriever=retriever, llm=ScriptedLLM(reply)), conversation, on_token=on_token)
 
-    lines = iter(["how long do cats sleep?", "and dogs?", KeyboardInterrupt()])
-
     def fake_input(prompt: str = "") -> str:
-        line = next(lines)
+        line = next(typed, EOFError())
         if isinstance(line, BaseException):
             raise line
         return line
@@ -252,8 +253,13 @@ def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline
     result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved),
                                       "--index", settings.index], env={"LOCAL_RAG_INDEXES_DIR": str(settings.indexes_dir)})
     assert result.exit_code == 0, result.output
+    return result, json.loads(saved.read_text())
+
+
+def test_ctrl_c_in_chat_drops_the_turn_and_keeps_the_saved_conversation(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    result, conv = _scripted_chat(pipeline_parts, tmp_path, monkeypatch, ["Cats sleep a lot [1].", KeyboardInterrupt()],
+                                  ["how long do cats sleep?", "and dogs?", KeyboardInterrupt()])
     assert "the turn was dropped" in result.output and "saved conversation is intact" in result.output
-    conv = json.loads(saved.read_text())
     assert [t["speaker"] for t in conv] == ["user", "agent"] and conv[0]["text"] == "how long do cats sleep?"
 
 
@@ -261,40 +267,12 @@ def test_an_error_in_a_chat_turn_drops_the_turn_and_keeps_the_conversation(pipel
                                                                            monkeypatch: pytest.MonkeyPatch):
     """An index or model that fails mid-chat (removed, corrupted on disk) was a one-line exit that took the
     conversation with it; now the turn is dropped with the error, the chat goes on and the next turn answers."""
-    import json
-
-    from click.testing import CliRunner
-
-    from local_rag.cli.main import cli
     from local_rag.errors import IndexError_
-    from local_rag.pipeline import Pipeline as RealPipeline
 
-    settings, retriever = pipeline_parts
-    answers = iter(["Cats sleep a lot [1].", IndexError_("indexes/default/chunks.jsonl is corrupt"), "Dogs sleep less [1]."])
-    real_answer = RealPipeline.answer
-
-    def fake_answer(self, conversation, on_token=None, on_status=None):  # type: ignore[no-untyped-def]
-        reply = next(answers)
-        if isinstance(reply, BaseException):
-            raise reply
-        return real_answer(RealPipeline(settings, retriever=retriever, llm=ScriptedLLM(reply)), conversation, on_token=on_token)
-
-    lines = iter(["how long do cats sleep?", "and dogs?", "and dogs, again?"])
-
-    def fake_input(prompt: str = "") -> str:
-        line = next(lines, None)
-        if line is None:
-            raise EOFError
-        return line
-
-    monkeypatch.setattr(RealPipeline, "answer", fake_answer)
-    monkeypatch.setattr("local_rag.cli.lines.line_reader", lambda history, interactive=None: fake_input)
-    saved = tmp_path / "conv.json"
-    result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved),
-                                      "--index", settings.index], env={"LOCAL_RAG_INDEXES_DIR": str(settings.indexes_dir)})
-    assert result.exit_code == 0, result.output
+    answers = ["Cats sleep a lot [1].", IndexError_("indexes/default/chunks.jsonl is corrupt"), "Dogs sleep less [1]."]
+    result, conv = _scripted_chat(pipeline_parts, tmp_path, monkeypatch, answers,
+                                  ["how long do cats sleep?", "and dogs?", "and dogs, again?"])
     assert "error: indexes/default/chunks.jsonl is corrupt" in result.output and "the turn was dropped" in result.output
-    conv = json.loads(saved.read_text())
     assert [t["text"] for t in conv if t["speaker"] == "user"] == ["how long do cats sleep?", "and dogs, again?"]
     assert conv[-1]["text"].startswith("Dogs sleep less")
 
