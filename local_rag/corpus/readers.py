@@ -8,6 +8,8 @@ Supported inputs:
   `local_rag.corpus.documents`; one passage per PDF page or PPTX slide, one per file otherwise, a section longer
   than ~2,000 characters cut into pieces at headings and paragraph breaks (`local_rag.corpus.pieces`); the chunker
   windows each passage). A file that cannot be read is listed with its reason in ``CorpusReport.unreadable``.
+  Hidden folders and files (a name starting with a dot) are left out (`folder_files`);
+- one such document given alone, read as a folder holding only it would be.
 
 A malformed line, an empty text, a duplicate id or an undecodable byte stops the read with `BadInputError`
 naming the file and line, unless ``skip_bad=True``, which skips the record and counts it in the `CorpusReport`.
