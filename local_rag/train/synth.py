@@ -184,8 +184,11 @@ def document_folds(queries: Sequence[SynthQuery], folds: int) -> list[set[str]]:
         raise BadInputError(f"--folds must be 0 (one held-out share) or at least 2, got {folds}")
     per_doc = Counter(document_of(q.passage_id) for q in queries)
     if len(per_doc) < 2:
-        raise BadInputError(f"cross-validation needs queries from two documents or more, got {len(per_doc)}: "
-                            "more --passages, or --folds 0")
+        only = f"all {len(queries)} come from {next(iter(per_doc))}" if per_doc else "there are none"
+        raise BadInputError(f"the check measures a model on documents it was not trained on, so it needs queries from "
+                            f"two documents or more; {only} (more --passages reaches other documents when the index "
+                            "has them, with chunks of 200 characters or more; an index of one document cannot be "
+                            "checked)")
     groups: list[set[str]] = [set() for _ in range(min(folds, len(per_doc)))]
     sizes = [0] * len(groups)
     order = {d: i for i, d in enumerate(by_sha1(per_doc, key=lambda d: d))}
