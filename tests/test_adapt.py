@@ -163,6 +163,7 @@ def test_adapt_writes_queries_trains_measures_and_keeps_only_what_measures_bette
     # a margin no model meets: not kept, and the earlier settings file goes (it no longer holds)
     res = run([*args, "--margin", "1"])
     assert res.exit_code == 0 and "not kept: held-out MRR@10 gains" in res.output and not settings_file.exists()
+    assert "made 2 training steps at batch 4: too few to move the model much; write more with --passages" in res.output
     assert not index_file.exists() and "adaptation" not in run(["index", "info"]).output
     # a check that could keep nothing stops before any fine-tune: the cached queries are fewer than --min-heldout
     res = run(["train", "adapt", "--work", str(work), "--passages", "12", "--name", "notes-small"])

@@ -203,7 +203,7 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
     better (cross-validated over the documents): then ask, chat, search and serve on the index use it
     (indexes/<index>.adapted.yaml). Resumable; see docs/training.md."""
     from local_rag.paths import default_runs_dir
-    from local_rag.train.adapt import AdaptConfig, table
+    from local_rag.train.adapt import FEW_STEPS, AdaptConfig, table
     from local_rag.train.adapt import adapt as run_adapt
 
     if holdout is not None and folds:
@@ -226,14 +226,17 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
     click.echo(f"{synth['kept']} of {synth['kept'] + synth['dropped']} written queries kept for training, "
                f"{measured} ({report.seconds['synth']} s); {report.model} "
                + ("already trained on the same data" if training.get("repeated") else
-                  f"trained in {training['train_seconds']} s ({training['steps']} steps of {training['loss']}, final loss "
-                  f"{training['final_loss']})"))
+                  f"trained in {training['train_seconds']} s ({training['steps']} step{'s' * (training['steps'] != 1)} of "
+                  f"{training['loss']}, final loss {training['final_loss']})"))
     click.echo(table(report))
     if report.kept:
         click.echo(f"kept: {report.reason}.\nIndex {report.index} now answers with it in ask, chat, search and serve "
                    f"({report.adaptation_file}; --no-adaptation leaves it out); elsewhere: --config {report.settings_file}")
     else:
-        click.echo(f"not kept: {report.reason}. The index answers as before; the model stays in "
+        few = (f" ({synth['kept']} kept queries made {training['steps']} training step{'s' * (training['steps'] != 1)} "
+               f"at batch {cfg.batch_size}: too few to move the model much; write more with --passages)"
+               if (training.get("steps") or 0) < FEW_STEPS else "")
+        click.echo(f"not kept: {report.reason}{few}. The index answers as before; the model stays in "
                    f"{settings.models_dir / report.model} for your own tries.")
 
 

@@ -50,6 +50,11 @@ if TYPE_CHECKING:
     from local_rag.train.synth_run import SynthResult
 
 
+#: fewer optimizer steps than this barely move the model (17 kept queries at batch 32 are one step): a model that is
+#: not kept after so few is reported with the way to more data (`local-rag train adapt`'s last line)
+FEW_STEPS = 10
+
+
 @dataclass
 class AdaptConfig:
     passages: int = 200  # chunks the LLM writes queries for
