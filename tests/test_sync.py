@@ -145,12 +145,14 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text, encoding="utf-8")
     (folder / "notes" / "loop").symlink_to(folder, target_is_directory=True)  # a link back up is not followed
-    files, hidden = folder_files(folder)
+    (folder / "notes" / "gone.md").symlink_to(tmp_path / "moved-away.md")  # a link to nothing is named, not read
+    files, hidden, broken = folder_files(folder)
     assert [p.relative_to(folder).as_posix() for p in files] == ["plan.md"]
-    assert hidden == [".draft.md", ".git", ".trash", "notes/.obsidian"]
+    assert hidden == [".draft.md", ".git", ".trash", "notes/.obsidian"] and broken == ["notes/gone.md"]
     with caplog.at_level("WARNING", logger="local_rag.corpus"):
         manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
     assert manifest.passages == 1 and "4 hidden folder(s) or file(s) not read" in caplog.text
+    assert "1 link(s) to nothing skipped: notes/gone.md" in caplog.text and manifest.skipped == 1
     assert f"index build {folder / '.trash'}" in caplog.text  # the hint names a hidden folder other than .git
     plan = plan_sync(folder, {"plan.md": json.loads((fake_settings.index_dir / "files.json").read_text())["plan.md"],
                               ".trash/plan.md": "digest of an index built before"})

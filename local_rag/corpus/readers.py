@@ -27,7 +27,7 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, NamedTuple, cast
 
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, printable_name, read_document
@@ -225,8 +225,11 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 def _note_unread(folder: Path, report: CorpusReport) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
     silence; so are the hidden folders and files left out (`folder_files`)."""
-    files, hidden = folder_files(folder)
+    files, hidden, broken = folder_files(folder)
     unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
+    if broken:
+        report.skipped += [f"{folder / b}: a link to nothing, not read" for b in broken]
+        log.warning("note: %d link(s) to nothing skipped: %s", len(broken), _first_five(broken))
     if hidden:
         folders = sorted((h for h in hidden if (folder / h).is_dir()), key=lambda h: h.endswith(".git"))  # stable
         hint = f" (to index a hidden folder, name it: `index build {folder / folders[0]}`)" if folders else ""
@@ -259,22 +262,28 @@ def _first_five(named: Iterable[str]) -> str:
 
 def document_files(folder: Path) -> list[Path]:
     """The files of a folder that `read_corpus` reads as documents, sorted."""
-    return [p for p in folder_files(folder)[0] if p.suffix.lower() in DOC_SUFFIXES]
+    return [p for p in folder_files(folder).files if p.suffix.lower() in DOC_SUFFIXES]
 
 
-def folder_files(folder: Path) -> tuple[list[Path], list[str]]:
-    """The files under ``folder``, sorted, and the hidden folders and files left out (their paths under ``folder``):
-    a name that starts with a dot is skipped with all it holds, as git, ripgrep and file managers hide them (a
-    notes vault's ``.trash`` of deleted notes, ``.git``, a ``.venv`` full of package READMEs). Links to folders are not
-    followed (a link back up would loop); links to files are read.
+class FolderFiles(NamedTuple):
+    files: list[Path]  # the files read or named as unsupported, sorted
+    hidden: list[str]  # hidden folders and files left out (paths under the folder)
+    broken: list[str]  # links to nothing (paths under the folder)
+
+
+def folder_files(folder: Path) -> FolderFiles:
+    """The files under ``folder``, sorted, the hidden folders and files left out and the links that point nowhere
+    (their paths under ``folder``): a name that starts with a dot is skipped with all it holds, as git, ripgrep and
+    file managers hide them (a notes vault's ``.trash`` of deleted notes, ``.git``, a ``.venv`` full of package
+    READMEs). Links to folders are not followed (a link back up would loop); links to files are read.
 
     Example:
-        >>> files, hidden = folder_files(Path("notes"))  # doctest: +SKIP
-        >>> hidden  # doctest: +SKIP
+        >>> folder_files(Path("notes")).hidden  # doctest: +SKIP
         ['.obsidian', '.trash']
     """
     files: list[Path] = []
     hidden: list[str] = []
+    broken: list[str] = []
     for root, dirs, names in os.walk(folder):
         here = Path(root)
         for name in sorted(dirs):
@@ -287,7 +296,9 @@ def folder_files(folder: Path) -> tuple[list[Path], list[str]]:
                 hidden.append(path.relative_to(folder).as_posix())
             elif path.is_file():
                 files.append(path)
-    return sorted(files), sorted(printable_name(h) for h in hidden)
+            elif path.is_symlink():
+                broken.append(path.relative_to(folder).as_posix())
+    return FolderFiles(sorted(files), sorted(map(printable_name, hidden)), sorted(map(printable_name, broken)))
 
 
 def relative_name(folder: Path, path: Path) -> str:
