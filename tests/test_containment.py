@@ -48,6 +48,7 @@ def test_the_negative_loses_the_answer_sentence_and_the_positive_as_many_others(
 
 
 def test_examples_come_from_answerable_tasks_of_the_split_only() -> None:
+    pytest.importorskip("datasets", reason="the train extra is not installed")
     tasks = [_task("c1", 3), _task("c1", 4, "UNANSWERABLE"), _task("c2", 3, "PARTIAL"), _task("c3", 3),
              {**_task("c1", 5), "contexts": ["not a dict"]}]
     examples = containment_examples(tasks, {"c1", "c2"})

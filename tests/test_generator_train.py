@@ -101,6 +101,7 @@ def test_a_lora_run_of_smollm2_goes_back_to_a_gguf_that_llama_cpp_answers_with(t
 
 
 def test_no_examples_is_a_clear_error_before_any_model_is_loaded(tmp_path: Path) -> None:
+    pytest.importorskip("datasets", reason="the train extra is not installed")
     from local_rag.errors import BadInputError
     from local_rag.train.generator import GeneratorTraining, train_generator
 

@@ -272,7 +272,8 @@ def test_qdrant_embedded_writes_skip_the_sync_per_point_and_sync_once(tmp_path: 
     from local_rag.index.backends.qdrant import _bulk_writes, _client
 
     client = _client(tmp_path, {"collection": "c"})
-    client.create_collection("c", sparse_vectors_config={"bm25": qdrant_client.models.SparseVectorParams()})
+    client.create_collection("c", vectors_config={},  # required up to qdrant-client 1.12, the floor
+                             sparse_vectors_config={"bm25": qdrant_client.models.SparseVectorParams()})
     storage = _bulk_writes(client, "c")
     assert storage is not None and storage.name == "storage.sqlite" and storage.exists()
     assert client._client.collections["c"].storage.storage.execute("PRAGMA synchronous").fetchone()[0] == 0

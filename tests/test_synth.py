@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from local_rag.index import build_index, open_index
 from local_rag.records import Query
 from local_rag.retrieve import HybridRetriever
@@ -159,6 +161,7 @@ def test_synth_eval_on_a_real_minilm_index(tmp_path: Path) -> None:
 def test_unanswerable_questions_become_negative_only_containment_pairs(tmp_path: Path) -> None:
     """`synth queries --unanswerable`: the second prompt's question is cached under its own key, and becomes a bce row
     (question, its own passage, 0) beside the answerable question's (question, passage, 1)."""
+    pytest.importorskip("datasets", reason="the train extra is not installed")
     from local_rag.train.data import Example
     from local_rag.train.reranker import RerankerTraining, _dataset
     from local_rag.train.synth import unanswerable_examples
