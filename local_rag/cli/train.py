@@ -221,21 +221,22 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
         click.echo((work / "report.json").read_text(encoding="utf-8"), nl=False)
         return
     synth, training = report.synth, report.training
+    steps, plural = training["steps"], "s" * (training["steps"] != 1)
     measured = (f"all {report.rows['first stage']['queries']} measured by cross-validation" if report.folds
                  else f"{synth['heldout_queries']} held out")
     click.echo(f"{synth['kept']} of {synth['kept'] + synth['dropped']} written queries kept for training, "
                f"{measured} ({report.seconds['synth']} s); {report.model} "
                + ("already trained on the same data" if training.get("repeated") else
-                  f"trained in {training['train_seconds']} s ({training['steps']} step{'s' * (training['steps'] != 1)} of "
-                  f"{training['loss']}, final loss {training['final_loss']})"))
+                  f"trained in {training['train_seconds']} s ({steps} step{plural} of {training['loss']}, final loss "
+                  f"{training['final_loss']})"))
     click.echo(table(report))
     if report.kept:
         click.echo(f"kept: {report.reason}.\nIndex {report.index} now answers with it in ask, chat, search and serve "
                    f"({report.adaptation_file}; --no-adaptation leaves it out); elsewhere: --config {report.settings_file}")
     else:
-        few = (f" ({synth['kept']} kept queries made {training['steps']} training step{'s' * (training['steps'] != 1)} "
-               f"at batch {cfg.batch_size}: too few to move the model much; write more with --passages)"
-               if (training.get("steps") or 0) < FEW_STEPS else "")
+        few = (f" ({synth['kept']} kept queries made {steps} training step{plural} at batch {cfg.batch_size}: too "
+               "few to move the model much; write more with --passages)"
+               if (steps or 0) < FEW_STEPS else "")
         click.echo(f"not kept: {report.reason}{few}. The index answers as before; the model stays in "
                    f"{settings.models_dir / report.model} for your own tries.")
 

@@ -195,8 +195,9 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
     the read goes on."""
-    files = document_files(folder)
-    _note_unread(folder, report)
+    found = folder_files(folder)  # one walk for the documents and the notes
+    files = _documents(found.files)
+    _note_unread(folder, found, report)
     if not files:
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
     files = progress_files(files, report.progress)
@@ -222,10 +223,10 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
     yield from passages
 
 
-def _note_unread(folder: Path, report: CorpusReport) -> None:
+def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the hidden folders and files left out (`folder_files`)."""
-    files, hidden, broken = folder_files(folder)
+    silence; so are the hidden folders and files left out and the links to nothing (``found``: `folder_files`)."""
+    files, hidden, broken = found
     unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
     if broken:
         report.skipped += [f"{folder / b}: a link to nothing, not read" for b in broken]
@@ -262,7 +263,11 @@ def _first_five(named: Iterable[str]) -> str:
 
 def document_files(folder: Path) -> list[Path]:
     """The files of a folder that `read_corpus` reads as documents, sorted."""
-    return [p for p in folder_files(folder).files if p.suffix.lower() in DOC_SUFFIXES]
+    return _documents(folder_files(folder).files)
+
+
+def _documents(files: list[Path]) -> list[Path]:
+    return [p for p in files if p.suffix.lower() in DOC_SUFFIXES]
 
 
 class FolderFiles(NamedTuple):
@@ -286,19 +291,17 @@ def folder_files(folder: Path) -> FolderFiles:
     broken: list[str] = []
     for root, dirs, names in os.walk(folder):
         here = Path(root)
-        for name in sorted(dirs):
-            if name.startswith("."):
-                hidden.append((here / name).relative_to(folder).as_posix())
+        hidden += [relative_name(folder, here / name) for name in dirs if name.startswith(".")]
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         for name in names:
             path = here / name
             if name.startswith("."):
-                hidden.append(path.relative_to(folder).as_posix())
+                hidden.append(relative_name(folder, path))
             elif path.is_file():
                 files.append(path)
             elif path.is_symlink():
-                broken.append(path.relative_to(folder).as_posix())
-    return FolderFiles(sorted(files), sorted(map(printable_name, hidden)), sorted(map(printable_name, broken)))
+                broken.append(relative_name(folder, path))
+    return FolderFiles(sorted(files), sorted(hidden), sorted(broken))
 
 
 def relative_name(folder: Path, path: Path) -> str:

@@ -40,7 +40,12 @@ class SynthQuery:
     rank: int = 0  # the passage's rank for the query (0: not in the top k), set by the filter
 
 
-def sample_passages(records: Sequence[dict[str, Any]], n: int, seed: object = "synth", min_chars: int = 200) -> list[dict[str, Any]]:
+#: a passage shorter than this gets no synthetic queries (`sample_passages`)
+MIN_CHARS = 200
+
+
+def sample_passages(records: Sequence[dict[str, Any]], n: int, seed: object = "synth", min_chars: int = MIN_CHARS,
+                    ) -> list[dict[str, Any]]:
     """``n`` passages with at least ``min_chars`` of text, in sha1(seed:id) order (the same on every machine)."""
     usable = [r for r in records if len(str(r.get("text") or "").strip()) >= min_chars]
     return by_sha1(usable, key=lambda r: r["_id"], seed=seed)[:n]
@@ -187,8 +192,8 @@ def document_folds(queries: Sequence[SynthQuery], folds: int) -> list[set[str]]:
         only = f"all {len(queries)} come from {next(iter(per_doc))}" if per_doc else "there are none"
         raise BadInputError(f"the check measures a model on documents it was not trained on, so it needs queries from "
                             f"two documents or more; {only} (more --passages reaches other documents when the index "
-                            "has them, with chunks of 200 characters or more; an index of one document cannot be "
-                            "checked)")
+                            f"has them, with chunks of {MIN_CHARS} characters or more; an index of one document cannot "
+                            "be checked)")
     groups: list[set[str]] = [set() for _ in range(min(folds, len(per_doc)))]
     sizes = [0] * len(groups)
     order = {d: i for i, d in enumerate(by_sha1(per_doc, key=lambda d: d))}
