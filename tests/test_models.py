@@ -138,6 +138,30 @@ def test_import_local_file_checks_the_gguf(tmp_path: Path, tiny_gguf: Path) -> N
     assert sorted(p.name for p in (tmp_path / "models").iterdir() if not p.name.startswith("manifest")) == ["my-llm"]
 
 
+def test_import_under_a_taken_name_refuses_another_model_and_keeps_it(tmp_path: Path, tiny_gguf: Path) -> None:
+    """Before, `models import other.gguf --name my-llm` replaced the model there without a word; now the one there
+    stays unless --replace, and the same file imported again (e.g. after it changed) refreshes it."""
+    models = tmp_path / "models"
+    runner = CliRunner()
+    env = {"LOCAL_RAG_MODELS_DIR": str(models)}
+    first = import_path(tiny_gguf, models, name="my-llm")
+    (tmp_path / "other").mkdir()
+    other = write_tiny_gguf(tmp_path / "other" / "tiny.gguf", n_tensors=4)
+    res = runner.invoke(cli, ["models", "import", str(other), "--name", "my-llm"], env=env)
+    assert res.exit_code != 0 and len(res.output.strip().splitlines()) == 1, res.output
+    assert "models/my-llm holds another model (file:" in res.output and "--replace" in res.output
+    assert Manifest.load(models).get("my-llm").files == first.files
+    assert (models / "my-llm" / "tiny.gguf").read_bytes() == tiny_gguf.read_bytes()
+    assert sorted(p.name for p in models.iterdir()) == ["manifest.local.json", "my-llm"]  # no staging folder left
+    # the same file again is a refresh, changed or not
+    write_tiny_gguf(tiny_gguf, n_tensors=2)
+    assert import_path(tiny_gguf, models, name="my-llm").files != first.files
+    res = runner.invoke(cli, ["models", "import", str(other), "--name", "my-llm", "--replace"], env=env)
+    assert res.exit_code == 0, res.output
+    entry = Manifest.load(models).get("my-llm")
+    assert entry.source == f"file:{other.resolve()}" and entry.files[0].sha256 == hashlib.sha256(other.read_bytes()).hexdigest()
+
+
 def test_resolve_refuses_a_checksum_mismatch_and_a_missing_model(tmp_path: Path, tiny_gguf: Path) -> None:
     models = tmp_path / "models"
     import_path(tiny_gguf, models, name="my-llm")

