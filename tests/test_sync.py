@@ -157,3 +157,62 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
     plan = plan_sync(folder, {"plan.md": json.loads((fake_settings.index_dir / "files.json").read_text())["plan.md"],
                               ".trash/plan.md": "digest of an index built before"})
     assert plan.removed == [".trash/plan.md"] and plan.unchanged == 1 and not plan.added
+
+
+def test_add_remove_and_rebuild_keep_what_sync_knows_and_a_removed_document_stays_out(
+        tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):
+    """Before, `index add`, `index remove` and `index rebuild` dropped ``files.json``: the next sync re-read and
+    re-embedded every document of the folder (an hour on a large one) and brought back what `remove --by doc` took
+    out. Now they carry it, a removed document stays out of sync (named in the plan and `index info`) until
+    ``restore``, a left-out file deleted from the folder is forgotten, and the rest still equals a fresh build."""
+    from local_rag.index import add_documents, remove_documents
+    from local_rag.index.folder import rebuild_index
+
+    folder = make_folder(tmp_path / "docs")
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    extra = tmp_path / "extra.jsonl"
+    extra.write_text(json.dumps({"id": "x1", "title": "Extra", "text": "Tidal turbines in the estuary."}) + "\n")
+    add_documents(fake_settings, extra, embedder=hash_embedder, progress=False)
+    rebuild_index(fake_settings)
+    remove_documents(fake_settings, ["notes.md"], by="doc")
+    before = hash_embedder.calls
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert result.plan.empty and result.plan.left_out == ["notes.md"] and result.plan.unchanged == 5
+    assert hash_embedder.calls == before  # nothing read or embedded again
+    index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    assert index.manifest.left_out == ["notes.md"] and "notes.md" not in {c.doc_id for c in index.chunks}
+    assert "x1" in {c.passage_id for c in index.chunks}  # what `index add` put in stays: not a file of the folder
+    (folder / "notes.md").write_text("# Field notes\n\nA change while it is left out.\n")
+    assert sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.left_out == ["notes.md"]
+
+    restored = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, restore=True)
+    assert restored.plan.added == ["notes.md"] and not restored.plan.left_out
+    assert remove_documents(fake_settings, ["x1"], by="passage").left_out == []
+    fresh_settings = fake_settings.model_copy(update={"index": "fresh"})
+    build_index(fresh_settings, folder, embedder=hash_embedder, progress=False)
+    assert state(fake_settings, hash_embedder) == state(fresh_settings, hash_embedder)
+
+    remove_documents(fake_settings, ["review.docx"], by="doc")
+    (folder / "review.docx").unlink()
+    gone = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert gone.plan.removed == ["review.docx"] and not gone.plan.left_out
+    assert open_index(fake_settings, model_checksum=hash_embedder.checksum).manifest.left_out == []
+
+
+def test_index_remove_and_sync_cli_say_a_removed_document_stays_out(tmp_path: Path):
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Alpha\n\nAlpha text about rivers.\n")
+    (folder / "b.txt").write_text("Beta text about mountains.\n")
+    common = ["--index", "notes", "--profile", "cpu-test"]
+    env = {"LOCAL_RAG_DENSE__ENABLED": "false", "LOCAL_RAG_RETRIEVAL__RETRIEVERS": '["bm25"]',
+           "LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    assert run("index", "sync", str(folder), *common, cwd=tmp_path, env=env).returncode == 0
+    removed = run("index", "remove", "--by", "doc", "b.txt", *common, cwd=tmp_path, env=env)
+    assert removed.returncode == 0 and "--restore" in removed.stdout, removed.stderr
+    again = run("index", "sync", str(folder), *common, cwd=tmp_path, env=env)
+    assert "1 left out (removed with `index remove`" in again.stdout and "nothing to do" in again.stdout
+    info = run("index", "info", *common, cwd=tmp_path, env=env)
+    assert "left out         b.txt" in info.stdout
+    back = run("index", "sync", str(folder), *common, "--restore", "--json", cwd=tmp_path, env=env)
+    assert json.loads(back.stdout)["added"] == ["b.txt"], back.stderr

@@ -130,6 +130,9 @@ def remove(ids, profile, config_file, index_name, by, from_file):
     settings.retrieval.retrievers = []  # nothing to query: do not load or check the embedder
     manifest = remove_documents(settings, wanted, by=by)
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
+    if by == "doc" and (kept := [d for d in wanted if d in manifest.left_out]):
+        click.echo(f"`index sync` of its folder leaves {'these' if len(kept) > 1 else 'it'} out "
+                   "(`index sync FOLDER --restore` brings back what was removed)")
 
 
 @index.command()
@@ -137,21 +140,27 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @settings_options
 @click.option("--watch", is_flag=True, help="Keep syncing on every change of FOLDER until Ctrl-C (watchfiles).")
 @click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
+@click.option("--restore", is_flag=True, help="Index again the files `index remove --by doc` took out (without it, "
+              "sync leaves them out).")
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json):
+def sync(folder, profile, config_file, index_name, watch, as_json, restore):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
-    digest; unchanged files are not read). A second run with nothing changed does nothing and says so."""
+    digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
+    out with `index remove --by doc` stay out (--restore brings them back)."""
     from local_rag.index import sync as sync_mod
 
     settings = load(profile, config_file, index_name, as_built=True)
     embedder = _embedder_for(settings)
+    first = [restore]
 
     def once() -> None:
-        result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json)
+        result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
+                                     if first else False)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
                 "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
+                "left_out": result.plan.left_out,
                 "embedded_chunks": result.embedded_chunks, "seconds": round(result.seconds, 3),
                 "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
             }))
@@ -159,7 +168,9 @@ def sync(folder, profile, config_file, index_name, watch, as_json):
             click.echo(f"no index {settings.index} yet: built it from {folder} in {result.seconds:.1f}s "
                        f"({result.manifest.passages} passages, {result.manifest.chunks} chunks)")
         elif result.plan.empty:
-            click.echo(f"{settings.index} is up to date with {folder}: {result.plan.unchanged} file(s) unchanged, "
+            left = (f", {len(result.plan.left_out)} left out (removed with `index remove`; --restore brings them "
+                    "back)") if result.plan.left_out else ""
+            click.echo(f"{settings.index} is up to date with {folder}: {result.plan.unchanged} file(s) unchanged{left}, "
                        "nothing to do")
         else:
             click.echo(f"synced {settings.index} with {folder} in {result.seconds:.1f}s: {result.plan.summary()}; "
@@ -217,6 +228,8 @@ def info(profile, config_file, index_name, as_json):
         click.echo(f"{key:16} {data[key]}")
     for name, reason in sorted(manifest.unreadable.items()):
         click.echo(f"{'unreadable':16} {name}: {reason}")
+    for name in manifest.left_out:
+        click.echo(f"{'left out':16} {name}: removed with `index remove`; `index sync` leaves it out until --restore")
     click.echo(f"{'chunker':16} {data['chunker']}")
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")

@@ -441,6 +441,13 @@ def _stored_vectors(folder: IndexFolder) -> np.ndarray | None:
     return None if folder.dense is None else np.asarray(folder.dense.vectors, dtype=np.float32)
 
 
+def _kept_files(folder: IndexFolder) -> dict[str, str]:
+    """The files of ``folder`` that a rewrite by `add_documents`, `remove_documents` or `rebuild_index` carries over
+    (before, they dropped ``files.json``: the next `index sync` re-read and re-embedded every document)."""
+    path = folder.path / FILES_FILE
+    return {FILES_FILE: path.read_text(encoding="utf-8")} if path.is_file() else {}
+
+
 def _open_for_update(
     settings: Settings, embedder: Embedder | None, derived: bool = True
 ) -> tuple[IndexFolder, dict[str, str]]:
@@ -509,8 +516,8 @@ def add_documents(
     manifest = folder.manifest
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder, appended=appended,
-           tail_only=tail_only)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, _kept_files(folder), base=folder,
+           appended=appended, tail_only=tail_only)
     return manifest
 
 
@@ -557,8 +564,12 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
     for pid in removed_passages:
         digests.pop(pid, None)
     manifest = folder.manifest
+    kept = _kept_files(folder)
+    if by == "doc" and kept:  # files of the synced folder: `index sync` leaves them out until --restore
+        files = json.loads(kept[FILES_FILE])
+        manifest.left_out = sorted(set(manifest.left_out) | {d for d in wanted if d in files})
     manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
-    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, base=folder)
+    _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, kept, base=folder)
     return manifest
 
 
@@ -576,5 +587,5 @@ def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
     manifest.history.append({"action": "rebuild", "at": _now()})
     manifest.backend = settings.backend.name
     _write(settings, folder.path, list(folder.chunks), digests, _stored_vectors(folder), manifest, progress,
-           _stored_lexical(folder))
+           _stored_lexical(folder), _kept_files(folder))
     return manifest

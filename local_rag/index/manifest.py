@@ -16,7 +16,7 @@ MANIFEST_FILE = "manifest.json"
 _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
-    "backend": str,
+    "backend": str, "left_out": list,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -40,13 +40,16 @@ class IndexManifest:
     stats: dict[str, float] = field(default_factory=dict)  # seconds per build step, peak RSS
     #: files of a document folder that could not be read -> the reason (the end-of-build report)
     unreadable: dict[str, str] = field(default_factory=dict)
+    #: files of a document folder that `index remove --by doc` took out: `index sync` leaves them out (``--restore``)
+    left_out: list[str] = field(default_factory=list)
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
     def own_checksum(self) -> str:
-        # `unreadable` and `backend` came later: left out when at their defaults, so older manifests' checksums match
-        data = {k: v for k, v in asdict(self).items()
-                if k != "checksum" and not (k == "unreadable" and not v) and not (k == "backend" and v == "local")}
+        # `unreadable`, `backend` and `left_out` came later: left out when at their defaults, so older manifests'
+        # checksums match
+        data = {k: v for k, v in asdict(self).items() if k != "checksum" and not (k in ("unreadable", "left_out") and not v)
+                and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
     def save(self, folder: Path) -> None:

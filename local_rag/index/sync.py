@@ -53,6 +53,7 @@ class SyncPlan:
     changed: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
+    left_out: list[str] = field(default_factory=list)  # files `index remove --by doc` took out: not read
     digests: dict[str, str] = field(default_factory=dict)  # every file of the folder now
     paths: dict[str, Path] = field(default_factory=dict)  # each one's path (a name may be spelled: `relative_name`)
 
@@ -61,8 +62,9 @@ class SyncPlan:
         return not (self.added or self.changed or self.removed)
 
     def summary(self) -> str:
+        left = f", {len(self.left_out)} left out (removed with `index remove`)" if self.left_out else ""
         return (f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} removed, "
-                f"{self.unchanged} unchanged")
+                f"{self.unchanged} unchanged{left}")
 
 
 @dataclass
@@ -75,14 +77,18 @@ class SyncResult:
     unreadable: dict[str, str] = field(default_factory=dict)
 
 
-def plan_sync(folder: Path, known: dict[str, str], progress: bool = False) -> SyncPlan:
-    """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them)."""
+def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = ()) -> SyncPlan:
+    """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them); the files of
+    ``left_out`` are neither read nor added, changed or not."""
     plan = SyncPlan()
+    skip = set(left_out)
     for path in _bar(document_files(folder), progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)
-        if rel not in known:
+        if rel in skip:
+            plan.left_out.append(rel)
+        elif rel not in known:
             plan.added.append(rel)
         elif known[rel] != digest:
             plan.changed.append(rel)
@@ -105,9 +111,12 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
-    settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True
+    settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
+    restore: bool = False,
 ) -> SyncResult:
-    """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index)."""
+    """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
+
+    The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -124,8 +133,12 @@ def sync_index(
         raise BadInputError(f"index {settings.index} was built from {index.manifest.corpus_source}, a record corpus, "
                             "not a folder of documents: sync keeps folder indexes only")
     stored = list(index.chunks)  # parsed once
-    plan = plan_sync(folder, known_files(index.path, {c.doc_id for c in stored}), progress)
-    if plan.empty:
+    known = known_files(index.path, {c.doc_id for c in stored})
+    left_out = [] if restore else index.manifest.left_out
+    if restore:  # read again as new files
+        known = {k: v for k, v in known.items() if k not in index.manifest.left_out}
+    plan = plan_sync(folder, known, progress, left_out)
+    if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
     touched = set(plan.changed) | set(plan.removed)
@@ -163,6 +176,7 @@ def sync_index(
                            and k not in plan.added}
     manifest.unreadable.update(report.unreadable)
     manifest.stats.update(format_stats(report))
+    manifest.left_out = sorted(plan.left_out)  # a left-out file deleted from the folder is forgotten
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
