@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from local_rag.errors import SettingsError
@@ -482,6 +482,15 @@ class Settings(BaseSettings):
     gen_eval: GenEvalConfig = Field(default_factory=GenEvalConfig)
     server: ServerConfig = Field(default_factory=ServerConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+
+    @field_validator("models_dir", "indexes_dir", mode="before")
+    @classmethod
+    def _empty_is_default(cls, value: object, info: ValidationInfo) -> object:
+        """An empty value (``LOCAL_RAG_MODELS_DIR=`` in a shell or a unit file) means the default folder, as if unset;
+        before, it was the current directory, and `index build` wrote ``./<name>`` wherever it ran."""
+        if isinstance(value, str) and not value.strip():
+            return default_models_dir() if info.field_name == "models_dir" else default_indexes_dir()
+        return value
 
     @model_validator(mode="after")
     def _idk_gate_for_its_model(self) -> Settings:

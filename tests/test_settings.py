@@ -122,3 +122,26 @@ def test_the_idk_gate_is_off_with_another_model_than_the_one_it_was_measured_wit
     assert same.generate.idk_gate == -1.5
     anyone = load_settings("cpu-qwen", overrides={"generate": {"idk_gate": -1.5}, "llm": {"model": "another-model"}})
     assert anyone.generate.idk_gate == -1.5
+
+
+def test_an_empty_models_or_indexes_dir_means_the_default_folder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``LOCAL_RAG_INDEXES_DIR=`` (set empty in a shell or a unit file) once meant the current directory: an index
+    build wrote ``./<name>`` wherever it ran and the models were looked for in it."""
+    from local_rag.paths import default_indexes_dir, default_models_dir
+
+    monkeypatch.setenv("LOCAL_RAG_MODELS_DIR", "")
+    monkeypatch.setenv("LOCAL_RAG_INDEXES_DIR", " ")
+    settings = load_settings("cpu-test")
+    assert settings.models_dir == default_models_dir() and settings.indexes_dir == default_indexes_dir()
+    assert load_settings("cpu-test", overrides={"models_dir": "elsewhere"}).models_dir == Path("elsewhere")
+
+
+def test_a_known_model_missing_from_the_models_folder_says_how_to_get_it(tmp_path: Path) -> None:
+    from local_rag.errors import ModelError
+    from local_rag.modelstore import Manifest
+
+    with pytest.raises(ModelError, match=r"model 'all-MiniLM-L6-v2' is not in .*: fetch it with `local-rag models pull "
+                       r"all-MiniLM-L6-v2` .* import a copy with .* or point LOCAL_RAG_MODELS_DIR"):
+        Manifest.load(tmp_path).get("all-MiniLM-L6-v2")
+    with pytest.raises(ModelError, match="unknown model 'gpt-9'; the manifests in .* know: none"):
+        Manifest.load(tmp_path).get("gpt-9")

@@ -85,6 +85,14 @@ class Manifest:
 
     def get(self, name: str) -> ModelEntry:
         if name not in self.entries:
+            from local_rag.modelstore.sources import KNOWN_MODELS
+
+            if name in KNOWN_MODELS:  # e.g. a pip-installed local-rag run outside a checkout, with an empty models folder
+                pull = f"fetch it with `local-rag models pull {name}` on a connected machine, " \
+                    if KNOWN_MODELS[name].hf else ""
+                raise ModelError(f"model {name!r} is not in {self.models_dir}: {pull}import a copy with `local-rag "
+                                 f"models import PATH --name {name}`, or point LOCAL_RAG_MODELS_DIR at a models folder "
+                                 "that has it")
             known = ", ".join(sorted(self.entries)) or "none"
             raise ModelError(f"unknown model {name!r}; the manifests in {self.models_dir} know: {known}")
         return self.entries[name]
