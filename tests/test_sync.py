@@ -216,3 +216,32 @@ def test_index_remove_and_sync_cli_say_a_removed_document_stays_out(tmp_path: Pa
     assert "left out         b.txt" in info.stdout
     back = run("index", "sync", str(folder), *common, "--restore", "--json", cwd=tmp_path, env=env)
     assert json.loads(back.stdout)["added"] == ["b.txt"], back.stderr
+
+
+def test_syncing_another_folder_that_would_remove_every_file_is_refused(tmp_path: Path, fake_settings: Settings,
+                                                                         hash_embedder: HashEmbedder):
+    """Before, `index sync ~/other --index notes` (a wrong folder or a wrong --index) removed every document of the
+    index and indexed the other folder without a word. Now refused, nothing written, unless --replace; the same
+    folder moved or renamed (its files still there) syncs as before, and so does the index's own folder emptied
+    and refilled."""
+    import pytest
+
+    from local_rag.errors import BadInputError
+
+    folder = make_folder(tmp_path / "docs")
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "z.md").write_text("# Zebras\n\nStripes and savannah.\n")
+    before = (fake_settings.index_dir / "manifest.json").read_bytes()
+    with pytest.raises(BadInputError, match=r"other holds none of the 6 files index .* has from .*docs: syncing would "
+                                            r"remove them all; .* --replace"):
+        sync_index(fake_settings, other, embedder=hash_embedder, progress=False)
+    assert (fake_settings.index_dir / "manifest.json").read_bytes() == before
+    moved = shutil.move(folder, tmp_path / "renamed")
+    assert sync_index(fake_settings, Path(moved), embedder=hash_embedder, progress=False).plan.unchanged == 6
+    followed = sync_index(fake_settings, other, embedder=hash_embedder, progress=False, replace=True)
+    assert followed.plan.added == ["z.md"] and len(followed.plan.removed) == 6
+    (other / "z.md").unlink()
+    (other / "y.md").write_text("# Yaks\n\nHighland herds.\n")
+    assert sync_index(fake_settings, other, embedder=hash_embedder, progress=False).plan.added == ["y.md"]

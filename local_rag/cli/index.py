@@ -142,8 +142,10 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
 @click.option("--restore", is_flag=True, help="Index again the files `index remove --by doc` took out (without it, "
               "sync leaves them out).")
+@click.option("--replace", is_flag=True, help="Make the index follow FOLDER even though it holds none of the index's "
+              "files (without it, syncing another folder that would remove them all is refused).")
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json, restore):
+def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -155,7 +157,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore):
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
-                                     if first else False)
+                                     if first else False, replace=replace)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,

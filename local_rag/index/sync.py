@@ -112,11 +112,12 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
-    restore: bool = False,
+    restore: bool = False, replace: bool = False,
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
-    The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again."""
+    The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again. Another folder
+    than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all)."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -138,6 +139,12 @@ def sync_index(
     if restore:  # read again as new files
         known = {k: v for k, v in known.items() if k not in index.manifest.left_out}
     plan = plan_sync(folder, known, progress, left_out)
+    followed = _followed_folder(index.manifest)
+    if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
+            and not _same_path(followed, folder):
+        raise BadInputError(f"{folder} holds none of the {len(plan.removed)} files index {settings.index} has from "
+                            f"{followed}: syncing would remove them all; check the folder and --index, or pass "
+                            f"--replace to make {settings.index} follow {folder}")
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -183,6 +190,16 @@ def sync_index(
     _write(settings, index.path, chunks, digests, vectors, manifest, progress, lexical, {FILES_FILE: files})
     return SyncResult(plan, manifest, embedded_chunks=len(new_chunks) if vectors is not None else 0,
                       seconds=time.perf_counter() - started, unreadable=dict(report.unreadable))
+
+
+def _followed_folder(manifest: IndexManifest) -> str:
+    """The folder the index was last synced with, else the one it was built from (as given then)."""
+    synced = [h["source"] for h in manifest.history if h.get("action") == "sync" and h.get("source")]
+    return str(synced[-1]) if synced else manifest.corpus_source
+
+
+def _same_path(recorded: str, folder: Path) -> bool:
+    return recorded == str(folder) or Path(recorded).expanduser().resolve() == folder.expanduser().resolve()
 
 
 def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
