@@ -245,3 +245,46 @@ def test_syncing_another_folder_that_would_remove_every_file_is_refused(tmp_path
     (other / "z.md").unlink()
     (other / "y.md").write_text("# Yaks\n\nHighland herds.\n")
     assert sync_index(fake_settings, other, embedder=hash_embedder, progress=False).plan.added == ["y.md"]
+
+
+def test_byte_for_byte_copies_are_indexed_once_by_build_and_sync(tmp_path: Path, fake_settings: Settings,
+                                                                  hash_embedder: HashEmbedder, caplog):
+    """A download folder's "policy (1).md" beside "policy.md": before, both were indexed and a search returned the
+    same text twice, filling the passages given to the LLM. Now the shorter name is read and the copy named in one
+    note; sync keeps that as files come and go (the copy indexed when the original goes, dropped when it becomes a
+    copy again) and equals a fresh build at each step."""
+    folder = tmp_path / "downloads"
+    folder.mkdir()
+    (folder / "policy.md").write_text("# Warranty\n\nParts are covered for two years and labour for one year.\n")
+    shutil.copy(folder / "policy.md", folder / "policy (1).md")
+    (folder / "ship.md").write_text("# Shipping\n\nParcels take five days to arrive.\n")
+    fresh_settings = fake_settings.model_copy(update={"index": "fresh"})
+
+    def same_as_fresh() -> set[str]:
+        shutil.rmtree(fresh_settings.index_dir, ignore_errors=True)
+        build_index(fresh_settings, folder, embedder=hash_embedder, progress=False)
+        assert state(fake_settings, hash_embedder) == state(fresh_settings, hash_embedder)
+        return {c.doc_id for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks}
+
+    with caplog.at_level("WARNING", logger="local_rag.corpus"):
+        build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert "1 file(s) are byte-for-byte copies of others, indexed once: policy (1).md (= policy.md)" in caplog.text
+    assert same_as_fresh() == {"policy.md", "ship.md"}
+    assert sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.empty
+
+    (folder / "policy.md").unlink()  # the copy now holds the text
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert result.plan.removed == ["policy.md"] and result.plan.changed == ["policy (1).md"]
+    assert same_as_fresh() == {"policy (1).md", "ship.md"}
+
+    shutil.copy(folder / "policy (1).md", folder / "policy.md")  # back: the shorter name is read, the copy dropped
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert result.plan.added == ["policy.md"] and result.plan.dropped == ["policy (1).md"]
+    assert "1 copy of another file (indexed once)" in result.plan.summary()
+    assert same_as_fresh() == {"policy.md", "ship.md"}
+
+    (folder / "ship.md").write_text((folder / "policy.md").read_text())  # now a third copy, with the shortest name
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert result.plan.changed == ["ship.md"] and result.plan.dropped == ["policy.md"]
+    assert result.plan.copies == {"policy (1).md": "ship.md", "policy.md": "ship.md"}
+    assert same_as_fresh() == {"ship.md"}

@@ -162,7 +162,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
                 "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
-                "left_out": result.plan.left_out,
+                "left_out": result.plan.left_out, "copies": result.plan.copies,
                 "embedded_chunks": result.embedded_chunks, "seconds": round(result.seconds, 3),
                 "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
             }))

@@ -39,7 +39,7 @@ from local_rag.safejson import problem
 log = logging.getLogger("local_rag.corpus")
 
 __all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "note_read", "read_corpus",
-           "read_file_passages", "relative_name"]
+           "originals", "read_file_passages", "relative_name"]
 
 
 @dataclass
@@ -60,6 +60,11 @@ class CorpusReport:
     decoded: dict[str, str] = field(default_factory=dict)
     #: files read despite damage -> what their parser repaired or warned of (`local_rag.corpus.notes`)
     repaired: dict[str, list[str]] = field(default_factory=dict)
+    #: files of a document folder whose bytes equal another's -> the file read for them (`originals`): not read, so
+    #: a search does not return the same text twice (a download's "report (1).pdf")
+    copies: dict[str, str] = field(default_factory=dict)
+    #: file digest -> the file read for it (`index sync` sets it for the folder's files it does not read again)
+    originals: dict[str, str] = field(default_factory=dict, repr=False)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
 
     def add(self, passage: Passage) -> None:
@@ -200,6 +205,12 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator
     _note_unread(folder, found, report)
     if not files:
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
+    for path in files:  # hashed first, so each text is read from the file `originals` keeps, whatever the order
+        try:
+            report.files[relative_name(folder, path)] = file_digest(path)
+        except OSError:
+            pass  # read_file_passages records why
+    report.originals = originals(report.files)
     files = progress_files(files, report.progress)
     for path in files:
         yield from read_file_passages(folder, path, report)
@@ -245,15 +256,34 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None
 
 def note_read(report: CorpusReport) -> None:
     """Files read in an encoding other than UTF-8 are named in one warning, with the encoding (a wrong guess shows as
-    odd characters in answers: the user can convert the file and sync); files read despite damage (a PDF pypdf had to
+    odd characters in answers: the user can convert the file and sync); copies of files read, in one; files read
+    despite damage (a PDF pypdf had to
     repair) in another, with the parser's first note (some of their text may be missing)."""
     if report.decoded:
         log.warning("note: %d file(s) not UTF-8, read in the encoding that fits them best: %s", len(report.decoded),
                     _first_five(f"{rel} ({enc})" for rel, enc in sorted(report.decoded.items())))
+    if report.copies:
+        log.warning("note: %d file(s) are byte-for-byte copies of others, indexed once: %s", len(report.copies),
+                    _first_five(f"{rel} (= {original})" for rel, original in sorted(report.copies.items())))
     if report.repaired:
         log.warning("note: %d file(s) damaged, read as far as their parser could repair them (text may be missing): %s",
                     len(report.repaired),
                     _first_five(f"{rel} ({notes[0]})" for rel, notes in sorted(report.repaired.items())))
+
+
+def originals(digests: dict[str, str]) -> dict[str, str]:
+    """Digest -> the file kept for it, of the files (relative name -> digest) of a folder: of byte-for-byte copies,
+    the one with the shortest name, then the first in sorted order ("report.pdf" before "report (1).pdf" and
+    "old/report.pdf"); the others are `CorpusReport.copies`, not read.
+
+    Example:
+        >>> originals({"report (1).pdf": "d1", "report.pdf": "d1", "notes.md": "d2"})
+        {'d2': 'notes.md', 'd1': 'report.pdf'}
+    """
+    kept: dict[str, str] = {}
+    for rel in sorted(digests, key=lambda r: (len(r), r)):
+        kept.setdefault(digests[rel], rel)
+    return kept
 
 
 def _first_five(named: Iterable[str]) -> str:
@@ -324,7 +354,10 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
     report.where = str(path)
     started = time.perf_counter()
     try:
-        report.files[rel] = file_digest(path)
+        report.files[rel] = digest = report.files.get(rel) or file_digest(path)
+        if report.originals.setdefault(digest, rel) != rel:
+            report.copies[rel] = report.originals[digest]
+            return []
         document = read_document(path)
     except (UnreadableFile, OSError) as exc:
         report.unreadable[rel] = str(exc)

@@ -22,7 +22,14 @@ from typing import TypeVar
 import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
-from local_rag.corpus.readers import CorpusReport, document_files, note_read, read_file_passages, relative_name
+from local_rag.corpus.readers import (
+    CorpusReport,
+    document_files,
+    note_read,
+    originals,
+    read_file_passages,
+    relative_name,
+)
 from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.folder import (
@@ -54,17 +61,21 @@ class SyncPlan:
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
     left_out: list[str] = field(default_factory=list)  # files `index remove --by doc` took out: not read
+    copies: dict[str, str] = field(default_factory=dict)  # files whose bytes equal an earlier file's -> that file
+    dropped: list[str] = field(default_factory=list)  # unchanged files that became copies: their chunks go
     digests: dict[str, str] = field(default_factory=dict)  # every file of the folder now
     paths: dict[str, Path] = field(default_factory=dict)  # each one's path (a name may be spelled: `relative_name`)
 
     @property
     def empty(self) -> bool:
-        return not (self.added or self.changed or self.removed)
+        return not (self.added or self.changed or self.removed or self.dropped)
 
     def summary(self) -> str:
         left = f", {len(self.left_out)} left out (removed with `index remove`)" if self.left_out else ""
+        n = len(self.copies)
+        copies = f", {n} {'copies of other files' if n > 1 else 'copy of another file'} (indexed once)" if n else ""
         return (f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} removed, "
-                f"{self.unchanged} unchanged{left}")
+                f"{self.unchanged} unchanged{left}{copies}")
 
 
 @dataclass
@@ -96,6 +107,26 @@ def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_
             plan.unchanged += 1
     plan.removed = sorted(set(known) - set(plan.digests))
     return plan
+
+
+def place_copies(plan: SyncPlan, indexed: set[str]) -> dict[str, str]:
+    """Find the files of ``plan`` whose bytes equal another's (`originals` chooses the one read) and make the index
+    hold each text once, as a fresh build would: an unchanged copy that has chunks (indexed before it was
+    a copy, or before copies were found) is dropped; an unchanged file no longer a copy (its original deleted or
+    changed) and not in ``indexed`` is read again. Returns digest -> the file read for it, for `read_file_passages`.
+    """
+    skip = set(plan.left_out)
+    first = originals(plan.digests)  # left-out files too: a copy of a document taken out stays out
+    plan.copies = {rel: first[d] for rel, d in sorted(plan.digests.items()) if first[d] != rel}
+    fresh = set(plan.added) | set(plan.changed)
+    for rel in sorted(set(plan.digests) - fresh - skip):
+        if rel in plan.copies and rel in indexed:
+            plan.dropped.append(rel)
+            plan.unchanged -= 1
+        elif rel not in plan.copies and rel not in indexed:
+            plan.changed.append(rel)
+            plan.unchanged -= 1
+    return first
 
 
 def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
@@ -145,12 +176,13 @@ def sync_index(
         raise BadInputError(f"{folder} holds none of the {len(plan.removed)} files index {settings.index} has from "
                             f"{followed}: syncing would remove them all; check the folder and --index, or pass "
                             f"--replace to make {settings.index} follow {folder}")
+    originals = place_copies(plan, {c.doc_id for c in stored} | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
-    touched = set(plan.changed) | set(plan.removed)
+    touched = set(plan.changed) | set(plan.removed) | set(plan.dropped)
     keep = [i for i, c in enumerate(stored) if c.doc_id not in touched]
-    report = CorpusReport(progress=False)
+    report = CorpusReport(progress=False, originals=originals)
     passages = []
     for rel in _bar(plan.added + plan.changed, progress, "reading"):
         passages.extend(read_file_passages(folder, plan.paths[rel], report))
