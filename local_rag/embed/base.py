@@ -9,11 +9,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
 from local_rag.settings import EmbedderConfig
+
+if TYPE_CHECKING:
+    from local_rag.embed.journal import EmbeddingJournal
 
 Kind = Literal["query", "passage"]
 
@@ -42,9 +45,10 @@ class Embedder(ABC):
         """Embed one batch; return an array of shape ``(len(texts), dimension)``."""
 
     def embed(self, texts: Sequence[str], kind: Kind = "passage", progress: bool = False,
-              for_index: bool = False) -> np.ndarray:
+              for_index: bool = False, journal: EmbeddingJournal | None = None) -> np.ndarray:
         """Embed any number of texts in batches; rows are L2-normalized float32. ``for_index``: the vectors an index
-        stores (a backend with a query twin, `local_rag.embed.st`, then uses the model itself).
+        stores (a backend with a query twin, `local_rag.embed.st`, then uses the model itself). ``journal``: batches
+        embedded by an interrupted run are read back from it, and each new one written to it.
 
         Example:
             >>> vectors = embedder.embed(["what is bm25?"], kind="query")  # doctest: +SKIP
@@ -62,7 +66,12 @@ class Embedder(ABC):
             bar = tqdm(total=len(texts), desc=f"embedding ({self.name})", unit="chunk")
         for start in range(0, len(texts), size):
             idx = order[start : start + size]
-            vectors = np.asarray(self.embed_batch([texts[i] for i in idx], kind), dtype=np.float32)
+            batch = [texts[i] for i in idx]
+            vectors = journal.get(batch, kind) if journal is not None else None
+            if vectors is None:
+                vectors = np.asarray(self.embed_batch(batch, kind), dtype=np.float32)
+                if journal is not None:
+                    journal.add(batch, kind, vectors)
             out[idx] = vectors
             if bar is not None:
                 bar.update(len(idx))

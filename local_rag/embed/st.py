@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -15,6 +15,9 @@ from local_rag.embed.base import Embedder, Kind, register_embedder
 from local_rag.embed.twin import eligible, make_twin, open_twin
 from local_rag.modelstore import resolve_model
 from local_rag.settings import EmbedderConfig
+
+if TYPE_CHECKING:
+    from local_rag.embed.journal import EmbeddingJournal
 
 
 class SentenceTransformerEmbedder(Embedder):
@@ -61,12 +64,12 @@ class SentenceTransformerEmbedder(Embedder):
                 self.twin = open_twin(config, self.models_dir, self.checksum, self.source)
 
     def embed(self, texts: Sequence[str], kind: Kind = "passage", progress: bool = False,
-              for_index: bool = False) -> np.ndarray:
+              for_index: bool = False, journal: EmbeddingJournal | None = None) -> np.ndarray:
         """Through the twin when there is one, except the vectors an index stores (``for_index``): those come from
         the model itself, so an index is what it was."""
         if self.twin is not None and not for_index:
             return self.twin.embed(texts, kind, progress)
-        return super().embed(texts, kind, progress)
+        return super().embed(texts, kind, progress, journal=journal)
 
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:
         if self.model is None:

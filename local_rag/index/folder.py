@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import logging
 import os
 import shutil
 import time
@@ -34,6 +35,7 @@ from local_rag.corpus.chunking import Chunker, Tokenizer, load_tokenizer
 from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
+from local_rag.embed.journal import EmbeddingJournal, journal_folder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index import integrity
 from local_rag.index.chunkfile import ChunkFile
@@ -46,6 +48,8 @@ from local_rag.modelstore import resolve_model
 from local_rag.records import Chunk, Passage
 from local_rag.settings import Settings
 from local_rag.sysinfo import peak_rss_mb
+
+log = logging.getLogger("local_rag.index")
 
 CHUNKS_FILE = "chunks.jsonl"
 VOCAB_BOUND = 1 << 20  # token ids of any tokenizer we know fit; a CSR matrix does not pay for unused columns
@@ -350,10 +354,38 @@ def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool)
     return list(chunker.chunk(stream)), tokenizer_name
 
 
-def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool, header: str) -> np.ndarray | None:
+def _embed(embedder: Embedder | None, chunks: list[Chunk], progress: bool, settings: Settings) -> np.ndarray | None:
+    """The chunks' vectors, each batch written to the index's journal (`local_rag.embed.journal`) as it is
+    embedded: a write that is interrupted or fails keeps them, and the same command reads them back; `drop_journal`
+    removes them once the write succeeded."""
     if embedder is None:
         return None
-    return embedder.embed([index_text(c, header) for c in chunks], kind="passage", progress=progress, for_index=True)
+    journal = None
+    if chunks and embedder.dimension:
+        journal = EmbeddingJournal.open(journal_folder(settings.indexes_dir, settings.index), embedder.checksum,
+                                        embedder.dimension)
+    try:
+        vectors = embedder.embed([index_text(c, settings.chunker.header) for c in chunks], kind="passage",
+                                 progress=progress, for_index=True, journal=journal)
+    except BaseException:
+        if journal is not None and journal.rows > journal.kept_before:
+            log.warning("note: the %d chunk vectors embedded so far are kept in %s: the same command goes on from "
+                        "there (delete that folder to drop them)", journal.rows, journal.folder)
+        raise
+    finally:
+        if journal is not None:
+            journal.close()
+            if not journal.rows:
+                drop_journal(settings)
+    if journal is not None and journal.reused:
+        log.warning("note: %d of %d chunk vectors read back from a run that was interrupted (%s)", journal.reused,
+                    len(chunks), journal.folder)
+    return vectors
+
+
+def drop_journal(settings: Settings) -> None:
+    """The index was written: the vectors an interrupted run kept for it are no longer needed."""
+    shutil.rmtree(journal_folder(settings.indexes_dir, settings.index), ignore_errors=True)
 
 
 def _lexical(embedder: Embedder | None, chunks: list[Chunk], settings: Settings) -> object | None:
@@ -402,7 +434,7 @@ def build_index(
     chunks, tokenizer_name = _chunk_passages(settings, passages, progress)
     chunk_s = time.perf_counter() - started
     started = time.perf_counter()
-    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress, settings.chunker.header)
+    vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress, settings)
     embed_s = time.perf_counter() - started
     digests = {p.id: passage_digest(p) for p in passages}
     manifest = IndexManifest(
@@ -425,6 +457,7 @@ def build_index(
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
     extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
     _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
+    drop_journal(settings)
     return manifest
 
 
@@ -494,7 +527,7 @@ def add_documents(
         appended = len(new_chunks) if len(keep) == len(stored) else 0  # nothing replaced: append
     vectors = None
     if folder.manifest.dense is not None:
-        new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
+        new_vectors = _embed(embedder, new_chunks, progress, settings)
         assert new_vectors is not None
         if tail_only:
             vectors = new_vectors
@@ -518,6 +551,7 @@ def add_documents(
     manifest.skipped += len(report.skipped)
     _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, _kept_files(folder), base=folder,
            appended=appended, tail_only=tail_only)
+    drop_journal(settings)
     return manifest
 
 

@@ -43,6 +43,7 @@ from local_rag.index.folder import (
     _stored_vectors,
     _write,
     build_index,
+    drop_journal,
     format_stats,
 )
 from local_rag.index.lock import one_writer
@@ -197,7 +198,7 @@ def sync_index(
             raise ValueError("this index has a dense part: syncing needs the embedder")
         old = _stored_vectors(index)
         assert old is not None
-        new_vectors = _embed(embedder, new_chunks, progress, settings.chunker.header)
+        new_vectors = _embed(embedder, new_chunks, progress, settings)
         vectors = new_vectors if not keep else (np.concatenate([old[keep], new_vectors]) if new_chunks else old[keep])
     lexical = _stored_lexical(index)
     if lexical is not None:
@@ -220,6 +221,7 @@ def sync_index(
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
     _write(settings, index.path, chunks, digests, vectors, manifest, progress, lexical, {FILES_FILE: files})
+    drop_journal(settings)
     return SyncResult(plan, manifest, embedded_chunks=len(new_chunks) if vectors is not None else 0,
                       seconds=time.perf_counter() - started, unreadable=dict(report.unreadable))
 
