@@ -288,3 +288,17 @@ def test_byte_for_byte_copies_are_indexed_once_by_build_and_sync(tmp_path: Path,
     assert result.plan.changed == ["ship.md"] and result.plan.dropped == ["policy.md"]
     assert result.plan.copies == {"policy (1).md": "ship.md", "policy.md": "ship.md"}
     assert same_as_fresh() == {"ship.md"}
+
+
+def test_removing_every_passage_of_a_document_by_id_leaves_it_out_too(tmp_path: Path, fake_settings: Settings,
+                                                                        hash_embedder: HashEmbedder):
+    """`index remove notes.md` (by passage: a one-passage document's passage id is its name) takes the whole
+    document out: it stays out of sync like `--by doc`; removing some passages of a document leaves it in."""
+    from local_rag.index import remove_documents
+
+    folder = make_folder(tmp_path / "docs")
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert remove_documents(fake_settings, ["notes.md"]).left_out == ["notes.md"]
+    assert remove_documents(fake_settings, ["report.pdf#p1"]).left_out == ["notes.md"]  # report.pdf#p2 is left
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert result.plan.empty and result.plan.left_out == ["notes.md"]

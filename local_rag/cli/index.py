@@ -122,16 +122,18 @@ def remove(ids, profile, config_file, index_name, by, from_file):
     """Remove passages (or whole documents with --by doc) without re-embedding the rest."""
     from local_rag.errors import BadInputError
     from local_rag.index import remove_documents
+    from local_rag.index.manifest import IndexManifest
 
     wanted = list(ids) + ([line.strip() for line in from_file if line.strip()] if from_file else [])
     if not wanted:
         raise BadInputError("give ids to remove (arguments or --from-file)")
     settings = load(profile, config_file, index_name)
     settings.retrieval.retrievers = []  # nothing to query: do not load or check the embedder
+    before = set(IndexManifest.load(settings.index_dir).left_out)
     manifest = remove_documents(settings, wanted, by=by)
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
-    if by == "doc" and (kept := [d for d in wanted if d in manifest.left_out]):
-        click.echo(f"`index sync` of its folder leaves {'these' if len(kept) > 1 else 'it'} out "
+    if gone := [d for d in manifest.left_out if d not in before]:
+        click.echo(f"`index sync` of its folder leaves {', '.join(gone[:3])}{' ...' * (len(gone) > 3)} out "
                    "(`index sync FOLDER --restore` brings back what was removed)")
 
 

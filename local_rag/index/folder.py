@@ -599,9 +599,10 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
         digests.pop(pid, None)
     manifest = folder.manifest
     kept = _kept_files(folder)
-    if by == "doc" and kept:  # files of the synced folder: `index sync` leaves them out until --restore
+    if kept:  # files of the synced folder none of whose passages is left: `index sync` leaves them out (--restore)
         files = json.loads(kept[FILES_FILE])
-        manifest.left_out = sorted(set(manifest.left_out) | {d for d in wanted if d in files})
+        gone = {c.doc_id for c in stored} - {c.doc_id for c in chunks}
+        manifest.left_out = sorted(set(manifest.left_out) | {d for d in gone if d in files})
     manifest.history.append({"action": "remove", "by": by, "ids": len(wanted), "passages": len(removed_passages), "at": _now()})
     _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, kept, base=folder)
     return manifest
