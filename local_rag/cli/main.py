@@ -7,6 +7,7 @@ dependency; 6 invalid settings; 130 interrupted. Errors print one line on stderr
 
 from __future__ import annotations
 
+import errno
 import functools
 import importlib
 import os
@@ -117,8 +118,19 @@ def adaptation_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="Use the re-scorer `train adapt` kept for this index (default: index_adaptation, on).")(func)
 
 
+_MACHINE_ERRNOS = {  # -> what the user can do
+    errno.ENOSPC: "free space there and run the command again",
+    errno.EDQUOT: "free space there and run the command again",
+    errno.EFBIG: "the file system there holds no file this large (FAT32: 4 GiB); choose another place",
+    errno.EROFS: "choose a writable place",
+    errno.EACCES: "check its permissions",
+    errno.EPERM: "check its permissions",
+}
+
+
 def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn `LocalRagError` into one line on stderr and its exit code."""
+    """Turn `LocalRagError`, and an `OSError` of the machine (a full disk, a read-only or forbidden path), into one
+    line on stderr and an exit code."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -132,6 +144,12 @@ def handle_errors(func: Callable[..., Any]) -> Callable[..., Any]:
         except KeyboardInterrupt:
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except OSError as exc:  # the machine's, not a bug: a full disk, a quota, a read-only or forbidden path
+            if exc.errno not in _MACHINE_ERRNOS or os.environ.get("LOCAL_RAG_DEBUG", "") not in ("", "0", "false"):
+                raise
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"error: {exc.strerror}{where} ({_MACHINE_ERRNOS[exc.errno]})", err=True)
+            sys.exit(1)
 
     return wrapper
 

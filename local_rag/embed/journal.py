@@ -43,6 +43,7 @@ class EmbeddingJournal:
         self._batches: dict[str, tuple[int, int]] = {}  # digest -> (first row, rows)
         self._rows = 0
         self.reused = 0  # rows read back in this run
+        self.broken = False  # a write failed (a full disk): nothing more is kept
         self._load()
         self.kept_before = self._rows
         self._vectors = (folder / "vectors.f32").open("ab")
@@ -51,15 +52,26 @@ class EmbeddingJournal:
 
     @classmethod
     def open(cls, folder: Path, checksum: str, dimension: int) -> EmbeddingJournal | None:
-        folder.mkdir(parents=True, exist_ok=True)
-        lock = (folder / "lock").open("w")
+        """The journal in ``folder``; None when another process holds it or it cannot be written (the write goes
+        on without one: a journal never stops an index write)."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            lock = (folder / "lock").open("w")
+        except OSError:
+            return None
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             lock.close()
             log.warning("note: another process is embedding for this index (%s): this one keeps no journal", folder)
             return None
-        return cls(folder, checksum, dimension, lock)
+        try:
+            return cls(folder, checksum, dimension, lock)
+        except OSError as exc:
+            lock.close()
+            log.warning("note: cannot keep the vectors in %s (%s): an interruption will lose them", folder,
+                        exc.strerror or exc)
+            return None
 
     def _load(self) -> None:
         meta = {"checksum": self.checksum, "dimension": self.dimension}
@@ -112,13 +124,19 @@ class EmbeddingJournal:
 
     def add(self, texts: list[str], kind: str, vectors: np.ndarray) -> None:
         rows = np.ascontiguousarray(vectors, dtype=np.float32)
-        if rows.shape != (len(texts), self.dimension):
+        if self.broken or rows.shape != (len(texts), self.dimension):
             return
-        self._vectors.write(rows.tobytes())
-        self._vectors.flush()
         key = self.key(texts, kind)
-        self._lines.write(json.dumps({"key": key, "rows": len(texts)}) + "\n")
-        self._lines.flush()
+        try:
+            self._vectors.write(rows.tobytes())
+            self._vectors.flush()
+            self._lines.write(json.dumps({"key": key, "rows": len(texts)}) + "\n")
+            self._lines.flush()
+        except OSError as exc:  # a full disk: embedding goes on, unkept (a batch without its line is read past)
+            self.broken = True
+            log.warning("note: cannot keep more vectors in %s (%s): an interruption will lose those embedded from "
+                        "now on", self.folder, exc.strerror or exc)
+            return
         self._batches[key] = (self._rows, len(texts))
         self._rows += len(texts)
 
@@ -128,7 +146,10 @@ class EmbeddingJournal:
 
     def close(self) -> None:
         for fh in (self._vectors, self._lines, self._lock):
-            fh.close()
+            try:
+                fh.close()
+            except OSError:
+                pass  # the flush of a full disk: what was confirmed is read back
 
     def discard(self) -> None:
         """The write that needed these vectors succeeded: remove the journal."""

@@ -334,6 +334,10 @@ def _write(
                     os.rename(final, old)
                 os.rename(tmp, final)
             shutil.rmtree(old, ignore_errors=True)
+        except OSError as exc:  # a full disk, a quota, a file system gone read-only: the user's to fix, in one line
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise IndexError_(f"could not write index {final.name} in {final.parent}: {exc.strerror or exc}; the "
+                              "index there before is untouched") from exc
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
