@@ -90,6 +90,10 @@ def test_sparse_index_lifecycle_and_json_search(tmp_path: Path):
     plain = run("search", "bm25 ranking function", "--index", "s", "--json", cwd=tmp_path)
     assert plain.returncode == 0 and "has no vectors (built with --sparse-only)" in plain.stderr, plain.stderr
     assert json.loads(plain.stdout)["hits"] == data["hits"]
+    # words no passage holds: a sentence saying so and what to try (before: an empty table), and [] in JSON
+    none = run("search", "zzzz qqqq", "--index", "s", cwd=tmp_path)
+    assert none.returncode == 0 and none.stdout.startswith("no passage matches: zzzz qqqq (BM25 matches"), none.stdout
+    assert json.loads(run("search", "zzzz qqqq", "--index", "s", "--json", cwd=tmp_path).stdout)["hits"] == []
     # --cross-encoder: a missing reranker is one line, or with reranker.fallback skip a warning and the same hits
     rerank = ("search", "bm25 ranking function", "--index", "s", "--retriever", "bm25", "--json", "--cross-encoder")
     missing = {"LOCAL_RAG_RERANKER__MODEL": "no-such-reranker", "LOCAL_RAG_RERANKER__FALLBACK": "error"}

@@ -143,6 +143,10 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
             "timings_s": retriever.last_timings,
         }, indent=2, ensure_ascii=False))
         return
+    if not hits:  # only BM25 can find nothing (a dense search always ranks every chunk)
+        click.echo(f"no passage matches: {queries[0].text[:80]} (BM25 matches passages by their words, leaving out "
+                   "common ones like 'the': try other words, or an index with vectors, which searches by meaning)")
+        return
     from rich.console import Console
     from rich.table import Table
 
