@@ -65,3 +65,22 @@ def test_chat_loads_and_warms_while_the_user_types(workdir: Path):
     result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin="Tell me about dogs\n/trace\n/quit\n")
     assert result.returncode == 0, result.stderr
     assert "warm: the index, embedder and LLM loaded before this turn" in result.stdout  # the chat's start
+
+
+def test_chat_save_never_replaces_another_conversation_or_a_document(workdir: Path):
+    """Before, `chat --save notes.json` replaced yesterday's conversation at the first turn, and `--save report.pdf`
+    (a typo) the document itself. Now both are refused before any model loads, and `/save` refuses a file that is
+    not a conversation, keeping the chat."""
+    old = workdir / "yesterday.json"
+    old.write_text(json.dumps([{"speaker": "user", "text": "hi"}, {"speaker": "agent", "text": "hello"}]))
+    report = workdir / "report.pdf"
+    report.write_bytes(b"%PDF-1.4 a document")
+    assert_clean_error(run("chat", "--save", str(old), cwd=workdir, env=ENV, stdin="/quit\n"), 2,
+                       f"{old} holds a conversation of 2 turns, which --save would replace: go on with it (--load")
+    assert_clean_error(run("chat", "--save", str(report), cwd=workdir, env=ENV, stdin="/quit\n"), 2,
+                       f"{report} exists and is not a saved conversation")
+    kept = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=f"/save {report}\n/save {old}\n/quit\n")
+    assert kept.returncode == 0, kept.stderr
+    assert "is not a saved conversation" in kept.stdout and "nothing saved" in kept.stdout
+    assert f"saved to {old}, replacing the 2 turns it held" in kept.stdout
+    assert report.read_bytes() == b"%PDF-1.4 a document" and json.loads(old.read_text()) == []

@@ -12,7 +12,7 @@ import click
 
 from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
 from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
-from local_rag.errors import LocalRagError
+from local_rag.errors import BadInputError, LocalRagError
 
 if TYPE_CHECKING:
     from local_rag.pipeline import Pipeline
@@ -94,7 +94,6 @@ def echo_piece(piece: str) -> None:
 def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation,
         conversation_file, as_json):
     """Answer one turn: QUESTION, or the last user turn of --conversation."""
-    from local_rag.errors import BadInputError
     from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
@@ -149,11 +148,15 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     from local_rag.modes import check_models, make_pipeline
     from local_rag.records import Conversation
 
+    conversation = read_conversation(load_file) if load_file else Conversation([])
+    if save_file and (held := saved_turns(Path(save_file))) and not (
+            load_file and Path(load_file).resolve() == Path(save_file).resolve()):
+        raise BadInputError(f"{save_file} holds a conversation of {held} turns, which --save would replace: go on "
+                            f"with it (--load {save_file} --save {save_file}) or save to another file")
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
                                  adapted=True, index_adaptation=adaptation)
     check_models(settings)
     pipeline = make_pipeline(settings)
-    conversation = read_conversation(load_file) if load_file else Conversation([])
     read = line_reader(history_file() if history is None else (Path(history) if history else None))
     adapted = in_use(settings)
     click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}"
@@ -199,8 +202,13 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
             elif cmd == "/trace" and last:
                 print_trace(last)
             elif cmd == "/save" and arg:
+                try:
+                    held = saved_turns(Path(arg))
+                except BadInputError as exc:
+                    click.echo(f"({exc}; nothing saved)")
+                    continue
                 save_conversation(conversation, Path(arg))
-                click.echo(f"(saved to {arg})")
+                click.echo(f"(saved to {arg}{f', replacing the {held} turns it held' if held else ''})")
             elif cmd == "/load" and arg:
                 conversation, last = read_conversation(arg), None
                 click.echo(f"(loaded {len(conversation.turns)} turns)")
@@ -248,6 +256,21 @@ def print_trace(result: Any, echo: Any = click.echo) -> None:
             echo(f"  invalid step ({step['problem']})")
         else:
             echo(f"  {kind}: {' '.join(str(step.get('text', '')).split())[:300]}")
+
+
+def saved_turns(path: Path) -> int:
+    """How many turns the conversation saved at ``path`` holds (0: no file, or an empty one).
+
+    Raises:
+        BadInputError: ``path`` holds something else (a typo such as ``--save report.pdf`` would have replaced it).
+    """
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return 0
+    try:
+        return len(read_conversation(str(path)).turns)
+    except BadInputError as exc:
+        raise BadInputError(f"{path} exists and is not a saved conversation ({exc}): saving there would replace "
+                            "it; choose another file") from exc
 
 
 def save_conversation(conversation: Any, path: Path) -> None:
