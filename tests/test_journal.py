@@ -147,3 +147,20 @@ def test_vectors_read_back_equal_the_real_models_bit_for_bit(tmp_path: Path, min
     b = open_index(fresh, model_checksum=minilm.checksum)
     assert a.dense is not None and b.dense is not None
     assert np.array_equal(np.asarray(a.dense.vectors), np.asarray(b.dense.vectors))
+
+
+def test_the_same_batch_twice_is_kept_once(tmp_path: Path):
+    """Two batches of the same texts (copied chunks) are one entry: the rows of each line follow the previous
+    line's, so a second entry would shift every later batch when read back."""
+    folder = tmp_path / ".docs.embedding"
+    journal = EmbeddingJournal.open(folder, "m", 2)
+    assert journal is not None
+    journal.add(["a"], "passage", np.array([[1, 1]], dtype=np.float32))
+    journal.add(["a"], "passage", np.array([[1, 1]], dtype=np.float32))
+    journal.add(["b"], "passage", np.array([[2, 2]], dtype=np.float32))
+    journal.close()
+    again = EmbeddingJournal.open(folder, "m", 2)
+    assert again is not None and again.rows == 2
+    b = again.get(["b"], "passage")
+    assert b is not None and b.tolist() == [[2.0, 2.0]]
+    again.close()

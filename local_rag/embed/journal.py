@@ -124,9 +124,9 @@ class EmbeddingJournal:
 
     def add(self, texts: list[str], kind: str, vectors: np.ndarray) -> None:
         rows = np.ascontiguousarray(vectors, dtype=np.float32)
-        if self.broken or rows.shape != (len(texts), self.dimension):
-            return
         key = self.key(texts, kind)
+        if self.broken or key in self._batches or rows.shape != (len(texts), self.dimension):
+            return  # kept once: the rows of each line follow the previous line's
         try:
             self._vectors.write(rows.tobytes())
             self._vectors.flush()
