@@ -58,16 +58,40 @@ class Pipeline:
         self._warmer: Warmer | None = None
         self._warmed: list[Warmed] = []  # what `warm` prefilled since the last turn: the next turn's trace shows it
         self._loaded = False  # `load_stages` done
+        self._index_stamp: tuple[int, int] | None = None  # the index this pipeline opened itself, as it was then
         self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
     # ------------------------------------------------------------ lazily loaded stages
     @property
     def retriever(self) -> Searcher:
         if self._retriever is None:
+            from local_rag.index.folder import index_stamp
             from local_rag.retrieve.stack import open_retriever
 
+            self._index_stamp = index_stamp(self.settings.index_dir)
             self._retriever = open_retriever(self.settings)
         return self._retriever
+
+    def refresh_index(self) -> bool:
+        """Reopen the index when a writer swapped a new one in since this pipeline opened it (`index sync --watch`
+        beside `serve` or `chat`; before, they answered from the documents as they were at start until restarted),
+        with the embedder already loaded; the stages built on the old one (decision stage, support check, evidence
+        compressor) are built again when next used. One stat a turn; an index the caller gave is left alone."""
+        from local_rag.index.folder import index_stamp
+
+        if self._index_stamp is None or self._retriever is None:
+            return False
+        stamp = index_stamp(self.settings.index_dir)
+        if stamp is None or stamp == self._index_stamp:
+            return False  # unchanged, or mid-swap: the next turn looks again
+        from local_rag.retrieve.stack import open_retriever
+
+        self._retriever = open_retriever(self.settings, getattr(self._retriever, "embedder", None))
+        self._index_stamp = stamp
+        self._decider, self._support, self._gate = None, False, False
+        self.__dict__.pop("compressor", None)
+        log.warning("note: index %s changed on disk: reopened", self.settings.index)
+        return True
 
     @property
     def llm(self) -> LLM:
@@ -226,6 +250,7 @@ class Pipeline:
         from local_rag.llm.pipeline import question_of
 
         self.stop_warming()
+        self.refresh_index()
         cfg = self.settings
         timings: dict[str, float] = {}
         calls_before = self._calls_before = len(self._llm.calls) if self._llm is not None else 0

@@ -302,3 +302,29 @@ def test_removing_every_passage_of_a_document_by_id_leaves_it_out_too(tmp_path: 
     assert remove_documents(fake_settings, ["report.pdf#p1"]).left_out == ["notes.md"]  # report.pdf#p2 is left
     result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
     assert result.plan.empty and result.plan.left_out == ["notes.md"]
+
+
+def test_a_pipeline_reopens_its_index_after_a_sync(tmp_path: Path):
+    """`serve` or `chat` beside `index sync --watch`: before, they answered from the documents as they were when
+    they started, until restarted. Now a turn that finds the index swapped since reopens it (one stat a turn)."""
+    from local_rag.pipeline import Pipeline
+    from local_rag.records import Conversation, Turn
+    from local_rag.settings import load_settings
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Rivers\n\nThe river gauge read high in April.\n")
+    settings = load_settings("cpu-test", overrides={
+        "indexes_dir": str(tmp_path / "indexes"), "index": "notes", "dense": {"enabled": False},
+        "retrieval": {"retrievers": ["bm25"]}, "chunker": {"tokenizer": "whitespace"}})
+    sync_index(settings, folder, progress=False)
+    pipeline = Pipeline(settings)
+    ask = [Query("glacier moraine", "lastturn")]
+    assert not pipeline.retriever.search(ask, top_k=3) and not pipeline.refresh_index()
+    (folder / "b.md").write_text("# Glaciers\n\nA moraine is debris a glacier left behind.\n")
+    sync_index(settings, folder, progress=False)
+    old = pipeline.retriever
+    pipeline.answer(Conversation([Turn("user", "hello")]))  # small talk: no LLM, but the turn looks first
+    assert pipeline.retriever is not old
+    assert [h.passage_id for h in pipeline.retriever.search(ask, top_k=3)] == ["b.md"]
+    assert not pipeline.refresh_index()

@@ -53,6 +53,7 @@ class AgenticPipeline(Pipeline):
         `local_rag.pipeline.Pipeline.answer`)."""
         if on_status is not None:
             on_status("Thinking…")
+        self.refresh_index()
         cfg = self.settings
         started = time.perf_counter()
         prompt = load_agent_prompt(cfg.agent.prompt)

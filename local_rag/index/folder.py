@@ -42,7 +42,7 @@ from local_rag.index.chunkfile import ChunkFile
 from local_rag.index.dense import DenseIndex
 from local_rag.index.learned_sparse import LearnedSparseIndex
 from local_rag.index.lock import one_writer, reading, swapping, writing
-from local_rag.index.manifest import IndexManifest
+from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.index.segments import SegmentedSparse, write_sparse
 from local_rag.modelstore import resolve_model
 from local_rag.records import Chunk, Passage
@@ -196,6 +196,16 @@ def check_compatible(
 
 
 # ---------------------------------------------------------------- reading
+
+
+def index_stamp(path: Path) -> tuple[int, int] | None:
+    """What changes when a writer swaps a new index into ``path`` (its manifest's inode and time): a process that
+    keeps an index open compares it to see a sync made since; None while there is no manifest (mid-swap, removed)."""
+    try:
+        stat = (path / MANIFEST_FILE).stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_mtime_ns
 
 
 def read_chunks(path: Path) -> list[Chunk]:

@@ -63,6 +63,7 @@ class HybridRetriever:
 
     def __init__(self, folder: IndexFolder, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
+        self.embedder = embedder
         self.retrievers: dict[str, Retriever] = {}
         for name in settings.retrieval.retrievers:
             if name == "bm25" and folder.sparse is not None:
