@@ -328,3 +328,36 @@ def test_a_pipeline_reopens_its_index_after_a_sync(tmp_path: Path):
     assert pipeline.retriever is not old
     assert [h.passage_id for h in pipeline.retriever.search(ask, top_k=3)] == ["b.md"]
     assert not pipeline.refresh_index()
+
+
+def test_index_list_and_delete(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):
+    """`index list` names every index with its size and source (a folder that is not an index, with why);
+    `index delete` removes an index with all that belongs to it, after asking, and refuses an unknown name before
+    deleting anything."""
+    from local_rag.adaptation import adaptation_file
+    from local_rag.embed.journal import journal_folder
+
+    folder = make_folder(tmp_path / "docs")
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    indexes = fake_settings.indexes_dir
+    (indexes / "junk").mkdir()
+    adaptation_file(indexes, "test").write_text("reranker: {model: adapted-test}\n")
+    journal_folder(indexes, "test").mkdir()
+    env = {"LOCAL_RAG_INDEXES_DIR": str(indexes)}
+    listed = run("index", "list", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    lines = listed.stdout.splitlines()
+    assert lines[0].startswith("junk") and "not an index (no manifest.json)" in lines[0]
+    assert lines[1].startswith("test") and "passages" in lines[1] and f"from {folder}" in lines[1]
+    assert "adapted (train adapt), vectors kept by an interrupted build" in lines[1]
+    data = json.loads(run("index", "list", "--json", cwd=tmp_path, env=env).stdout)
+    assert [d["name"] for d in data] == ["junk", "test"] and data[1]["dense"] and data[1]["chunks"] > 0
+
+    refused = run("index", "delete", "test", "nope", "--yes", cwd=tmp_path, env=env)
+    assert refused.returncode == 2 and "no index 'nope'" in refused.stderr and (indexes / "test").exists()
+    kept = run("index", "delete", "test", cwd=tmp_path, env=env, stdin="n\n")
+    assert kept.returncode != 0 and (indexes / "test").exists()
+    gone = run("index", "delete", "test", "junk", cwd=tmp_path, env=env, stdin="y\n")
+    assert gone.returncode == 0 and "deleted index test:" in gone.stdout, gone.stderr
+    assert sorted(p.name for p in indexes.iterdir()) == []
+    assert "no index in" in run("index", "list", cwd=tmp_path, env=env).stdout

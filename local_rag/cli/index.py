@@ -1,4 +1,4 @@
-"""``local-rag index build|add|remove|sync|rebuild|info|verify``."""
+"""``local-rag index build|add|remove|sync|rebuild|list|info|delete|verify``."""
 
 from __future__ import annotations
 
@@ -208,6 +208,63 @@ def rebuild(profile, config_file, index_name, factory, backend, backend_url):
     started = time.perf_counter()
     manifest = rebuild_index(settings)
     click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, FAISS {manifest.dense and manifest.dense['factory']}")
+
+
+@index.command("list")
+@settings_options
+@click.option("--json", "as_json", is_flag=True)
+@handle_errors
+def list_(profile, config_file, index_name, as_json):
+    """The indexes under the indexes folder: size, what they were built from, when last changed."""
+    from local_rag.cli.models import human_size
+    from local_rag.index.catalog import list_indexes
+
+    settings = load(profile, config_file, index_name)
+    found = list_indexes(settings.indexes_dir)
+    if as_json:
+        click.echo(json.dumps([s.to_json() for s in found], indent=2))
+        return
+    if not found:
+        click.echo(f"no index in {settings.indexes_dir}; build one with `local-rag index build CORPUS --index NAME`")
+        return
+    width = max(len(s.name) for s in found)
+    for s in found:
+        if s.problem:
+            click.echo(f"{s.name:{width}}  {human_size(s.size):>9}  {s.problem}")
+            continue
+        kind = s.dense or "sparse only"
+        notes = "".join((", adapted (train adapt)" if s.adapted else "",
+                         ", vectors kept by an interrupted build" if s.kept_vectors else ""))
+        click.echo(f"{s.name:{width}}  {human_size(s.size):>9}  {s.passages} passages, {s.chunks} chunks, {kind}"
+                   f"{'' if s.backend == 'local' else ', ' + s.backend}{notes}; from {s.source}, changed {s.changed}")
+    click.echo(f"({len(found)} in {settings.indexes_dir})")
+
+
+@index.command()
+@click.argument("names", nargs=-1, required=True)
+@settings_options
+@click.option("--yes", "-y", is_flag=True, help="Do not ask before deleting.")
+@handle_errors
+def delete(names, profile, config_file, index_name, yes):
+    """Delete indexes NAMES with their lock files, the adaptation `train adapt` kept for them and the vectors an
+    interrupted build kept (a trained re-scorer stays in models/: `local-rag models remove`)."""
+    from local_rag.cli.models import human_size
+    from local_rag.errors import BadInputError
+    from local_rag.index.catalog import delete_index, list_indexes
+
+    settings = load(profile, config_file, index_name)
+    present = {s.name: s for s in list_indexes(settings.indexes_dir)}
+    names = tuple(dict.fromkeys(names))
+    for name in names:  # every name checked before anything is deleted
+        if name not in present:
+            raise BadInputError(f"no index {name!r} in {settings.indexes_dir} (indexes there: "
+                                f"{', '.join(present) or 'none'})")
+    if not yes:
+        size = sum(present[n].size for n in names)
+        click.confirm(f"delete {', '.join(names)} ({human_size(size)}) from {settings.indexes_dir}?", abort=True)
+    for name in names:
+        freed = delete_index(settings.indexes_dir, name, settings.index_lock_timeout_s)
+        click.echo(f"deleted index {name}: {human_size(freed)} freed")
 
 
 @index.command()

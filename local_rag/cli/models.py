@@ -24,7 +24,7 @@ def _dir_option(func: Any) -> Any:
     return settings_options(func)
 
 
-def _human(n: int) -> str:
+def human_size(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
         if size < 1024 or unit == "GB":
@@ -76,7 +76,7 @@ def list_(profile: str | None, config_file: str | None, index_name: str | None, 
         click.echo(json.dumps(rows, indent=2))
         return
     for r in rows:
-        size = _human(r["size"]) if r["size"] else "-"
+        size = human_size(r["size"]) if r["size"] else "-"
         get = "" if r["status"] == "present" else f"  ({' or '.join(r['get_with']) or 'import a local path'})"
         click.echo(f"{r['name']:<38} {r['role']:<9} {r['status']:<14} {size:>9}  {r['source'][:60]}{get}")
 
@@ -132,7 +132,7 @@ def pull(profile: str | None, config_file: str | None, index_name: str | None, m
         click.echo(f"pulling the models of profile {settings.profile} into {folder}: {', '.join(names)}")
     for name in names:
         entry = do_pull(name, folder)
-        click.echo(f"pulled {entry.name}: {len(entry.files)} files, {_human(sum(f.size for f in entry.files))}, "
+        click.echo(f"pulled {entry.name}: {len(entry.files)} files, {human_size(sum(f.size for f in entry.files))}, "
                    f"from {entry.source}")
 
 
@@ -161,7 +161,7 @@ def import_(profile: str | None, config_file: str | None, index_name: str | None
         entry = import_path(source, folder, name=name, role=role or guess_role(source) or "llm", format=fmt,
                             replace=replace)
     click.echo(f"imported {entry.name} ({entry.role}): {len(entry.files)} files, "
-               f"{_human(sum(f.size for f in entry.files))}, sha256 recorded in {folder / LOCAL_NAME}")
+               f"{human_size(sum(f.size for f in entry.files))}, sha256 recorded in {folder / LOCAL_NAME}")
 
 
 @models.command()
@@ -186,11 +186,11 @@ def remove(profile: str | None, config_file: str | None, index_name: str | None,
     entries = [manifest.get(n) for n in names]
     size = sum(f.size for e in entries for f in e.files if manifest.is_present(e))
     if not yes:
-        click.confirm(f"delete {', '.join(names)} ({_human(size)}) from {folder}?", abort=True)
+        click.confirm(f"delete {', '.join(names)} ({human_size(size)}) from {folder}?", abort=True)
     for name in names:
         removed = remove_model(name, folder)
         what = "its entry stays in manifest.json (import or pull it again)" if removed.entry_kept else "entry removed"
-        click.echo(f"removed {name}: {_human(removed.freed)} freed; {what}")
+        click.echo(f"removed {name}: {human_size(removed.freed)} freed; {what}")
         for index in remove_adaptations_of(settings.indexes_dir, name):
             click.echo(f"  index {index} answers without it again (its adaptation named {name}; removed)")
 
