@@ -257,8 +257,8 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None
 def note_read(report: CorpusReport) -> None:
     """Files read in an encoding other than UTF-8 are named in one warning, with the encoding (a wrong guess shows as
     odd characters in answers: the user can convert the file and sync); copies of files read, in one; files read
-    despite damage (a PDF pypdf had to
-    repair) in another, with the parser's first note (some of their text may be missing)."""
+    despite damage (a PDF pypdf had to repair) in another, with the parser's first note (some of their text may be
+    missing)."""
     if report.decoded:
         log.warning("note: %d file(s) not UTF-8, read in the encoding that fits them best: %s", len(report.decoded),
                     _first_five(f"{rel} ({enc})" for rel, enc in sorted(report.decoded.items())))
