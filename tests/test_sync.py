@@ -74,6 +74,10 @@ def test_sync_cli_says_when_nothing_changed(tmp_path: Path):
     (folder / "b.txt").unlink()
     third = run(*args, "--json", cwd=tmp_path, env=env)
     assert third.returncode == 0 and json.loads(third.stdout)["removed"] == ["b.txt"]
+    # building the same folder again: done, with the advice that sync reads only what changed
+    rebuilt = run("index", "build", str(folder), *args[3:], cwd=tmp_path, env=env)
+    assert rebuilt.returncode == 0 and "note: index notes already holds" in rebuilt.stderr, rebuilt.stderr
+    assert "index sync" in rebuilt.stderr
 
 
 def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from pathlib import Path
 
 import click
 
@@ -55,6 +56,10 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     if other is not None and not replace:
         raise BadInputError(f"index {settings.index} exists, built from {other}: building it from {corpus} would replace "
                             f"it; give another --index, or --replace")
+    if other is None and (settings.index_dir / "files.json").is_file() and Path(corpus).is_dir():
+        click.echo(f"note: index {settings.index} already holds {corpus}: `local-rag index sync {corpus} --index "
+                   f"{settings.index}` reads and embeds only what changed; this build reads and embeds it all again",
+                   err=True)
     settings = sparse_only_settings(settings) if sparse_only else settings
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, progress=not as_json)
