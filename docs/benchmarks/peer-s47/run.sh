@@ -13,3 +13,11 @@ bash scripts/peer_env.sh
 [ -f $D/judged-peer/scores.json ] && [ -f $D/judged-ours-rewrite/scores.json ] || \
   ROWS="peer ours-rewrite" t bash scripts/judge_peer.sh $D
 .venv/bin/local-rag eval compare $D/judged-peer $D/judged-ours-rewrite > $D/compare-peer.md
+# both domains pooled (session 41's 55 govt turns and these 61): one paired bootstrap over the 116 judged tasks
+P=$(mktemp -d)
+for r in peer ours-rewrite; do
+  mkdir -p "$P/judged-$r"
+  cat docs/benchmarks/peer-s41/judged-$r/answers.jsonl $D/judged-$r/answers.jsonl > "$P/judged-$r/answers.jsonl"
+done
+.venv/bin/local-rag eval compare "$P/judged-peer" "$P/judged-ours-rewrite" > $D/compare-pooled-s41-s47.md
+rm -r "$P"
