@@ -489,7 +489,7 @@ class Settings(BaseSettings):
         """An empty value (``LOCAL_RAG_MODELS_DIR=`` in a shell or a unit file) means the default folder, as if unset;
         before, it was the current directory, and `index build` wrote ``./<name>`` wherever it ran."""
         if isinstance(value, str) and not value.strip():
-            return default_models_dir() if info.field_name == "models_dir" else default_indexes_dir()
+            return cls.model_fields[info.field_name or ""].get_default(call_default_factory=True)
         return value
 
     @model_validator(mode="after")

@@ -340,9 +340,13 @@ def test_index_list_and_delete(tmp_path: Path, fake_settings: Settings, hash_emb
     deleting anything."""
     from local_rag.adaptation import adaptation_file
     from local_rag.embed.journal import journal_folder
+    from local_rag.index import add_documents
 
     folder = make_folder(tmp_path / "docs")
     sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    extra = tmp_path / "extra.jsonl"  # an add is not what the index follows: it is still listed "from" its folder
+    extra.write_text(json.dumps({"id": "x1", "title": "Extra", "text": "Tidal turbines in the estuary."}) + "\n")
+    add_documents(fake_settings, extra, embedder=hash_embedder, progress=False)
     indexes = fake_settings.indexes_dir
     (indexes / "junk").mkdir()
     adaptation_file(indexes, "test").write_text("reranker: {model: adapted-test}\n")

@@ -254,18 +254,14 @@ def delete(names, profile, config_file, index_name, yes):
     """Delete indexes NAMES with their lock files, the adaptation `train adapt` kept for them and the vectors an
     interrupted build kept (a trained re-scorer stays in models/: `local-rag models remove`)."""
     from local_rag.cli.models import human_size
-    from local_rag.errors import BadInputError
-    from local_rag.index.catalog import delete_index, list_indexes
+    from local_rag.index.catalog import delete_index, index_folder
+    from local_rag.modelstore.manifest import folder_bytes
 
     settings = load(profile, config_file, index_name)
-    present = {s.name: s for s in list_indexes(settings.indexes_dir)}
     names = tuple(dict.fromkeys(names))
-    for name in names:  # every name checked before anything is deleted
-        if name not in present:
-            raise BadInputError(f"no index {name!r} in {settings.indexes_dir} (indexes there: "
-                                f"{', '.join(present) or 'none'})")
+    folders = [index_folder(settings.indexes_dir, name) for name in names]  # every name checked before any deletion
     if not yes:
-        size = sum(present[n].size for n in names)
+        size = sum(folder_bytes(f) for f in folders)
         click.confirm(f"delete {', '.join(names)} ({human_size(size)}) from {settings.indexes_dir}?", abort=True)
     for name in names:
         freed = delete_index(settings.indexes_dir, name, settings.index_lock_timeout_s)

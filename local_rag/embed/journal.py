@@ -18,7 +18,6 @@ import fcntl
 import hashlib
 import json
 import logging
-import shutil
 from pathlib import Path
 from typing import IO
 
@@ -150,8 +149,3 @@ class EmbeddingJournal:
                 fh.close()
             except OSError:
                 pass  # the flush of a full disk: what was confirmed is read back
-
-    def discard(self) -> None:
-        """The write that needed these vectors succeeded: remove the journal."""
-        self.close()
-        shutil.rmtree(self.folder, ignore_errors=True)

@@ -17,6 +17,7 @@ from local_rag.embed.journal import journal_folder
 from local_rag.errors import BadInputError, IndexError_
 from local_rag.index.lock import lock_path, writing
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
+from local_rag.modelstore.manifest import folder_bytes
 
 
 @dataclass
@@ -39,10 +40,6 @@ class IndexSummary:
         return asdict(self)
 
 
-def folder_size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
-
-
 def list_indexes(indexes_dir: Path) -> list[IndexSummary]:
     """Every index folder under ``indexes_dir`` (hidden ones, such as a build's temporary folder, left out), by
     name; a folder without a readable manifest is listed with the reason."""
@@ -50,7 +47,7 @@ def list_indexes(indexes_dir: Path) -> list[IndexSummary]:
         return []
     out = []
     for path in sorted(p for p in indexes_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        summary = IndexSummary(path.name, size=folder_size(path), adapted=adaptation_file(indexes_dir, path.name).is_file(),
+        summary = IndexSummary(path.name, size=folder_bytes(path), adapted=adaptation_file(indexes_dir, path.name).is_file(),
                                kept_vectors=journal_folder(indexes_dir, path.name).is_dir())
         if not (path / MANIFEST_FILE).exists():
             summary.problem = f"not an index (no {MANIFEST_FILE})"
@@ -62,14 +59,26 @@ def list_indexes(indexes_dir: Path) -> list[IndexSummary]:
             summary.problem = str(exc)
             out.append(summary)
             continue
-        synced = [h for h in manifest.history if h.get("source")]
         summary.passages, summary.chunks = manifest.passages, manifest.chunks
         summary.changed = str(manifest.history[-1].get("at", "")) if manifest.history else manifest.created
-        summary.source = str(synced[-1]["source"]) if synced else manifest.corpus_source
+        summary.source = manifest.followed_source()
         summary.dense = str(manifest.dense.get("model", "")) if manifest.dense else ""
         summary.backend = manifest.backend
         out.append(summary)
     return out
+
+
+def index_folder(indexes_dir: Path, name: str) -> Path:
+    """The folder of the index ``name`` that `list_indexes` lists.
+
+    Raises:
+        BadInputError: no such folder (the names there are listed).
+    """
+    path = indexes_dir / name
+    if not name or name.startswith(".") or "/" in name or not path.is_dir():
+        names = ", ".join(s.name for s in list_indexes(indexes_dir)) or "none"
+        raise BadInputError(f"no index {name!r} in {indexes_dir} (indexes there: {names})")
+    return path
 
 
 def delete_index(indexes_dir: Path, name: str, lock_timeout_s: float = 600.0) -> int:
@@ -77,18 +86,15 @@ def delete_index(indexes_dir: Path, name: str, lock_timeout_s: float = 600.0) ->
     writer lock so no build or sync is cut off; the bytes freed. A trained re-scorer stays in ``models/``.
 
     Raises:
-        BadInputError: no index of that name (the names there are listed).
+        BadInputError: no index of that name (`index_folder`).
     """
-    path = indexes_dir / name
-    if not name or name.startswith(".") or "/" in name or not path.is_dir():
-        names = ", ".join(s.name for s in list_indexes(indexes_dir)) or "none"
-        raise BadInputError(f"no index {name!r} in {indexes_dir} (indexes there: {names})")
-    freed = folder_size(path)
+    path = index_folder(indexes_dir, name)
+    freed = folder_bytes(path)
     with writing(path, lock_timeout_s):
         shutil.rmtree(path)
         for extra in (adaptation_file(indexes_dir, name), journal_folder(indexes_dir, name)):
             if extra.is_dir():
-                freed += folder_size(extra)
+                freed += folder_bytes(extra)
                 shutil.rmtree(extra, ignore_errors=True)
             elif extra.is_file():
                 freed += extra.stat().st_size

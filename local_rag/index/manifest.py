@@ -45,6 +45,12 @@ class IndexManifest:
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
+    def followed_source(self) -> str:
+        """The corpus or folder the index follows: the folder of its last sync, else what it was built from (as
+        given then)."""
+        synced = [h["source"] for h in self.history if h.get("action") == "sync" and h.get("source")]
+        return str(synced[-1]) if synced else self.corpus_source
+
     def own_checksum(self) -> str:
         # `unreadable`, `backend` and `left_out` came later: left out when at their defaults, so older manifests'
         # checksums match
@@ -116,6 +122,10 @@ def built_from_elsewhere(folder: Path, corpus: str | Path) -> str | None:
         source = IndexManifest.load(folder).corpus_source
     except IndexError_:
         return None
-    if source == str(corpus) or Path(source).expanduser().resolve() == Path(corpus).expanduser().resolve():
-        return None
-    return source
+    return None if same_place(source, corpus) else source
+
+
+def same_place(recorded: str, given: str | Path) -> bool:
+    """Whether a path a manifest recorded (as given then, maybe relative) names ``given``: spelled the same, or the
+    same place once resolved."""
+    return recorded == str(given) or Path(recorded).expanduser().resolve() == Path(given).expanduser().resolve()

@@ -47,7 +47,7 @@ from local_rag.index.folder import (
     format_stats,
 )
 from local_rag.index.lock import one_writer
-from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
+from local_rag.index.manifest import MANIFEST_FILE, IndexManifest, same_place
 from local_rag.settings import Settings
 
 T = TypeVar("T")
@@ -166,18 +166,19 @@ def sync_index(
         raise BadInputError(f"index {settings.index} was built from {index.manifest.corpus_source}, a record corpus, "
                             "not a folder of documents: sync keeps folder indexes only")
     stored = list(index.chunks)  # parsed once
-    known = known_files(index.path, {c.doc_id for c in stored})
+    doc_ids = {c.doc_id for c in stored}
+    known = known_files(index.path, doc_ids)
     left_out = [] if restore else index.manifest.left_out
     if restore:  # read again as new files
         known = {k: v for k, v in known.items() if k not in index.manifest.left_out}
     plan = plan_sync(folder, known, progress, left_out)
-    followed = _followed_folder(index.manifest)
+    followed = index.manifest.followed_source()
     if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
-            and not _same_path(followed, folder):
+            and not same_place(followed, folder):
         raise BadInputError(f"{folder} holds none of the {len(plan.removed)} files index {settings.index} has from "
                             f"{followed}: syncing would remove them all; check the folder and --index, or pass "
                             f"--replace to make {settings.index} follow {folder}")
-    originals = place_copies(plan, {c.doc_id for c in stored} | set(index.manifest.unreadable))
+    originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -224,16 +225,6 @@ def sync_index(
     drop_journal(settings)
     return SyncResult(plan, manifest, embedded_chunks=len(new_chunks) if vectors is not None else 0,
                       seconds=time.perf_counter() - started, unreadable=dict(report.unreadable))
-
-
-def _followed_folder(manifest: IndexManifest) -> str:
-    """The folder the index was last synced with, else the one it was built from (as given then)."""
-    synced = [h["source"] for h in manifest.history if h.get("action") == "sync" and h.get("source")]
-    return str(synced[-1]) if synced else manifest.corpus_source
-
-
-def _same_path(recorded: str, folder: Path) -> bool:
-    return recorded == str(folder) or Path(recorded).expanduser().resolve() == folder.expanduser().resolve()
 
 
 def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
