@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -188,3 +189,46 @@ def test_readers_never_see_a_half_written_index(tmp_path: Path):
         seen.add(len(ids))
     writer.join()
     assert writer.exitcode == 0
+
+
+def test_a_missing_index_leaves_no_lock_files(tmp_path: Path):
+    """Session 48: a search of a wrong name left ``.NAME.swap``, an add to it ``.NAME.lock`` and ``.NAME.swap``, a
+    failed first build both: ``indexes/`` filled with files of indexes that never were."""
+    settings = sparse_settings(tmp_path)
+    settings.indexes_dir.mkdir(parents=True)
+    with pytest.raises(IndexError_):
+        open_index(settings)
+    with pytest.raises(IndexError_):
+        add_documents(settings, write_jsonl(tmp_path / "b.jsonl", [passage("b")]), progress=False)
+    with pytest.raises(Exception):  # noqa: B017  (a corpus with no passage: whatever the build says, nothing stays)
+        build_index(settings, write_jsonl(tmp_path / "empty.jsonl", []), progress=False)
+    assert list(settings.indexes_dir.iterdir()) == []
+    build_index(settings, write_jsonl(tmp_path / "a.jsonl", [passage("a")]), progress=False)  # an index keeps them
+    assert sorted(p.name for p in settings.indexes_dir.iterdir()) == [".test.lock", ".test.swap", "test"]
+
+
+def _exclusive(index: Path, marker: Path, make: bool, rounds: int) -> None:
+    """Hold the writer lock ``rounds`` times; inside, a marker made with O_EXCL proves no other writer is in."""
+    for _ in range(rounds):
+        with writing(index, timeout=60):
+            fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)  # FileExistsError: two writers at once
+            time.sleep(0.002)
+            if make:
+                index.mkdir(exist_ok=True)
+            else:
+                shutil.rmtree(index, ignore_errors=True)  # no index at the end: this writer unlinks the lock file
+            os.close(fd)
+            marker.unlink()
+
+
+def test_writers_stay_one_at_a_time_while_the_lock_file_comes_and_goes(tmp_path: Path):
+    """A writer that leaves no index unlinks the lock file while holding it; one that waited on the old file must
+    take the new one, or two writers would run at once."""
+    index, marker = tmp_path / "indexes" / "test", tmp_path / "inside"
+    index.parent.mkdir()
+    procs = [FORK.Process(target=_exclusive, args=(index, marker, i % 2 == 0, 25)) for i in range(6)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0] * 6

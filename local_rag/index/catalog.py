@@ -15,7 +15,7 @@ from typing import Any
 from local_rag.adaptation import adaptation_file
 from local_rag.embed.journal import journal_folder
 from local_rag.errors import BadInputError, IndexError_
-from local_rag.index.lock import lock_path, writing
+from local_rag.index.lock import writing
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.modelstore.manifest import folder_bytes
 
@@ -99,6 +99,4 @@ def delete_index(indexes_dir: Path, name: str, lock_timeout_s: float = 600.0) ->
             elif extra.is_file():
                 freed += extra.stat().st_size
                 extra.unlink()
-    for kind in ("lock", "swap"):  # after the lock is let go: a writer that waited on it finds no index
-        lock_path(path, kind).unlink(missing_ok=True)
-    return freed
+    return freed  # `writing` removed the lock files: the index is gone

@@ -13,6 +13,9 @@ Two lock files sit beside each index folder (``indexes/.NAME.lock`` and ``indexe
   shares it while it opens the index's files, so a reader sees the old index or the new one, whole, and never the
   moment between the renames or a mix of both.
 
+The two files live as long as the index: a writer that leaves no index behind (a failed first build, an add to a
+name that holds none, `index delete`) removes them, and a search of a missing index creates none.
+
 Example:
     >>> with writing(Path("indexes/docs"), timeout=600):  # doctest: +SKIP
     ...     ...  # read, build the new folder, then `with swapping(path): rename, rename`
@@ -83,24 +86,8 @@ def writing(index: Path, timeout: float = 600.0) -> Iterator[None]:
         yield
         return
     index.parent.mkdir(parents=True, exist_ok=True)
-    fd = _open(lock_path(index), create=True)
-    if fd is None:
-        raise IndexError_(f"cannot write index {index}: its folder {index.parent} is not writable")
+    fd = _take(index, timeout)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    pid = holder(index)
-                    who = f"PID {pid}" if pid else "another process"
-                    raise IndexError_(
-                        f"index {index.name} is being changed by {who} (waited {timeout:g}s; "
-                        "setting index_lock_timeout_s); try again when it is done"
-                    ) from None
-                time.sleep(POLL_S)
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         held.add(key)
@@ -108,7 +95,43 @@ def writing(index: Path, timeout: float = 600.0) -> Iterator[None]:
         yield
     finally:
         held.discard(key)
+        if not index.exists():  # nothing written (a failed build, an add to a missing index) or deleted: no files
+            for kind in ("swap", "lock"):  # left behind; unlinked while held, so a waiting writer takes a new one
+                lock_path(index, kind).unlink(missing_ok=True)
         os.close(fd)  # closing releases the flock
+
+
+def _take(index: Path, timeout: float) -> int:
+    """A descriptor of ``.NAME.lock`` with its flock held, waiting up to ``timeout`` seconds. A lock file unlinked
+    by the writer before us (its index gone) is not the one the path names now: that one is opened and taken."""
+    deadline = time.monotonic() + timeout
+    while True:
+        fd = _open(lock_path(index), create=True)
+        if fd is None:
+            raise IndexError_(f"cannot write index {index}: its folder {index.parent} is not writable")
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() >= deadline:
+                        pid = holder(index)
+                        who = f"PID {pid}" if pid else "another process"
+                        raise IndexError_(
+                            f"index {index.name} is being changed by {who} (waited {timeout:g}s; "
+                            "setting index_lock_timeout_s); try again when it is done"
+                        ) from None
+                    time.sleep(POLL_S)
+            try:
+                if os.stat(lock_path(index)).st_ino == os.fstat(fd).st_ino:
+                    return fd
+            except FileNotFoundError:
+                pass
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
 
 
 def one_writer(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -163,7 +186,9 @@ def swapping(index: Path) -> Iterator[None]:
 @contextlib.contextmanager
 def reading(index: Path) -> Iterator[None]:
     """Shared hold of the swap lock while a reader opens the index's files (no-op on a read-only folder)."""
-    fd = _open(lock_path(index, "swap"), create=index.parent.is_dir() and os.access(index.parent, os.W_OK))
+    # no lock file for a missing index: a search of a wrong name leaves nothing behind (the first build's one rename
+    # needs no reader lock)
+    fd = _open(lock_path(index, "swap"), create=index.is_dir() and os.access(index.parent, os.W_OK))
     try:
         if fd is not None:
             fcntl.flock(fd, fcntl.LOCK_SH)
