@@ -357,6 +357,20 @@ def test_pack_refuses_a_model_that_does_not_verify(tmp_path: Path, packed: tuple
     assert not (tmp_path / "x.tar").exists()
 
 
+def test_pack_replaces_an_older_bundle_never_another_file(tmp_path: Path, packed: tuple[Path, Path]) -> None:
+    """Session 48: ``models pack notes.md`` (a slip of the shell's completion) overwrote the document with a tar."""
+    src, bundle = packed
+    pack(src, bundle, ["my-llm"])  # an older bundle: replaced
+    assert [e.name for e in unpack(bundle, tmp_path / "again")] == ["my-llm"]
+    notes = tmp_path / "notes.md"
+    notes.write_text("my notes")
+    with pytest.raises(ModelError, match="notes.md exists and is not a models bundle; refusing to replace it"):
+        pack(src, notes)
+    assert notes.read_text() == "my notes"
+    with pytest.raises(ModelError, match="no folder .*missing"):
+        pack(src, tmp_path / "missing" / "b.tar")
+
+
 # --- CLI ---------------------------------------------------------------------------------------------------------
 
 

@@ -4,7 +4,8 @@ A bundle is a plain tar (GGUF and safetensors do not compress) holding ``manifes
 files under its manifest path. ``pack`` refuses a model that does not verify; ``unpack`` checks every member name
 (no absolute paths, no ``..``, no links, nothing the bundle manifest does not list), every size and sha256, and each
 GGUF header, in a staging folder; only then are the models renamed into ``models/`` and the manifest merged. A model
-already present with other files is refused unless ``force`` is given.
+already present with other files is refused unless ``force`` is given. ``pack`` replaces an older bundle, never
+another file.
 
 Example:
     >>> pack("models", "bundle.tar", ["qwen2.5-7b-instruct-q4_k_m", "bge-m3"])  # doctest: +SKIP
@@ -46,6 +47,10 @@ def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None
         if problems:
             raise ModelError(f"refusing to pack {entry.name}: {problems[0]}; run `local-rag models verify`")
     out = Path(out)
+    if not out.parent.is_dir():
+        raise ModelError(f"cannot write {out}: no folder {out.parent}")
+    if out.exists() and not is_bundle(out):  # a typo must not replace a document: only an older bundle is replaced
+        raise ModelError(f"{out} exists and is not a models bundle; refusing to replace it (choose another name)")
     tmp = out.with_name(f".{out.name}.partial")
     data = json.dumps({"models": [e.to_json() for e in entries]}, indent=2).encode()
     try:
@@ -65,6 +70,16 @@ def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None
         tmp.unlink(missing_ok=True)
         raise
     return entries
+
+
+def is_bundle(path: Path) -> bool:
+    """Whether ``path`` is a tar whose first member is the bundle manifest (what `pack` writes)."""
+    try:
+        with tarfile.open(path, "r:") as tar:
+            first = tar.next()
+    except (OSError, tarfile.TarError):
+        return False
+    return first is not None and first.name == MANIFEST_NAME
 
 
 def _member_name(entry: ModelEntry, rel: str) -> str:
