@@ -84,9 +84,13 @@ class Pipeline:
         stamp = index_stamp(self.settings.index_dir)
         if stamp is None or stamp == self._index_stamp:
             return False  # unchanged, or mid-swap: the next turn looks again
+        from local_rag.errors import IndexError_
         from local_rag.retrieve.stack import open_retriever
 
-        self._retriever = open_retriever(self.settings, getattr(self._retriever, "embedder", None))
+        try:
+            self._retriever = open_retriever(self.settings, getattr(self._retriever, "embedder", None))
+        except IndexError_:  # built again with other files of the model (re-imported, adapted): load them, as a
+            self._retriever = open_retriever(self.settings)  # restart would; still refused: the user's to fix
         self._index_stamp = stamp
         self._decider, self._support, self._gate = None, False, False
         self.__dict__.pop("compressor", None)

@@ -12,7 +12,7 @@ from local_rag.records import Query
 from local_rag.retrieve import HybridRetriever
 from local_rag.settings import Settings
 
-from .conftest import HashEmbedder
+from .conftest import MODELS, HashEmbedder, needs_minilm
 from .docs_fixtures import make_folder, make_pdf
 from .test_cli import run
 
@@ -369,3 +369,37 @@ def test_index_list_and_delete(tmp_path: Path, fake_settings: Settings, hash_emb
     assert gone.returncode == 0 and "deleted index test:" in gone.stdout, gone.stderr
     assert sorted(p.name for p in indexes.iterdir()) == []
     assert "no index in" in run("index", "list", cwd=tmp_path, env=env).stdout
+
+
+@needs_minilm
+def test_a_pipeline_loads_the_embedders_new_files_when_the_index_was_built_with_them(tmp_path: Path):
+    """Session 48: the model re-imported with other files (`models import PATH --name mini --replace`, an adapted
+    copy) and the index built again: `serve` and `chat` kept the embedder they had loaded, so each turn failed with
+    "embedded with other files of model mini" until restarted. Now the reopen loads the model's files again."""
+    from local_rag.embed import load_embedder
+    from local_rag.modelstore.importer import import_path
+    from local_rag.pipeline import Pipeline
+    from local_rag.records import Conversation, Turn
+    from local_rag.settings import load_settings
+
+    models = tmp_path / "models"
+    import_path(MODELS / "all-MiniLM-L6-v2", models, name="mini", role="embedder")
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "a.md").write_text("# Rivers\n\nThe river gauge read high in April.\n")
+    settings = load_settings("cpu-test", overrides={
+        "indexes_dir": str(tmp_path / "indexes"), "models_dir": str(models), "index": "notes",
+        "embedder": {"model": "mini"}, "chunker": {"tokenizer": "whitespace"}})
+    build_index(settings, folder, load_embedder(settings.embedder, models), progress=False)
+    pipeline = Pipeline(settings)
+    old = pipeline.retriever.embedder
+    newer = tmp_path / "mini-v2"
+    shutil.copytree(MODELS / "all-MiniLM-L6-v2", newer)
+    (newer / "README.md").write_text("a newer copy\n")
+    import_path(newer, models, name="mini", role="embedder", replace=True)
+    (folder / "b.md").write_text("# Glaciers\n\nA moraine is debris a glacier left behind.\n")
+    build_index(settings, folder, load_embedder(settings.embedder, models), progress=False)
+    pipeline.answer(Conversation([Turn("user", "hello")]))  # small talk: no LLM, but the turn looks first
+    assert pipeline.retriever.embedder is not old and pipeline.retriever.embedder.checksum != old.checksum
+    hits = pipeline.retriever.search([Query("glacier moraine", "lastturn")], top_k=1)
+    assert [h.passage_id for h in hits] == ["b.md"]
