@@ -492,6 +492,21 @@ class Settings(BaseSettings):
             return cls.model_fields[info.field_name or ""].get_default(call_default_factory=True)
         return value
 
+    @field_validator("index", mode="before")
+    @classmethod
+    def _plain_index_name(cls, value: object) -> object:
+        """A folder name under ``indexes_dir``: before, ``--index ../notes`` built an index outside it, ``a/b`` one
+        that `index list` and `index delete` never found, ``.notes`` a hidden one; an empty value
+        (``LOCAL_RAG_INDEX=``) means the default, as for the folders."""
+        if not isinstance(value, str):
+            return value
+        if not value.strip():
+            return cls.model_fields["index"].get_default()
+        if value.startswith(".") or any(c in value for c in "/\\\0") or value != value.strip():
+            raise ValueError(f"{value!r} is not an index name: a plain folder name under indexes_dir (no '/' or "
+                             "'\\', not starting with '.', no leading or trailing space)")
+        return value
+
     @model_validator(mode="after")
     def _idk_gate_for_its_model(self) -> Settings:
         gate = self.generate

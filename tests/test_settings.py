@@ -145,3 +145,24 @@ def test_a_known_model_missing_from_the_models_folder_says_how_to_get_it(tmp_pat
         Manifest.load(tmp_path).get("all-MiniLM-L6-v2")
     with pytest.raises(ModelError, match="unknown model 'gpt-9'; the manifests in .* know: none"):
         Manifest.load(tmp_path).get("gpt-9")
+
+
+@pytest.mark.parametrize("name", ["../notes", "a/b", ".notes", "a\\b", " notes"])
+def test_an_index_name_is_a_plain_folder_name(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session 48: ``--index ../notes`` built an index outside indexes_dir, ``a/b`` one that `index list` and
+    `index delete` never found, ``.notes`` a hidden one. Now each is refused; ``LOCAL_RAG_INDEX=`` is the default."""
+    with pytest.raises(SettingsError, match="is not an index name: a plain folder name under indexes_dir"):
+        load_settings("cpu-test", overrides={"index": name})
+    monkeypatch.setenv("LOCAL_RAG_INDEX", "")
+    assert load_settings("cpu-test").index == "default"
+    assert load_settings("cpu-test", overrides={"index": "my notes-2.v1"}).index == "my notes-2.v1"
+
+
+def test_cli_refuses_an_index_name_outside_the_indexes_folder(tmp_path: Path) -> None:
+    from .test_cli import assert_clean_error, run
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("# Rivers\n\nThe river gauge read high in April.\n")
+    assert_clean_error(run("index", "build", "docs", "--index", "../evil", "--sparse-only", cwd=tmp_path), 6,
+                       "'../evil' is not an index name")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
