@@ -84,3 +84,39 @@ def test_chat_save_never_replaces_another_conversation_or_a_document(workdir: Pa
     assert "is not a saved conversation" in kept.stdout and "nothing saved" in kept.stdout
     assert f"saved to {old}, replacing the 2 turns it held" in kept.stdout
     assert report.read_bytes() == b"%PDF-1.4 a document" and json.loads(old.read_text()) == []
+
+
+def test_chat_keeps_each_conversation_it_saved_and_survives_bad_files(workdir: Path):
+    """Session 48: with `--save a.json`, `/reset` (or `/load` of another file) and one more turn replaced the
+    conversation a.json held; `/load missing.json` ended the chat with an error, `/save` into a missing folder with a
+    traceback, both losing the conversation. Now a.json keeps the conversation it held, `/save FILE` saves and
+    goes on saving there ("save as"), and a file that cannot be read or written is a note: the chat goes on."""
+    first, second = workdir / "a.json", workdir / "b.json"
+    assert_clean_error(run("chat", "--save", str(workdir / "no" / "a.json"), cwd=workdir, env=ENV, stdin="/quit\n"),
+                       2, "no folder")
+    script = "\n".join(["Tell me about dogs", "/reset", "Tell me about cats", f"/load {workdir / 'missing.json'}",
+                        f"/save {workdir / 'no' / 'c.json'}", f"/save {second}", "and do they sleep?", "/quit"]) + "\n"
+    result = run("chat", "--no-rewrite", "--save", str(first), cwd=workdir, env=ENV, stdin=script)
+    assert result.returncode == 0, result.stderr
+    assert f"{first} keeps the last one and is no longer written" in result.stdout
+    assert "conversation file not found" in result.stdout and "the conversation is unchanged" in result.stdout
+    assert "could not save to" in result.stdout and "nothing saved" in result.stdout
+    assert [t["text"] for t in json.loads(first.read_text()) if t["speaker"] == "user"] == ["Tell me about dogs"]
+    assert [t["text"] for t in json.loads(second.read_text()) if t["speaker"] == "user"] == [
+        "Tell me about cats", "and do they sleep?"]
+    assert not (workdir / "no").exists()
+
+
+def test_a_long_conversation_drops_its_oldest_turns_without_a_warning(workdir: Path):
+    """Session 48: past the history cap (600 tokens), every turn printed "generate: token budget: dropped the N
+    oldest of M turns" on the user's screen; the cap is by design, so that is now an INFO note (LOCAL_RAG_DEBUG)."""
+    turns = [{"speaker": "user" if i % 2 == 0 else "agent", "text": f"turn {i} about dogs and cats " * 30}
+             for i in range(12)] + [{"speaker": "user", "text": "How long do cats sleep?"}]
+    conv = workdir / "long.json"
+    conv.write_text(json.dumps(turns))
+    result = run("ask", "--conversation", str(conv), cwd=workdir, env=ENV)
+    assert result.returncode == 0, result.stderr
+    assert "oldest of 13 turns" not in result.stderr and "token budget" not in result.stderr
+    debug = run("ask", "--conversation", str(conv), "--no-rewrite", cwd=workdir, env={**ENV, "LOCAL_RAG_DEBUG": "1"})
+    assert debug.returncode == 0, debug.stderr
+    assert "local_rag.llm.budget: generate: token budget: dropped the" in debug.stderr

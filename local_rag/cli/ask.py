@@ -127,7 +127,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
 
 HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /trace (agentic
-mode: thoughts, searches, passages read), /reset, /save FILE, /load FILE, /quit (or Ctrl-D)"""
+mode: thoughts, searches, passages read), /reset, /save FILE (then after every turn), /load FILE, /quit (or Ctrl-D)"""
 
 
 @click.command()
@@ -149,6 +149,8 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     from local_rag.records import Conversation
 
     conversation = read_conversation(load_file) if load_file else Conversation([])
+    if save_file and not Path(save_file).expanduser().parent.is_dir():
+        raise BadInputError(f"--save {save_file}: no folder {Path(save_file).expanduser().parent}")
     if save_file and (held := saved_turns(Path(save_file))) and not (
             load_file and Path(load_file).resolve() == Path(save_file).resolve()):
         raise BadInputError(f"{save_file} holds a conversation of {held} turns, which --save would replace: go on "
@@ -191,7 +193,8 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                 break
             if cmd == "/reset":
                 conversation, last = Conversation([]), None
-                click.echo("(new conversation)")
+                click.echo(f"(new conversation{_unbound(save_file)})")
+                save_file = None
                 pipeline.warm_later(conversation)
             elif cmd == "/sources" and last:
                 for i, hit in enumerate(last.passages, 1):
@@ -203,15 +206,24 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                 print_trace(last)
             elif cmd == "/save" and arg:
                 try:
-                    held = saved_turns(Path(arg))
-                except BadInputError as exc:
-                    click.echo(f"({exc}; nothing saved)")
+                    held = 0 if save_file and _same_file(arg, save_file) else saved_turns(Path(arg))
+                    save_conversation(conversation, Path(arg))
+                except (BadInputError, OSError) as exc:
+                    click.echo(f"({_why(exc, arg)}; nothing saved)")
                     continue
-                save_conversation(conversation, Path(arg))
-                click.echo(f"(saved to {arg}{f', replacing the {held} turns it held' if held else ''})")
+                save_file = arg  # "save as": the later turns go there too
+                click.echo(f"(saved to {arg}{f', replacing the {held} turns it held' if held else ''}; each later "
+                           "turn is saved there too)")
             elif cmd == "/load" and arg:
-                conversation, last = read_conversation(arg), None
-                click.echo(f"(loaded {len(conversation.turns)} turns)")
+                try:
+                    loaded = read_conversation(arg)
+                except BadInputError as exc:
+                    click.echo(f"({exc}; the conversation is unchanged)")
+                    continue
+                conversation, last = loaded, None
+                same = save_file is not None and _same_file(arg, save_file)
+                click.echo(f"(loaded {len(conversation.turns)} turns{'' if same else _unbound(save_file)})")
+                save_file = save_file if same else None
                 pipeline.warm_later(conversation)
             else:
                 click.echo(HELP)
@@ -235,8 +247,24 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         print_sources(last)
         conversation.turns.append(Turn("agent", last.answer.text))
         if save_file:
-            save_conversation(conversation, Path(save_file))
+            try:
+                save_conversation(conversation, Path(save_file))
+            except OSError as exc:  # a full disk, a folder gone: the chat and its conversation go on
+                click.echo(f"({_why(exc, save_file)}; /save FILE saves it elsewhere)", err=True)
         pipeline.warm_later(conversation)
+
+
+def _same_file(a: str, b: str) -> bool:
+    return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+
+
+def _unbound(save_file: str | None) -> str:
+    """The note when the conversation being saved is put aside (``/reset``, ``/load`` of another file)."""
+    return f"; {save_file} keeps the last one and is no longer written: /save FILE saves this one" if save_file else ""
+
+
+def _why(exc: Exception, path: str) -> str:
+    return f"could not save to {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
 
 
 
