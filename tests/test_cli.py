@@ -14,8 +14,8 @@ from .conftest import CORPUS, MODELS, ROOT, needs_minilm, write_jsonl
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {**os.environ, "LOCAL_RAG_MODELS_DIR": str(MODELS), "LOCAL_RAG_INDEXES_DIR": str(cwd / "indexes"), **(env or {})}
-    full_env.pop("LOCAL_RAG_DEBUG", None)
+    full_env = {k: v for k, v in os.environ.items() if k != "LOCAL_RAG_DEBUG"}  # a test asks for it in ``env``
+    full_env.update({"LOCAL_RAG_MODELS_DIR": str(MODELS), "LOCAL_RAG_INDEXES_DIR": str(cwd / "indexes"), **(env or {})})
     return subprocess.run(
         [sys.executable, "-m", "local_rag", *args], cwd=cwd, env=full_env, capture_output=True, text=True, input=stdin, timeout=600
     )

@@ -173,6 +173,20 @@ def test_fit_turns_keeps_the_last_user_turn() -> None:
     assert cuts and len(cuts.notes) == 2
 
 
+def test_turns_dropped_to_the_history_cap_are_a_note_not_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """Session 48: a chat past a few turns printed "generate: token budget: dropped the 4 oldest of 10 turns" at
+    every turn: the configured history cap is by design, so it is logged at INFO; a cut the context window forces
+    stays a warning."""
+    turns = [Turn("user" if i % 2 == 0 else "agent", "w " * 40) for i in range(10)]
+    with caplog.at_level(logging.INFO, logger="local_rag.llm.budget"):
+        fit_turns(turns, 100, count, stage="generate", level=logging.INFO)
+        fit_turns(turns, 100, count, stage="rewrite")
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.INFO, "generate: token budget: dropped the 8 oldest of 10 turns"),
+        (logging.WARNING, "rewrite: token budget: dropped the 8 oldest of 10 turns"),
+    ]
+
+
 def test_fit_passages_cuts_but_keeps_every_passage() -> None:
     texts = ["w " * 300 for _ in range(10)]
     fitted, cuts = fit_passages(texts, 400, count, max_each=100)

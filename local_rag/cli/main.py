@@ -2,7 +2,7 @@
 
 Exit codes: 0 success; 1 a user-fixable error; 2 bad input; 3 index problem; 4 model problem; 5 missing optional
 dependency; 6 invalid settings; 130 interrupted. Errors print one line on stderr, never a traceback
-(``LOCAL_RAG_DEBUG=1`` shows it).
+(``LOCAL_RAG_DEBUG=1`` shows it, and the INFO notes of the stages: what a token budget cut, what was skipped).
 """
 
 from __future__ import annotations
@@ -167,4 +167,8 @@ def main() -> None:
     # "Segmentation fault": the stage and the call are in the report (the CUDA load crash of sessions 25-37)
     if not faulthandler.is_enabled():
         faulthandler.enable()
+    if os.environ.get("LOCAL_RAG_DEBUG", "") not in ("", "0", "false"):
+        import logging
+
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
     cli.main(prog_name="local-rag")

@@ -54,7 +54,8 @@ def truncate(text: str, max_tokens: int, count: TokenCounter) -> str:
 
 
 def fit_turns(
-    turns: list[Turn], budget: int, count: TokenCounter, max_agent_tokens: int = 0, stage: str = "", step: int = 1
+    turns: list[Turn], budget: int, count: TokenCounter, max_agent_tokens: int = 0, stage: str = "", step: int = 1,
+    level: int = logging.WARNING,
 ) -> tuple[list[Turn], Cuts]:
     """Keep the most recent turns that fit in ``budget`` tokens.
 
@@ -67,6 +68,9 @@ def fit_turns(
         step: the oldest turns are dropped so that the kept part starts at a multiple of ``step`` turns: the next
             turn of the conversation then often keeps the same start, so its prompt shares the history with this
             one as a prefix the KV cache reuses (1 = drop exactly what does not fit).
+        level: of the note on dropped turns: INFO when ``budget`` is a configured cap on history (a long chat drops
+            its oldest turns at every turn by design: a warning each turn was noise on a chat's screen), WARNING
+            when the context window forced it.
     """
     cuts = Cuts()
     out = list(turns)
@@ -85,7 +89,7 @@ def fit_turns(
         del out[:n], sizes[:n]
         dropped += n
     if dropped:
-        cuts.add(stage, f"dropped the {dropped} oldest of {len(turns)} turns")
+        cuts.add(stage, f"dropped the {dropped} oldest of {len(turns)} turns", level)
     if out and sum(sizes) > budget:
         last = out[-1]
         out[-1] = Turn(last.speaker, truncate(last.text, max(budget - 4, 1), count))

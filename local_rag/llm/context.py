@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from local_rag.errors import BadInputError
 from local_rag.llm.base import LLM
 from local_rag.llm.budget import fit_passages, fit_turns
@@ -30,11 +32,14 @@ def prompt_room(llm: LLM, prompt: Prompt, max_tokens: int, **fields: str) -> int
 
 
 def conversation_text(
-    conversation: Conversation, llm: LLM, budget: int, agent_tokens: int = 0, stage: str = "", step: int = 1
+    conversation: Conversation, llm: LLM, budget: int, agent_tokens: int = 0, stage: str = "", step: int = 1,
+    capped: bool = True,
 ) -> str:
     """``User: ...`` / ``Agent: ...`` lines of the conversation, oldest turns dropped to fit ``budget`` tokens
-    (``step`` at a time from the start: see `local_rag.llm.budget.fit_turns`)."""
-    turns, _ = fit_turns(conversation.turns, budget, llm.count_tokens, agent_tokens, stage, step)
+    (``step`` at a time from the start: see `local_rag.llm.budget.fit_turns`). ``capped``: ``budget`` is the
+    configured history cap (turns dropped to it are logged at INFO), not what the context window left (WARNING)."""
+    level = logging.INFO if capped else logging.WARNING
+    turns, _ = fit_turns(conversation.turns, budget, llm.count_tokens, agent_tokens, stage, step, level)
     return "\n".join(f"{_SPEAKER.get(t.speaker, t.speaker)}: {' '.join(t.text.split())}" for t in turns)
 
 

@@ -65,7 +65,8 @@ def rewrite_messages(prompt_name: str, conversation: Conversation, llm: LLM, con
     question = last_question(conversation)
     room = prompt_room(llm, prompt, prompt.max_tokens, conversation="", question=question, **fields)
     history = conversation_text(
-        conversation, llm, min(config.history_tokens, room), config.agent_tokens, stage=prompt_name
+        conversation, llm, min(config.history_tokens, room), config.agent_tokens, stage=prompt_name,
+        capped=config.history_tokens <= room,
     )
     return prompt.messages(conversation=history, question=question, **fields)
 
