@@ -257,3 +257,19 @@ def test_a_crash_in_native_code_prints_the_python_stack_that_led_to_it(tmp_path:
                             timeout=60)
     assert result.returncode != 0
     assert "Fatal Python error: Segmentation fault" in result.stderr and "load_the_model" in result.stderr
+
+
+def test_a_rebuild_hint_names_the_folder_the_index_was_built_from(tmp_path: Path):
+    """Session 48: "rebuild it with `local-rag index build CORPUS --index notes`" left the user to remember the path;
+    now the folder or file the index follows is named when it is there from where the command runs."""
+    (tmp_path / "my docs").mkdir()
+    (tmp_path / "my docs" / "a.md").write_text("# Rivers\n\nThe river gauge read high in April.\n")
+    assert run("index", "build", "my docs", "--index", "notes", "--sparse-only", cwd=tmp_path).returncode == 0
+    assert_clean_error(run("train", "adapt", "--index", "notes", cwd=tmp_path), 3,
+                       "has no dense index (it was built sparse only): rebuild it with `local-rag index build 'my docs' "
+                       "--index notes`")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    moved = run("train", "adapt", "--index", "notes", cwd=elsewhere,
+                env={"LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes")})
+    assert_clean_error(moved, 3, "`local-rag index build CORPUS --index notes`")

@@ -21,6 +21,7 @@ import datetime as _dt
 import json
 import logging
 import os
+import shlex
 import shutil
 import time
 from collections.abc import Iterable, Sequence
@@ -155,7 +156,9 @@ def check_compatible(
     ``derived=False`` checks only what needs the corpus or the embedding model to redo (chunker, embedder), not what
     `rebuild_index` can redo from the stored chunks and vectors (BM25 parameters, FAISS factory).
     """
-    rebuild = f"rebuild it with `local-rag index build CORPUS --index {path.name}` using these settings"
+    source = manifest.followed_source()  # named when it is there from here: the user need not remember the path
+    corpus = shlex.quote(source) if source and Path(source).exists() else "CORPUS"
+    rebuild = f"rebuild it with `local-rag index build {corpus} --index {path.name}` using these settings"
     built_with = manifest.dense["model"] if manifest.dense is not None else None
     if built_with is not None and built_with != settings.embedder.model:
         # e.g. an index embedded with an adapted model (`local-rag train adapt`), queried with the default settings
@@ -178,7 +181,7 @@ def check_compatible(
                 )
     if wants_dense(settings):
         if manifest.dense is None:
-            raise IndexError_(f"index {path} has no dense index: {rebuild}")
+            raise IndexError_(f"index {path} has no dense index (it was built sparse only): {rebuild}")
         if manifest.dense["model"] != settings.embedder.model or manifest.dense["backend"] != settings.embedder.backend:
             raise IndexError_(
                 f"index {path} was embedded with {manifest.dense['backend']}:{manifest.dense['model']}, settings say "
