@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 import tarfile
 from pathlib import Path
@@ -507,3 +508,28 @@ def test_the_role_a_local_model_s_files_say_it_has(tmp_path: Path, tiny_gguf: Pa
     assert guess_role(folder("lm", {"config.json": '{"architectures": ["Qwen2ForCausalLM"]}'})) is None  # not a GGUF
     assert guess_role(folder("fitted", {"model.joblib": "", "meta.json": "{}"})) is None  # a decider: not importable
     assert guess_role(folder("bad", {"config.json": "not json"})) is None and guess_role(tmp_path / "none") is None
+
+
+def test_cli_remove_names_the_indexes_embedded_with_the_model_before_asking(tmp_path: Path) -> None:
+    """Session 48: `models remove` of an embedder deleted it without a word about the indexes embedded with it,
+    which then could not be searched ("unknown model"). Now they are named, and the profile's use of it, before the
+    question (and with --yes)."""
+    from local_rag.index import build_index
+    from tests.conftest import HashEmbedder, make_settings, write_jsonl
+
+    models = tmp_path / "models"
+    (tmp_path / "enc").mkdir()
+    (tmp_path / "enc" / "modules.json").write_text("[]", encoding="utf-8")
+    import_path(tmp_path / "enc", models, name="my-encoder", role="embedder")
+    settings = make_settings(tmp_path, models_dir=str(models), index="notes", embedder={"model": "my-encoder"},
+                             chunker={"tokenizer": "whitespace", "size": 12, "overlap": 3})
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"_id": "a", "title": "A", "text": "rivers and gauges", "url": ""}])
+    build_index(settings, corpus, HashEmbedder(settings.embedder), progress=False)
+    env = {"LOCAL_RAG_MODELS_DIR": str(models), "LOCAL_RAG_INDEXES_DIR": str(settings.indexes_dir),
+           "LOCAL_RAG_EMBEDDER__MODEL": "my-encoder"}
+    res = CliRunner().invoke(cli, ["models", "remove", "my-encoder"], env=env, input="n\n")
+    assert res.exit_code == 1 and (models / "my-encoder").is_dir()  # answered no: nothing deleted
+    assert f"note: index notes of {settings.indexes_dir} was embedded with my-encoder: without it no search can run " \
+           "on it" in res.output
+    assert re.search(r"note: profile \S+ uses my-encoder as its embedder", res.output)
+    assert res.output.index("note: index notes") < res.output.index("delete my-encoder")

@@ -185,6 +185,8 @@ def remove(profile: str | None, config_file: str | None, index_name: str | None,
         target(manifest, name)
     entries = [manifest.get(n) for n in names]
     size = sum(f.size for e in entries for f in e.files if manifest.is_present(e))
+    for line in _still_used(settings, names):  # said before asking: removing an embedder strands its indexes
+        click.echo(line)
     if not yes:
         click.confirm(f"delete {', '.join(names)} ({human_size(size)}) from {folder}?", abort=True)
     for name in names:
@@ -193,6 +195,27 @@ def remove(profile: str | None, config_file: str | None, index_name: str | None,
         click.echo(f"removed {name}: {human_size(removed.freed)} freed; {what}")
         for index in remove_adaptations_of(settings.indexes_dir, name):
             click.echo(f"  index {index} answers without it again (its adaptation named {name}; removed)")
+
+
+def _still_used(settings: Any, names: tuple[str, ...]) -> list[str]:
+    """What stops working without the models ``names``: the indexes embedded with one (no search until it is back
+    or they are built again with another), and this profile's LLM, embedder or reranker."""
+    from local_rag.index.catalog import list_indexes
+
+    lines = []
+    for name in names:
+        indexes = [s.name for s in list_indexes(settings.indexes_dir) if s.dense == name]
+        if indexes:
+            many = len(indexes) > 1
+            lines.append(f"note: {'indexes' if many else 'index'} {', '.join(indexes)} of {settings.indexes_dir} "
+                         f"{'were' if many else 'was'} embedded with {name}: without it no search can run on "
+                         f"{'them' if many else 'it'} until it is imported or pulled again (or "
+                         f"{'they are' if many else 'it is'} built again with another embedder)")
+        roles = [role for role, model in (("LLM", settings.llm.model), ("embedder", settings.embedder.model),
+                                          ("reranker", settings.reranker.model)) if model == name]
+        if roles:
+            lines.append(f"note: profile {settings.profile} uses {name} as its {' and '.join(roles)}")
+    return lines
 
 
 @models.command()
