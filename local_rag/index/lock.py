@@ -97,7 +97,8 @@ def writing(index: Path, timeout: float = 600.0) -> Iterator[None]:
         held.discard(key)
         if not index.exists():  # nothing written (a failed build, an add to a missing index) or deleted: no files
             for kind in ("swap", "lock"):  # left behind; unlinked while held, so a waiting writer takes a new one
-                lock_path(index, kind).unlink(missing_ok=True)
+                with contextlib.suppress(OSError):  # a folder gone read-only: the files stay, the error is the write's
+                    lock_path(index, kind).unlink(missing_ok=True)
         os.close(fd)  # closing releases the flock
 
 
