@@ -267,7 +267,6 @@ def _why(exc: Exception, path: str) -> str:
     return f"could not save to {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
 
 
-
 def print_trace(result: Any, echo: Any = click.echo) -> None:
     """The agentic trace of a turn: thoughts, searches (with latency), passages read, corrections, the answer."""
     if not result.trace:
