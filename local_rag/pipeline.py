@@ -85,12 +85,17 @@ class Pipeline:
         if stamp is None or stamp == self._index_stamp:
             return False  # unchanged, or mid-swap: the next turn looks again
         from local_rag.errors import IndexError_
+        from local_rag.index.manifest import IndexManifest
         from local_rag.retrieve.stack import open_retriever
 
+        embedder = getattr(self._retriever, "embedder", None)
         try:
-            self._retriever = open_retriever(self.settings, getattr(self._retriever, "embedder", None))
-        except IndexError_:  # built again with other files of the model (re-imported, adapted): load them, as a
-            self._retriever = open_retriever(self.settings)  # restart would; still refused: the user's to fix
+            dense = IndexManifest.load(self.settings.index_dir).dense
+        except IndexError_:
+            dense = None  # opening it below says what is wrong
+        if embedder is not None and dense is not None and dense.get("model_checksum") != embedder.checksum:
+            embedder = None  # built again with other files of the model (re-imported, adapted): load them, as a restart would
+        self._retriever = open_retriever(self.settings, embedder)
         self._index_stamp = stamp
         self._decider, self._support, self._gate = None, False, False
         self.__dict__.pop("compressor", None)
