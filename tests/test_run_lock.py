@@ -51,3 +51,26 @@ def test_a_lock_held_by_another_process_stops_the_eval_commands(tmp_path: Path) 
     result = CliRunner().invoke(cli, ["eval", "generation", "--setting", "reference", "--predictions",
                                       str(predictions), "--out", str(out), "--no-charts"])
     assert "in use" not in result.output  # the lock went with the process
+
+
+def test_a_run_refused_for_its_input_leaves_no_folder(tmp_path: Path) -> None:
+    """Session 48: `eval generation --predictions missing.jsonl --out runs/x` (or a malformed file) failed in one line
+    but left runs/x with its lock file (and an empty scored.jsonl): a folder of nothing. A folder the run created and
+    left empty is removed; one that held anything, or that was there before, stays."""
+    from local_rag.cli.main import cli
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("nope\n")
+    for predictions in (tmp_path / "missing.jsonl", bad):
+        out = tmp_path / f"run-{predictions.stem}"
+        result = CliRunner().invoke(cli, ["eval", "generation", "--setting", "reference", "--predictions",
+                                          str(predictions), "--out", str(out)])
+        assert result.exit_code == 2 and not out.exists(), result.output
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    with run_lock(kept):
+        pass
+    assert kept.is_dir() and (kept / ".lock").exists()  # there before: not ours to remove
+    with run_lock(tmp_path / "wrote"):
+        (tmp_path / "wrote" / "scored.jsonl").write_text('{"task_id": "t"}\n')
+    assert (tmp_path / "wrote" / "scored.jsonl").exists()

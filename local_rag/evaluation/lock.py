@@ -23,6 +23,7 @@ def run_lock(folder: Path) -> Iterator[None]:
 
     Where the OS has no ``fcntl`` (Windows) the lock is skipped.
     """
+    created = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
     try:
         import fcntl
@@ -45,4 +46,20 @@ def run_lock(folder: Path) -> Iterator[None]:
         try:
             yield
         finally:
+            if created:
+                _remove_if_empty(folder)
             fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _remove_if_empty(folder: Path) -> None:
+    """Remove a run folder this run created and left with nothing in it (the lock, empty files): a run refused
+    for its input (a missing or malformed predictions file) leaves no folder behind."""
+    try:
+        entries = list(folder.iterdir())
+        if any(p.is_dir() or (p.name != ".lock" and p.stat().st_size) for p in entries):
+            return
+        for p in entries:
+            p.unlink()
+        folder.rmdir()
+    except OSError:
+        pass
