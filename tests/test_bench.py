@@ -339,3 +339,26 @@ def test_reports_name_the_cpu_flags_that_explain_llm_speed() -> None:
     assert cpu_has_amx() == ("amx_bf16" in flags and amx_tiles_granted())
     if Path("/proc/cpuinfo").exists() and "avx2" in Path("/proc/cpuinfo").read_text(encoding="utf-8"):
         assert "avx2" in flags
+
+
+@pytest.mark.slow
+def test_bench_on_a_users_index_without_conversations_says_whose_questions_it_asks(tmp_path: Path):
+    """Session 48: `bench --index notes` asked the demo's questions (about local-rag's documents) of the user's index
+    without a word (the timings hold, the answers mean little): now a note says so and how to give one's own; and on
+    a --sparse-only index it failed "has no dense index" where `ask` and `chat` search with BM25 alone: now it
+    measures that, and says so."""
+    from tests.llm_fixtures import llama_cpp_or_skip, model_or_skip
+    from tests.test_cli import run
+
+    llama_cpp_or_skip()
+    model_or_skip("smollm2-135m-instruct")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# Rivers\n\nThe river gauge read high in April.\n")
+    assert run("index", "build", "notes", "--index", "notes", "--sparse-only", cwd=tmp_path).returncode == 0
+    result = run("bench", "--profile", "cpu-test", "--index", "notes", "--repeats", "1", "-n", "1", "--no-plot",
+                 "--no-bandwidth", "--out", str(tmp_path / "out"), cwd=tmp_path,
+                 env={"LOCAL_RAG_GENERATE__MAX_TOKENS": "24"})
+    assert result.returncode == 0, result.stderr  # before: exit 3, "has no dense index: rebuild it"
+    assert "note: index notes has no vectors (built with --sparse-only): measured with BM25 alone" in result.stderr
+    assert "note: no --conversations: the demo's questions (about local-rag's own documents) are asked of index " \
+           "notes" in result.stderr

@@ -40,15 +40,27 @@ def bench(profile, config_file, index_name, conversations_file, limit, repeats, 
     from local_rag.bench.conversations import default_sessions, read_sessions
     from local_rag.bench.report import write_report
     from local_rag.bench.suite import run_bench
+    from local_rag.cli.main import as_built_settings
     from local_rag.errors import BadInputError
+    from local_rag.index.folder import wants_dense
 
     if repeats < 1 or limit < 1:
         raise BadInputError("--repeats and --limit must be at least 1")
     settings = pipeline_settings(profile, config_file, index_name or "demo", **stages)  # the stage switches of `ask`
+    dense = wants_dense(settings)
+    settings = as_built_settings(settings, note=False)  # a --sparse-only index is measured as `ask` runs it: BM25 alone
+    if dense and not wants_dense(settings):
+        click.echo(f"note: index {settings.index} has no vectors (built with --sparse-only): measured with BM25 alone",
+                   err=True)
     if conversations_file:
         sessions, source = read_sessions(conversations_file, limit), f"file {conversations_file}"
     else:
         sessions, source = default_sessions(settings.index, limit)
+        if settings.index != "demo" and not settings.index.startswith("mtrag-"):
+            click.echo(f"note: no --conversations: the demo's questions (about local-rag's own documents) are asked of "
+                       f"index {settings.index}, which may not hold their answers: the timings hold, the answers "
+                       "mean little; give --conversations FILE (a conversation JSON, or MTRAG tasks) of your own",
+                       err=True)
     if settings.index == "demo":
         from local_rag.demo import ensure_demo_index
 

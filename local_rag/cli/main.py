@@ -78,7 +78,7 @@ def load(profile: str | None, config_file: str | None, index_name: str | None = 
 
     data = deep_merge({"index": index_name} if index_name else {}, dotted({k: v for k, v in overrides.items() if v is not None}))
     settings = load_settings(profile, config_file, data, adapted=adapted)
-    return _as_built(settings, note=adapted) if as_built or adapted else settings
+    return as_built_settings(settings, note=adapted) if as_built or adapted else settings
 
 
 def sparse_only_settings(settings: Any) -> Any:
@@ -88,7 +88,7 @@ def sparse_only_settings(settings: Any) -> Any:
     return settings
 
 
-def _as_built(settings: Any, note: bool) -> Any:
+def as_built_settings(settings: Any, note: bool) -> Any:
     """An index built with ``--sparse-only`` has no vectors, so every command on it runs BM25 alone: `index add` and
     `sync` add to it without embedding, and `ask`, `chat`, `search` and `serve` search it (``note``: saying so once on
     stderr) instead of failing "has no dense index: rebuild it". Its shape is in its manifest, which the commands
