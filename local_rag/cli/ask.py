@@ -149,10 +149,9 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     from local_rag.records import Conversation
 
     conversation = read_conversation(load_file) if load_file else Conversation([])
-    if save_file and not Path(save_file).expanduser().parent.is_dir():
-        raise BadInputError(f"--save {save_file}: no folder {Path(save_file).expanduser().parent}")
-    if save_file and (held := saved_turns(Path(save_file))) and not (
-            load_file and Path(load_file).resolve() == Path(save_file).resolve()):
+    if save_file and not (folder := Path(save_file).expanduser().parent).is_dir():
+        raise BadInputError(f"--save {save_file}: no folder {folder}")
+    if save_file and (held := saved_turns(Path(save_file))) and not (load_file and _same_file(load_file, save_file)):
         raise BadInputError(f"{save_file} holds a conversation of {held} turns, which --save would replace: go on "
                             f"with it (--load {save_file} --save {save_file}) or save to another file")
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,

@@ -203,8 +203,9 @@ def _still_used(settings: Any, names: tuple[str, ...]) -> list[str]:
     from local_rag.index.catalog import list_indexes
 
     lines = []
+    found = list_indexes(settings.indexes_dir)  # read once for every name
     for name in names:
-        indexes = [s.name for s in list_indexes(settings.indexes_dir) if s.dense == name]
+        indexes = [s.name for s in found if s.dense == name]
         if indexes:
             many = len(indexes) > 1
             lines.append(f"note: {'indexes' if many else 'index'} {', '.join(indexes)} of {settings.indexes_dir} "
