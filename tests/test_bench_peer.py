@@ -7,7 +7,7 @@ import pytest
 
 from local_rag.bench.peer import parse_sets
 from local_rag.settings import deep_merge, load_settings
-from tests.conftest import MTRAG, needs_mtrag
+from tests.conftest import MTRAG, make_settings, needs_minilm, needs_mtrag
 
 
 def test_sets_become_nested_overrides_that_the_settings_accept() -> None:
@@ -90,3 +90,22 @@ def test_the_peer_turns_can_come_from_the_test_conversations_only() -> None:
     assert len(picked) == 56 and all(task_in_split(t, test) for t in picked)  # every answerable govt test turn
     assert picked[:5] == pick_tasks(tasks_file, "govt", qrels, 4, 0, conversations=test)  # same seeded order
     assert any(not task_in_split(t, test) for t in pick_tasks(tasks_file, "govt", qrels, 24, 0))  # the old draw
+
+
+@needs_minilm
+def test_both_sides_index_the_same_passages_of_a_corpus_with_empty_ones(tmp_path) -> None:  # noqa: ANN001
+    """The MTRAG cloud pool holds three passages with empty text: the side by side skips them on both sides (it
+    stopped at the first one before), and says how many it skipped."""
+    import json
+
+    from local_rag.bench.peer import Ours, read_corpus
+
+    corpus = tmp_path / "pool.jsonl"
+    records = [{"_id": "a-0-0", "title": "", "text": "\n", "url": ""},
+               {"_id": "b-0-0", "title": "Cats", "text": "Cats sleep twelve to sixteen hours a day.", "url": "u"},
+               {"_id": "c-0-0", "text": "Dogs sleep about half of the day."}]
+    corpus.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    assert read_corpus(corpus) == [{"_id": "b-0-0", "text": records[1]["text"], "title": "Cats", "url": "u"},
+                                   {"_id": "c-0-0", "text": records[2]["text"], "title": "", "url": ""}]
+    ours = Ours(make_settings(tmp_path), corpus, tmp_path / "work")  # real MiniLM, bm25s and FAISS
+    assert ours.index["passages"] == 2 and ours.index["skipped"] == 1

@@ -128,9 +128,11 @@ def pick_tasks(path: Path, domain: str, qrels: dict[str, dict[str, int]], n: int
 
 
 def read_corpus(path: Path) -> list[dict[str, Any]]:
-    from local_rag.mtrag import read_jsonl
+    """The corpus as the peer indexes it: the passages our reader keeps with --skip-bad (the MTRAG cloud pool holds
+    three with empty text), so that both sides index the same ones."""
+    from local_rag.corpus import read_corpus as read_passages
 
-    return read_jsonl(path)
+    return [{"_id": p.id, "text": p.text, "title": p.title, "url": p.url} for p in read_passages(path, skip_bad=True)]
 
 
 # ------------------------------------------------------------------------------------------------ llama.cpp
@@ -164,10 +166,11 @@ class Ours:
         embedder = load_embedder(self.settings.embedder, self.settings.models_dir)
         self.model_load_s = time.perf_counter() - started
         started = time.perf_counter()
-        manifest = build_index(self.settings, corpus, embedder=embedder, progress=False)
+        manifest = build_index(self.settings, corpus, embedder=embedder, skip_bad=True, progress=False)
         self.retriever = open_retriever(self.settings, embedder)
         self.build_s = time.perf_counter() - started
-        self.index = {"passages": manifest.passages, "chunks": manifest.chunks, "stats": manifest.stats}
+        self.index = {"passages": manifest.passages, "chunks": manifest.chunks, "skipped": manifest.skipped,
+                      "stats": manifest.stats}
         self.pipelines: dict[str, Any] = {}
 
     def add_row(self, name: str, rewrite: bool, passages: int | None = None, overrides: dict[str, Any] | None = None) -> None:
@@ -514,7 +517,7 @@ def write_report(args: argparse.Namespace, rows_wanted: list[str], settings: Any
         "versions": {"local-rag": __version__, "llama-index-core": llama_index.core.__version__,
                      "llama-cpp-python": llama_cpp.__version__},
         "corpus": {"path": str(args.corpus), "passages": ours.index["passages"],
-                   "ours_chunks": ours.index["chunks"], "peer_chunks": peer.index_info["chunks"]},
+                   "skipped": ours.index["skipped"], "ours_chunks": ours.index["chunks"], "peer_chunks": peer.index_info["chunks"]},
         "build_s": {"ours": round(ours.build_s, 1), "peer": round(peer.build_s, 1)},
         "model_load_s": {"ours_embedder": round(ours.model_load_s, 1), "peer_embedder": round(peer.model_load_s, 1)},
         "peer": {"framework": "LlamaIndex", "system_prompt": PEER_SYSTEM, "differences": DIFFERENCES},
