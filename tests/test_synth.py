@@ -153,9 +153,24 @@ def test_synth_eval_on_a_real_minilm_index(tmp_path: Path) -> None:
     assert gain["low"] <= gain["mrr@10"] == round(rows["+ all-MiniLM-L6-v2"]["mrr@10"] - rows["first stage"]["mrr@10"], 4) <= gain["high"]
     for args, message in ((["synth", "eval", str(tmp_path / "none.jsonl")], "no such file"),
                           (["synth", "eval", str(tmp_path / "h.jsonl"), "--reranker", "no-such-model"], "no-such-model"),
-                          (["synth", "queries", "--holdout", "1.5", "--out", str(tmp_path / "o.jsonl")], "holdout")):
+                          (["synth", "queries", "--holdout", "1.5", "--out", str(tmp_path / "o.jsonl")], "holdout"),
+                          # knobs that would spend the LLM's time for nothing: refused before any model loads (they
+                          # sampled all but 3 passages, wrote queries for nothing, or kept no kind; session 49)
+                          (["synth", "queries", "--passages", "-3", "--out", str(tmp_path / "o.jsonl")], "--passages"),
+                          (["synth", "queries", "--kinds", "questions", "--out", str(tmp_path / "o.jsonl")], "--kinds"),
+                          (["synth", "queries", "--k", "0", "--out", str(tmp_path / "o.jsonl")], "--k"),
+                          (["synth", "queries", "--negatives", "-1", "--out", str(tmp_path / "o.jsonl")], "--negatives"),
+                          (["synth", "eval", str(tmp_path / "h.jsonl"), "--depth", "0"], "--depth")):
         res = run(args)
         assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "o.jsonl").exists()
+    # held-out queries of another index score nothing: refused; those whose passages left the index: a note
+    write_heldout([SynthQuery("elsewhere-0", "question", "what is bm25")], tmp_path / "other.jsonl", "passage")
+    res = run(["synth", "eval", str(tmp_path / "other.jsonl")])
+    assert res.exit_code != 0 and "none of the 1 held-out queries' passages is in index 'h'" in res.output
+    write_heldout([*held, SynthQuery("elsewhere-0", "question", "what is bm25")], tmp_path / "some.jsonl", "passage")
+    res = run(["synth", "eval", str(tmp_path / "some.jsonl")])
+    assert res.exit_code == 0 and "1 of the 3 held-out queries name passages index h no longer holds" in res.output
 
 
 def test_unanswerable_questions_become_negative_only_containment_pairs(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
               help="Backend of --reranker (default reranker.backend).")
 @click.option("--candidates", type=int, help="First-stage hits --reranker re-scores (default reranker.candidates).")
 @click.option("--prior-weight", type=float, help="Weight of the first stage's order fused with --reranker's (default reranker.prior_weight).")
-@click.option("--depth", default=20, show_default=True, help="Ranks counted (recall@depth).")
+@click.option("--depth", default=20, show_default=True, type=click.IntRange(min=1), help="Ranks counted (recall@depth).")
 @click.option("--json", "as_json", is_flag=True)
 @handle_errors
 def eval_heldout(profile, config_file, index_name, heldout, reranker_model, reranker_backend, candidates, prior_weight,
@@ -79,12 +79,16 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
     """How well the index finds the passages of HELDOUT's queries (`synth queries --holdout`), first stage alone and
     with --reranker: MRR@10, recall@1/5/depth. No labels: the queries were written by the LLM for those passages."""
     from local_rag.train.synth import metrics_of_ranks, read_heldout
-    from local_rag.train.synth_run import heldout_ranks, mrr_difference
+    from local_rag.train.synth_run import absent_targets, heldout_ranks, mrr_difference
 
     held, unit = read_heldout(heldout)
     settings = load(profile, config_file, index_name, **{
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight})
+    absent = absent_targets(settings, held, unit)
+    if absent:
+        click.echo(f"note: {absent} of the {len(held)} held-out queries name {unit}s index {settings.index} no longer "
+                   "holds (removed, or rebuilt since `synth queries`): they count as misses", err=True)
     ranks = heldout_ranks(settings, held, unit, [reranker_model] if reranker_model else [], depth, progress=not as_json)
     rows = {row: metrics_of_ranks(values, depth) for row, values in ranks.items()}
     gain = None

@@ -214,6 +214,8 @@ def adapt(settings: Settings, name: str, work: Path, cfg: AdaptConfig | None = N
 
 
 def _check(cfg: AdaptConfig) -> None:
+    from local_rag.train.synth_run import check_kinds
+
     if cfg.passages < 1:
         raise BadInputError(f"--passages must be at least 1, got {cfg.passages}")
     if cfg.folds < 0 or cfg.folds == 1:
@@ -222,9 +224,7 @@ def _check(cfg: AdaptConfig) -> None:
         raise BadInputError(f"--holdout must be in (0, 1): the check needs held-out documents, got {cfg.holdout}")
     if cfg.loss not in ("auto", *LOSSES):
         raise BadInputError(f"--loss must be one of auto, {', '.join(LOSSES)}; got {cfg.loss!r}")
-    unknown = set(cfg.kinds) - {"question", "follow_up"}
-    if unknown or not cfg.kinds:
-        raise BadInputError(f"--kinds: unknown {sorted(unknown) or 'none given'}; valid: question, follow_up")
+    check_kinds(cfg.kinds)
 
 
 def _checkable(synth: SynthResult, cfg: AdaptConfig) -> None:

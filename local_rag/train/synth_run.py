@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from local_rag.errors import BadInputError
 from local_rag.paths import default_runs_dir
 from local_rag.settings import Settings
 from local_rag.train.synth import SynthQuery
@@ -35,6 +36,29 @@ class SynthRun:
     holdout: float = 0.0
     unanswerable: bool = False
     keep_example_copies: bool = False
+
+
+#: the kinds of query the synth prompt writes for a passage
+KINDS = ("question", "follow_up")
+
+
+def check_kinds(kinds: Sequence[str]) -> None:
+    unknown = set(kinds) - set(KINDS)
+    if unknown or not kinds:
+        raise BadInputError(f"--kinds: unknown {sorted(unknown) or 'none given'}; valid: {', '.join(KINDS)}")
+
+
+def check_run(run: SynthRun) -> None:
+    """Refuse knobs that would spend the LLM's time for nothing (before any model loads)."""
+    if run.passages < 1:
+        raise BadInputError(f"--passages must be at least 1, got {run.passages}")
+    if run.k < 1:
+        raise BadInputError(f"--k must be at least 1 (a query is kept when its passage is in the top k), got {run.k}")
+    if run.negatives < 0:
+        raise BadInputError(f"--negatives must be 0 or more, got {run.negatives}")
+    if not 0 <= run.holdout < 1:
+        raise BadInputError(f"--holdout must be in [0, 1), got {run.holdout}")
+    check_kinds(run.kinds)
 
 
 @dataclass
@@ -57,8 +81,8 @@ def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun
     ``<out>.queries.jsonl`` and, with a holdout, ``<out>.heldout.jsonl``). Resumable through the LLM cache.
 
     Raises:
-        IndexError_: no such index, or one built with another embedder (before any LLM call). BadInputError: a bad
-        holdout share.
+        IndexError_: no such index, or one built with another embedder (before any LLM call). BadInputError: a knob
+        out of range (`check_run`), before anything loads.
     """
     from tqdm import tqdm
 
@@ -79,7 +103,8 @@ def write_synth_examples(settings: Settings, out_file: str | Path, run: SynthRun
         write_queries,
     )
 
-    kinds = list(run.kinds) or ["question"]
+    check_run(run)
+    kinds = list(run.kinds)
     retriever = open_retriever(settings)  # first: a wrong index fails before any LLM call
     # without a corpus, the index's chunks: a query must find its own chunk
     records = read_jsonl(run.corpus) if run.corpus else chunk_records(read_chunks(settings.indexes_dir / settings.index))
@@ -127,6 +152,24 @@ def heldout_rows(settings: Settings, held: Sequence[SynthQuery], unit: str, rera
 
     ranks = heldout_ranks(settings, held, unit, reranker_models, depth, progress)
     return {row: metrics_of_ranks(values, depth) for row, values in ranks.items()}
+
+
+def absent_targets(settings: Settings, held: Sequence[SynthQuery], unit: str) -> int:
+    """How many of ``held`` name a chunk (or passage) that ``settings.index`` does not hold: their documents were
+    removed, or the index was rebuilt, since `write_synth_examples` wrote them. Such a query can only miss.
+
+    Raises:
+        BadInputError: none of them is in the index (the file was written for another index).
+    """
+    from local_rag.index.folder import read_chunks
+
+    chunks = read_chunks(settings.indexes_dir / settings.index)
+    present = {c.id for c in chunks} if unit == "chunk" else {c.passage_id for c in chunks}
+    absent = sum(q.passage_id not in present for q in held)
+    if absent == len(held):
+        raise BadInputError(f"none of the {len(held)} held-out queries' {unit}s is in index {settings.index!r}: "
+                            "were they written for another index (--index), or before it was rebuilt?")
+    return absent
 
 
 def heldout_ranks(settings: Settings, held: Sequence[SynthQuery], unit: str, reranker_models: Sequence[str] = (),
