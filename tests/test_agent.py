@@ -128,12 +128,17 @@ def test_malformed_step_gets_the_corrective_message(index_settings: tuple[Any, A
 def test_an_answer_before_any_search_is_sent_back_once(index_settings: tuple[Any, Any]) -> None:
     pipe, llm = agent(index_settings, ["<answer>From memory.</answer>", "<search>cat sleep</search>",
                                        "<answer>Twelve to sixteen hours [1].</answer>"])
-    turn = pipe.answer(CATS)
+    streamed: list[str] = []
+    turn = pipe.answer(CATS, on_token=streamed.append)
     assert "must search the documents first" in llm.seen[1][-1]["content"]
     assert [q.text for q in turn.queries] == ["cat sleep"] and turn.answer.text == "Twelve to sixteen hours [1]."
+    # the answer sent back never reached the chat user (it was streamed before session 49: two answers, one unread)
+    assert "".join(streamed) == "Twelve to sixteen hours [1]."
     pipe, llm = agent(index_settings, ["<answer>From memory.</answer>"] * 2)
-    turn = pipe.answer(CATS)
+    streamed = []
+    turn = pipe.answer(CATS, on_token=streamed.append)
     assert turn.answer.text == "From memory." and len(turn.llm_calls) == 2 and llm.calls == []  # the second time it is taken
+    assert "".join(streamed) == "From memory."  # once: the taken one
     pipe, llm = agent(index_settings, ["<answer>From memory.</answer>"], require_search=False)
     turn = pipe.answer(CATS)
     assert turn.answer.text == "From memory." and len(turn.llm_calls) == 1

@@ -64,11 +64,13 @@ class AgenticPipeline(Pipeline):
         self._rerank_s = 0.0
 
         def generate(msgs: list[Message], stops: list[str]) -> str:
-            if stream is not None:
-                stream.reset()
             return llm.run(msgs, stage="agent", max_tokens=cfg.agent.step_tokens, on_token=stream, stop=stops).text
 
-        loop = AgentLoop(cfg.agent, generate, self.search, prompt, cfg.generate.idk_answer, llm.count_tokens)
+        def on_step(takes_answer: bool) -> None:  # an answer the loop will send back is not streamed
+            if stream is not None:
+                stream.reset(hold=not takes_answer)
+
+        loop = AgentLoop(cfg.agent, generate, self.search, prompt, cfg.generate.idk_answer, llm.count_tokens, on_step)
         rollout = loop.run(messages)
         streamed = stream is not None and stream.sent > 0  # the last step's answer reached the user
         answer = to_answer(rollout, cfg.generate, streamed)

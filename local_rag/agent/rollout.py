@@ -93,16 +93,26 @@ class AgentLoop:
         prompt: the agent prompt (its ``information``, ``invalid``, ``force_answer`` texts).
         idk: the IDK sentence the forced step is told to use.
         count_tokens: the LLM's token counter (passages are cut to ``passage_tokens``).
+        on_step: called before each LLM step with whether an answer there ends the turn (`takes_answer`): a stream
+            to the user holds back an answer that will be sent back.
     """
 
     def __init__(self, config: AgentConfig, generate: Generate, search: Search, prompt: Prompt, idk: str,
-                 count_tokens: Callable[[str], int]) -> None:
+                 count_tokens: Callable[[str], int], on_step: Callable[[bool], None] | None = None) -> None:
         self.config = config
         self.generate = generate
         self.search = search
         self.prompt = prompt
         self.idk = idk
         self.count_tokens = count_tokens
+        self.on_step = on_step
+
+    def takes_answer(self, rollout: Rollout) -> bool:
+        """Whether an answer at the next step ends the turn: not before any search while ``require_search`` holds
+        (once: it is sent back with a correction), always in the forced last step."""
+        cfg = self.config
+        return rollout.forced or not (cfg.require_search and cfg.max_searches and not rollout.queries
+                                      and not rollout.invalid)
 
     def information(self, hits: list[Hit], rollout: Rollout) -> tuple[str, list[int]]:
         """The ``<information>`` message for ``hits``: numbered after the passages already read (a passage read
@@ -125,6 +135,8 @@ class AgentLoop:
 
     def _step(self, rollout: Rollout) -> str | None:
         rollout.steps += 1
+        if self.on_step is not None:
+            self.on_step(self.takes_answer(rollout))
         try:
             text = self.generate(list(rollout.messages), STOPS)  # a copy: the loop appends to its own list
         except BadInputError as exc:  # the prompt outgrew the context: stop searching
@@ -145,8 +157,7 @@ class AgentLoop:
             step = parse_step(text)
             if step.think:
                 rollout.trace.append({"type": "think", "text": step.think})
-            if step.action == "answer" and cfg.require_search and cfg.max_searches and not rollout.queries \
-                    and not rollout.invalid:  # once: a second answer without searching is taken
+            if step.action == "answer" and not self.takes_answer(rollout):  # once: then an answer without searching is taken
                 rollout.invalid += 1
                 rollout.trace.append({"type": "invalid", "problem": "answer before any search", "text": step.content})
                 rollout.messages.append({"role": "user", "content": extra["search_first"].strip()})

@@ -98,17 +98,19 @@ class AnswerStream:
         self.on_token = on_token
         self.buffer = ""
         self.sent = 0
+        self.held = False
 
-    def reset(self) -> None:
+    def reset(self, hold: bool = False) -> None:
         """A new LLM step starts: its text is a new buffer (after a step that streamed an answer it then broke, e.g.
-        an unclosed ``<answer>``, a new line keeps the next answer apart)."""
+        an unclosed ``<answer>``, a new line keeps the next answer apart). ``hold``: this step's answer would not be
+        taken (an answer before any search is sent back), so none of it reaches the user."""
         if self.sent:
             self.on_token("\n")
-        self.buffer, self.sent = "", 0
+        self.buffer, self.sent, self.held = "", 0, hold
 
     def __call__(self, piece: str) -> None:
         self.buffer += piece
-        if "<answer>" not in self.buffer:
+        if self.held or "<answer>" not in self.buffer:
             return
         content = self.buffer.split("<answer>", 1)[1]
         end = content.find(ANSWER_CLOSE)
