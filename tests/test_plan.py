@@ -131,6 +131,18 @@ def test_plan_cli_json_and_table(tmp_path: Path):
     assert result.exit_code == 0, result.output
     assert "offload:" in result.output and "| component | bytes | where | from |" in result.output
     assert CliRunner().invoke(cli, ["plan", "--vram", "eight"]).exit_code == 2
+    # --vram none is the CPU-only plan the help promised (it was "not a memory size"); session 49
+    result = CliRunner().invoke(cli, ["plan", "--vram", "none", "--profile", "cpu", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["vram_bytes"] == 0 and json.loads(result.output)["vram_from"] == "none: CPU only"
+    # bad input is one line (--passages -1 was a math-domain traceback; --index nosuch a table of "unknown")
+    env = {"LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes")}
+    for args, message in ((["--passages", "-1"], "--passages"), (["--ram", "0GB"], "--ram 0GB"),
+                          (["--index", "nosuch"], "no index 'nosuch' under")):
+        result = CliRunner().invoke(cli, ["plan", "--profile", "cpu", *args], env=env)
+        assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(cli, ["plan", "--profile", "cpu", "--index", "nosuch", "--passages", "1000"], env=env)
+    assert result.exit_code == 0 and "estimated for 1,000 passages" in result.output
 
 
 def test_plan_loads_no_model_and_no_heavy_library():
