@@ -355,3 +355,29 @@ def test_a_streamed_dense_cell_holds_every_row_in_order(tmp_path: Path, monkeypa
         faiss.extract_index_ivf(index).nprobe = 64
     _, found = index.search(basis.query_vectors, 10)
     assert len(set(found[0].tolist()) & set(rows[0].tolist())) >= 8  # the streamed index finds the exact neighbours
+
+
+def test_qdrant_embedded_index_open_in_another_process_is_said_as_such(tmp_path: Path, qdrant_settings: Settings,
+                                                                       hash_embedder: HashEmbedder, corpus_file: Path):
+    """A running `serve` or `chat` holds an embedded collection; another process's search, sync or verify was told
+    the collection was "unreadable ... rebuild the index" (session 49). Now: open in another process, nothing to mend."""
+    import subprocess
+    import sys
+
+    from local_rag.index.backends import qdrant
+
+    build_index(qdrant_settings, corpus_file, embedder=hash_embedder, progress=False)
+    folder = qdrant_settings.index_dir
+    qdrant._close_all()  # this process's shared client let go, as a separate CLI process would hold none
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, qdrant_client; c = qdrant_client.QdrantClient(path=sys.argv[1]);"
+                               " print('open', flush=True); sys.stdin.read()", str(folder / "qdrant")],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "open"
+        with pytest.raises(IndexError_, match="is open in another process") as refused:
+            open_index(qdrant_settings, model_checksum=hash_embedder.checksum)
+        assert "rebuild" not in str(refused.value)
+        assert any("open in another process" in p for p in verify_index(folder))
+    finally:
+        holder.communicate("")
+    assert verify_index(folder) == [] and results(qdrant_settings, hash_embedder)  # once it is gone, all is well

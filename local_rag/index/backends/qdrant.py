@@ -87,16 +87,29 @@ def _client(folder: Path, meta: dict[str, Any], shared: bool = False) -> Any:
         return qdrant_client.QdrantClient(url=meta["url"], api_key=os.environ.get("QDRANT_API_KEY") or None)
     storage = folder / STORAGE_DIR
     if not shared:
-        return qdrant_client.QdrantClient(path=str(storage))
+        return _embedded(qdrant_client, storage)
     key, inode = str(storage.resolve()), storage.stat().st_ino
     cached = _OPEN.get(key)
     if cached is not None and cached[0] == inode:
         return cached[1]
     if cached is not None:
         cached[1].close()
-    client = qdrant_client.QdrantClient(path=str(storage))
+    client = _embedded(qdrant_client, storage)
     _OPEN[key] = (inode, client)
     return client
+
+
+def _embedded(qdrant_client: Any, storage: Path) -> Any:
+    """An embedded client of ``storage``; another process holding it is said as such (qdrant-client raises a
+    RuntimeError that the callers would report as an unreadable collection to rebuild)."""
+    try:
+        return qdrant_client.QdrantClient(path=str(storage))
+    except RuntimeError as exc:
+        if "already accessed by another instance" not in str(exc):
+            raise
+        raise IndexError_(f"index {storage.parent.name} is open in another process (a running `local-rag serve` or "
+                          "`chat`?): Qdrant's embedded storage admits one process at a time; stop that one and try "
+                          "again, or keep the collection on a Qdrant server (`--backend-url`) to share it") from None
 
 
 def _bulk_writes(client: Any, collection: str) -> Path | None:
