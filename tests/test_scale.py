@@ -20,7 +20,7 @@ from local_rag.index.sizing import bm25_bytes, faiss_bytes
 from local_rag.index.verify import verify_index
 from local_rag.settings import DenseConfig, Settings, SparseConfig
 
-from .conftest import CORPUS, HashEmbedder, write_jsonl
+from .conftest import CORPUS, MODELS, HashEmbedder, needs_minilm, write_jsonl
 from .test_index import results
 
 MORE = [
@@ -205,7 +205,13 @@ def test_qdrant_round_trip_matches_the_local_backend(tmp_path: Path, fake_settin
 
     # back to the local backend without embedding anything
     hash_embedder.calls = 0
-    rebuild_index(fake_settings)
+    rebuild_index(qdrant_settings, backend=None)  # a plain rebuild (new BM25 or FAISS settings) stays on Qdrant
+    assert json.loads((fake_settings.index_dir / "manifest.json").read_text())["backend"] == "qdrant"
+    rebuild_index(fake_settings)  # ... with the settings of a local index too: it moved back to local (session 49)
+    assert json.loads((fake_settings.index_dir / "manifest.json").read_text())["backend"] == "qdrant"
+    assert results(qdrant_settings, hash_embedder) == results(local, hash_embedder)
+    hash_embedder.calls = 0
+    rebuild_index(fake_settings, backend=fake_settings.backend)
     assert hash_embedder.calls == 0 and json.loads((fake_settings.index_dir / "manifest.json").read_text())["backend"] == "local"
     assert results(fake_settings, hash_embedder) == results(local, hash_embedder)
 
@@ -218,7 +224,7 @@ def test_qdrant_corrupt_or_mismatched_index_is_refused_and_kept(tmp_path: Path, 
     # a write that fails half-way (no Qdrant server at that URL) leaves the previous index as it was
     unreachable = qdrant_settings.model_copy(update={"backend": qdrant_settings.backend.model_copy(update={"url": "http://127.0.0.1:9"})})
     with pytest.raises(Exception) as failed:  # noqa: B017 - qdrant-client's connection error types vary by transport
-        rebuild_index(unreachable)
+        rebuild_index(unreachable, backend=unreachable.backend)
     assert not isinstance(failed.value, AssertionError)
     assert results(qdrant_settings, hash_embedder) == before and verify_index(folder) == []
     meta = (folder / "qdrant.json").read_text()
@@ -381,3 +387,27 @@ def test_qdrant_embedded_index_open_in_another_process_is_said_as_such(tmp_path:
     finally:
         holder.communicate("")
     assert verify_index(folder) == [] and results(qdrant_settings, hash_embedder)  # once it is gone, all is well
+
+
+@needs_minilm
+def test_index_rebuild_moves_an_index_only_when_told(tmp_path: Path):
+    """`index rebuild` (new BM25 or FAISS settings, or the remedy the errors name) moved a Qdrant index back to the
+    local backend, and one on a server into the folder, unless --backend was given again (session 49)."""
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    env = {"LOCAL_RAG_MODELS_DIR": str(MODELS), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"), "LOCAL_RAG_INDEX": "n"}
+    run = lambda *args: CliRunner().invoke(cli, list(args), env=env)  # noqa: E731
+    backend = lambda: json.loads((tmp_path / "indexes" / "n" / "manifest.json").read_text())["backend"]  # noqa: E731
+    assert run("index", "build", str(write_jsonl(tmp_path / "c.jsonl", CORPUS))).exit_code == 0 and backend() == "local"
+    before = run("search", "how are ranked lists merged", "--json").output
+    assert run("index", "rebuild", "--backend", "qdrant").exit_code == 0 and backend() == "qdrant"
+    res = run("index", "rebuild", "--factory", "Flat")
+    assert res.exit_code == 0 and backend() == "qdrant" and verify_index(tmp_path / "indexes" / "n") == []
+    res = run("index", "rebuild", "--backend", "local", "--backend-url", "http://127.0.0.1:9")
+    assert res.exit_code == 2 and "--backend qdrant, not local" in res.output and backend() == "qdrant"
+    assert run("index", "rebuild", "--backend", "local").exit_code == 0 and backend() == "local"
+    after = run("search", "how are ranked lists merged", "--json").output
+    strip = lambda out: [h["passage_id"] for h in json.loads(out[out.index("{"):])["hits"]]  # noqa: E731
+    assert strip(after) == strip(before)

@@ -87,7 +87,7 @@ def convert(work: Path, size: int, settings_json: str) -> dict[str, Any]:
     qdrant = _settings(work, size, Settings.model_validate(json.loads(settings_json)), "qdrant")
     before = peak_mb()
     cpu0, started = time.process_time(), time.perf_counter()
-    rebuild_index(qdrant)
+    rebuild_index(qdrant, backend=qdrant.backend)
     return {"convert_s": round(time.perf_counter() - started, 2), "convert_cpu_s": round(time.process_time() - cpu0, 2),
             "convert_peak_rss_mb": round(peak_mb(), 1), "peak_rss_before_mb": round(before, 1),
             "qdrant_storage_mb": round(disk_mb(qdrant.index_dir / "qdrant"), 1)}

@@ -200,18 +200,25 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
 @index.command()
 @settings_options
 @click.option("--factory", help="New FAISS index factory string.")
-@click.option("--backend", type=click.Choice(["local", "qdrant"]), help="Move the index to this backend.")
-@click.option("--backend-url", help="Qdrant server/cluster URL (default: embedded in the folder).")
+@click.option("--backend", type=click.Choice(["local", "qdrant"]), help="Move the index to this backend (default: it "
+              "stays where it is).")
+@click.option("--backend-url", help="Move the index to this Qdrant server/cluster (--backend qdrant without it: embedded "
+              "in the folder).")
 @handle_errors
 def rebuild(profile, config_file, index_name, factory, backend, backend_url):
     """Rebuild BM25 and FAISS (or the Qdrant collection) with the current settings from stored chunks and vectors
     (no re-embedding)."""
     from local_rag.index.folder import rebuild_index
 
-    settings = load(profile, config_file, index_name, **{"dense.factory": factory, "backend.name": backend,
-                                                          "backend.url": backend_url})
+    from local_rag.errors import BadInputError
+    from local_rag.settings import BackendConfig
+
+    settings = load(profile, config_file, index_name, **{"dense.factory": factory})
+    if backend == "local" and backend_url:
+        raise BadInputError("--backend-url is a Qdrant server's address: give it with --backend qdrant, not local")
+    move = BackendConfig(name=backend or "qdrant", url=backend_url or "") if backend or backend_url else None
     started = time.perf_counter()
-    manifest = rebuild_index(settings)
+    manifest = rebuild_index(settings, backend=move)
     click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, FAISS {manifest.dense and manifest.dense['factory']}")
 
 

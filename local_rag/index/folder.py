@@ -47,7 +47,7 @@ from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.index.segments import SegmentedSparse, write_sparse
 from local_rag.modelstore import resolve_model
 from local_rag.records import Chunk, Passage
-from local_rag.settings import Settings
+from local_rag.settings import BackendConfig, Settings
 from local_rag.sysinfo import peak_rss_mb
 
 log = logging.getLogger("local_rag.index")
@@ -626,13 +626,23 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
 
 
 @one_writer
-def rebuild_index(settings: Settings, progress: bool = False) -> IndexManifest:
+def rebuild_index(settings: Settings, progress: bool = False, backend: BackendConfig | None = None) -> IndexManifest:
     """Rebuild the BM25 matrix and the FAISS index with the current settings (BM25 parameters, FAISS factory) from
-    the stored chunks and vectors, re-embedding nothing. Chunker and embedder must still match."""
+    the stored chunks and vectors, re-embedding nothing. Chunker and embedder must still match. ``backend``: move the
+    index there (`index rebuild --backend`); None keeps the index's own backend, and a Qdrant index its server URL
+    (``settings.backend`` is for new indexes, as with `add_documents`)."""
     all_parts = settings.model_copy(deep=True)
     all_parts.retrieval.retrievers = ["bm25", "dense"] if settings.dense.enabled else ["bm25"]
     folder, digests = _open_for_update(all_parts, None, derived=False)
     manifest = folder.manifest
+    if backend is None:
+        url = ""
+        if manifest.backend == "qdrant":
+            from local_rag.index.backends.qdrant import read_meta
+
+            url = str(read_meta(folder.path).get("url") or "")
+        backend = BackendConfig(name=manifest.backend, url=url)
+    settings = settings.model_copy(update={"backend": backend})
     manifest.sparse = _sparse_section(settings)
     if manifest.dense is not None:
         manifest.dense["factory"] = settings.dense.factory
