@@ -208,9 +208,8 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
 def rebuild(profile, config_file, index_name, factory, backend, backend_url):
     """Rebuild BM25 and FAISS (or the Qdrant collection) with the current settings from stored chunks and vectors
     (no re-embedding)."""
-    from local_rag.index.folder import rebuild_index
-
     from local_rag.errors import BadInputError
+    from local_rag.index.folder import rebuild_index
     from local_rag.settings import BackendConfig
 
     settings = load(profile, config_file, index_name, **{"dense.factory": factory})
