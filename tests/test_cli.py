@@ -187,6 +187,15 @@ def test_eval_retrieval_on_a_small_mtrag_shaped_task(tmp_path: Path):
     assert run_lines[0]["task_id"] == "c1<::>1" and run_lines[0]["Collection"] == "toy"
     assert 0 < len(run_lines[0]["contexts"]) <= 10 and set(run_lines[0]["contexts"][0]) == {"document_id", "score"}
     assert "| toy | 2 |" in (out / "scores.md").read_text()
+    # a misspelt mode was dropped (the run used lastturn and was labelled "bm25_lastrun"); a misspelt domain or a
+    # missing index of a later domain failed after the earlier domains ran: now refused before anything runs
+    for args, code, message in ((["--mode", "lastrun"], 2, "--mode: unknown 'lastrun'; valid: lastturn"),
+                                (["--domains", "toy,tox"], 2, "no task folder"),
+                                (["--domains", "toy", "--index-prefix", "other-"], 3, "no index at")):
+        result = run("eval", "retrieval", "--tasks-root", str(tmp_path / "tasks"), "--domains", "toy", "--retriever",
+                     "bm25", *args, "--out", str(tmp_path / "refused"), cwd=tmp_path)
+        assert_clean_error(result, code, message)
+        assert not (tmp_path / "refused").exists()
 
     # an interrupted run (one query written, the next cut mid-line) resumes: the written query is kept, not rerun
     first = (out / "run-toy.jsonl").read_text().splitlines()[0]

@@ -55,6 +55,7 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
     """Run and score Task A (nDCG and Recall @1/3/5/10 per domain, pool-3 and all)."""
     from local_rag.evaluation.retrieval import (
         CONVERSATION_MODES,
+        check_run_inputs,
         items_from_generation_tasks,
         items_from_task_files,
         markdown_table,
@@ -75,6 +76,8 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
         "reranker.prior_weight": prior_weight,
     })
     modes = settings.retrieval.query_modes
+    root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
+    check_run_inputs(settings, modes, split_csv((domains,)) or [], root, index_prefix, bool(generation_tasks))
     llm_modes = split_csv(llm_modes) or []
     llm = provider = conversations = None
     if llm_modes or llm_rerank or judge:  # the LLM stages (local_rag.llm), loaded only when asked for
@@ -108,7 +111,6 @@ def retrieval(profile, config_file, index_name, tasks_root, generation_tasks, do
     from local_rag.evaluation.lock import run_lock
 
     with run_lock(out):  # one writer per run folder
-        root = Path(tasks_root) if tasks_root else default_mtrag_dir() / "retrieval_tasks"
         embedder = None
         per_domain = {}
         for domain in split_csv((domains,)) or []:
@@ -175,3 +177,4 @@ from local_rag.cli.eval_generation import compare as _compare, generation as _ge
 evaluate.add_command(_generation)
 evaluate.add_command(_recheck)
 evaluate.add_command(_compare)
+

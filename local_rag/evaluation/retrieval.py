@@ -29,6 +29,7 @@ from local_rag.mtrag import (
 )
 from local_rag.records import Conversation, Hit, Query
 from local_rag.retrieve.queries import conversation_texts
+from local_rag.settings import Settings
 from local_rag.stats import percentile as percentile  # re-exported for older imports; use local_rag.stats
 from local_rag.sysinfo import peak_rss_mb
 
@@ -189,3 +190,21 @@ def markdown_table(summary: dict[str, Any], title: str = "") -> str:
         vals = " | ".join(f"{metrics[c]:.4f}" for c in cols)
         lines.append(f"| {name} | {int(metrics['queries'])} | {vals} | {lat.get('p50', '')} | {lat.get('p95', '')} |")
     return "\n".join(line for line in lines if line is not None) + "\n"
+
+def check_run_inputs(settings: Settings, modes: list[str], domains: list[str], root: Path, index_prefix: str,
+                     from_generation_tasks: bool) -> None:
+    """Refuse, before any model loads or any domain runs, a query mode no task file or conversation gives (it was
+    dropped, and the run labelled with it), a domain without a task folder, and a missing index of any domain."""
+    from local_rag.index.manifest import IndexManifest
+
+    known = dict.fromkeys((*TASK_FILE_MODES, *CONVERSATION_MODES))
+    unknown = [m for m in modes if m not in known]
+    if unknown:
+        raise BadInputError(f"--mode: unknown {', '.join(map(repr, unknown))}; valid: {', '.join(known)} (the LLM's "
+                            "modes go in --rewrite)")
+    for domain in domains:
+        if not from_generation_tasks and not (root / domain).is_dir():
+            held = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+            raise BadInputError(f"--domains: no task folder {root / domain}"
+                                + (f" (there: {', '.join(held)})" if held else ""))
+        IndexManifest.load(settings.indexes_dir / f"{index_prefix}{domain}")
