@@ -160,7 +160,8 @@ def test_synth_eval_on_a_real_minilm_index(tmp_path: Path) -> None:
                           (["synth", "queries", "--kinds", "questions", "--out", str(tmp_path / "o.jsonl")], "--kinds"),
                           (["synth", "queries", "--k", "0", "--out", str(tmp_path / "o.jsonl")], "--k"),
                           (["synth", "queries", "--negatives", "-1", "--out", str(tmp_path / "o.jsonl")], "--negatives"),
-                          (["synth", "eval", str(tmp_path / "h.jsonl"), "--depth", "0"], "--depth")):
+                          (["synth", "eval", str(tmp_path / "h.jsonl"), "--depth", "0"], "--depth"),
+                          (["synth", "eval", str(tmp_path / "h.jsonl"), "--index", "nosuch"], "no index at")):
         res = run(args)
         assert res.exit_code != 0 and message in res.output and "Traceback" not in res.output
     assert not (tmp_path / "o.jsonl").exists()

@@ -177,4 +177,3 @@ from local_rag.cli.eval_generation import compare as _compare, generation as _ge
 evaluate.add_command(_generation)
 evaluate.add_command(_recheck)
 evaluate.add_command(_compare)
-

@@ -191,6 +191,7 @@ def markdown_table(summary: dict[str, Any], title: str = "") -> str:
         lines.append(f"| {name} | {int(metrics['queries'])} | {vals} | {lat.get('p50', '')} | {lat.get('p95', '')} |")
     return "\n".join(line for line in lines if line is not None) + "\n"
 
+
 def check_run_inputs(settings: Settings, modes: list[str], domains: list[str], root: Path, index_prefix: str,
                      from_generation_tasks: bool) -> None:
     """Refuse, before any model loads or any domain runs, a query mode no task file or conversation gives (it was

@@ -162,8 +162,10 @@ def absent_targets(settings: Settings, held: Sequence[SynthQuery], unit: str) ->
         BadInputError: none of them is in the index (the file was written for another index).
     """
     from local_rag.index.folder import read_chunks
+    from local_rag.index.manifest import IndexManifest
 
-    chunks = read_chunks(settings.indexes_dir / settings.index)
+    IndexManifest.load(settings.index_dir)  # no such index: said as such, not as a missing chunks file
+    chunks = read_chunks(settings.index_dir)
     present = {c.id for c in chunks} if unit == "chunk" else {c.passage_id for c in chunks}
     absent = sum(q.passage_id not in present for q in held)
     if absent == len(held):
