@@ -50,7 +50,7 @@ def plan(vram, ram, profiles, all_profiles, config_file, index_name, passages, n
     plans = []
     for name in names:
         settings = load(name, config_file, index_name, **{"llm.n_ctx": n_ctx})
-        if index_name and passages is None and not (settings.indexes_dir / index_name).is_dir():
+        if index_name and passages is None and not settings.index_dir.is_dir():
             raise BadInputError(f"no index {index_name!r} under {settings.indexes_dir} to count (see `local-rag index "
                                 "list`), or give --passages N to estimate one")
         plans.append(plan_profile(settings, vram_bytes, ram_bytes, passages))
