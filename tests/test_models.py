@@ -372,6 +372,24 @@ def test_pack_replaces_an_older_bundle_never_another_file(tmp_path: Path, packed
         pack(src, tmp_path / "missing" / "b.tar")
 
 
+def test_pack_with_the_bundle_file_left_out_and_unpack_of_a_document(
+    tmp_path: Path, packed: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session 50: ``models pack my-llm`` wrote every model (1.3 GB here) into a file named ``my-llm``; ``models unpack
+    README.md`` printed tarfile's five-line error."""
+    src, _ = packed
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelError, match=r"^'my-llm' is a model's name, not a bundle file: the file comes first "
+                                         r"\(`local-rag models pack models.tar my-llm`\)$"):
+        pack(src, "my-llm")
+    assert not (tmp_path / "my-llm").exists() and not list(tmp_path.glob(".my-llm*"))
+    doc = tmp_path / "README.md"
+    doc.write_text("# notes\n" * 100)
+    with pytest.raises(ModelError) as caught:
+        unpack(doc, tmp_path / "dest")
+    assert str(caught.value) == f"{doc}: not a tar file; a bundle is what `local-rag models pack` writes"
+
+
 # --- CLI ---------------------------------------------------------------------------------------------------------
 
 

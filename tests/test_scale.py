@@ -411,3 +411,27 @@ def test_index_rebuild_moves_an_index_only_when_told(tmp_path: Path):
     after = run("search", "how are ranked lists merged", "--json").output
     strip = lambda out: [h["passage_id"] for h in json.loads(out[out.index("{"):])["hits"]]  # noqa: E731
     assert strip(after) == strip(before)
+
+
+def test_bench_scale_refuses_bad_sizes_and_an_empty_report_before_writing(tmp_path: Path):
+    """Session 50: `bench-scale --sizes abc` was a ValueError traceback, `--basis 0` one in each child process, and
+    `--report-only` with a --work holding no results replaced docs/benchmarks/scale.json with an empty table."""
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "scale.json").write_text("[the committed figures]")
+    runner = CliRunner()
+    base = ["bench-scale", "--work", str(tmp_path / "work"), "--out", str(out)]
+    for sizes, bad in (("10k,abc", "'abc'"), ("0", "'0'"), ("-5k", "'-5k'")):
+        res = runner.invoke(cli, [*base, "--sizes", sizes])
+        assert res.exit_code == 2 and res.output.strip() == f"error: --sizes: {bad} is not a corpus size (a count of passages: 5000, 10k, 1M)"
+    res = runner.invoke(cli, [*base, "--report-only"])
+    assert res.exit_code == 2 and res.output.strip() == (
+        f"error: no results in {tmp_path / 'work'}: nothing to report (run bench-scale without --report-only, or give "
+        "the --work of that run)")
+    res = runner.invoke(cli, [*base, "--basis", "0"])
+    assert res.exit_code == 2 and "'--basis': 0 is not in the range x>=1" in res.output
+    assert (out / "scale.json").read_text() == "[the committed figures]" and not (tmp_path / "work").exists()

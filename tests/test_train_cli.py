@@ -50,3 +50,47 @@ def test_train_data_uses_the_train_split_and_refuses_another_embedders_index(tmp
     assert_clean_error(result, 3, "")
     assert not (tmp_path / "x.jsonl").exists()
     assert sorted((p.name, p.stat().st_size) for p in (tmp_path / "indexes" / "mtrag-toy").iterdir()) == index_before
+
+
+def test_train_commands_refuse_a_domain_typo_or_bad_sizes_before_any_domain_runs(tmp_path: Path) -> None:
+    """Session 50: `train ceiling --domains govt,clapnp` ran govt and then said "no index at mtrag-clapnp" (or
+    `decider` dropped the domain without a word); `--depths 0,abc` was a ValueError traceback; `--negatives -1`
+    sliced off a negative. No index is built here: each refusal comes before any index or model is opened."""
+    mtrag = _mtrag(tmp_path)
+    env = {"LOCAL_RAG_MTRAG_DIR": str(mtrag)}
+    there = f"--domains: no task folder for 'toyy' in {mtrag / 'retrieval_tasks'} (there: toy)"
+    for command in (["ceiling"], ["containment", "--out", "c.jsonl"], ["data", "--out", "d.jsonl"],
+                    ["fusion", "--name", "f"], ["decider", "--report", str(tmp_path / "r")]):
+        assert_clean_error(run("train", *command, "--domains", "toy,toyy", cwd=tmp_path, env=env), 2, there)
+    assert_clean_error(run("train", "ceiling", "--domains", "toy", cwd=tmp_path, env=env), 3, "no index at")
+    assert_clean_error(run("train", "ceiling", "--domains", "toy", "--depths", "0,abc", cwd=tmp_path, env=env), 2,
+                       "--depths: expected whole numbers >= 1, comma-separated (got '0,abc')")
+    assert_clean_error(run("train", "latency", "--reranker", "nothing-here", "--counts", "10,-5", cwd=tmp_path, env=env),
+                       2, "--counts: expected whole numbers >= 1")
+    result = run("train", "data", "--domains", "toy", "--negatives", "-1", "--out", "d.jsonl", cwd=tmp_path, env=env)
+    assert result.returncode == 2 and "'--negatives': -1 is not in the range x>=0" in result.stderr
+    assert not list(tmp_path.glob("*.jsonl")) and not (tmp_path / "r").exists()
+
+
+def test_fusion_reads_the_questions_mode_its_help_offers_and_refuses_an_unknown_one(tmp_path: Path) -> None:
+    """Session 50: `train fusion --mode lastturn,questions` stopped on "query mode 'questions' is not available" (only
+    the lastturn task file was read); `--mode lastrun` is refused before any index opens."""
+    import pytest
+
+    from local_rag.errors import BadInputError
+    from local_rag.settings import Settings
+    from local_rag.train.fusion import split_turns, train_fusion
+
+    mtrag = _mtrag(tmp_path)
+    tasks = mtrag / "retrieval_tasks" / "toy"
+    write_jsonl(tasks / "toy_questions.jsonl", [{"_id": "c1<::>1", "text": "|user|: hi\n|user|: what is bm25"},
+                                                {"_id": "c2<::>2", "text": "|user|: how do cats spend the day"}])
+    (mtrag / "generation_tasks").mkdir()
+    write_jsonl(mtrag / "generation_tasks" / "mtrag_tasks.jsonl",
+                [{"task_id": "c1<::>1", "input": [{"speaker": "user", "text": "what is bm25"}]}])
+    turns = split_turns(mtrag, "train", "toy", ["lastturn", "questions"], {})
+    assert [(t[0], [(q.mode, q.text) for q in t[2]]) for t in turns] == [
+        ("c1<::>1", [("lastturn", "what is bm25"), ("questions", "hi\nwhat is bm25")]),
+        ("c2<::>2", [("lastturn", "how do cats spend the day"), ("questions", "how do cats spend the day")])]
+    with pytest.raises(BadInputError, match=r"^--mode: unknown 'lastrun'; valid: lastturn, lasttwo, lastanswer, "):
+        train_fusion(Settings(), mtrag, "f", ["toy"], ["lastturn", "lastrun"], "none-", 10, {}, tmp_path / "w")

@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from local_rag.errors import BadInputError
+
 # the query setting reported per ANN index (the one that reaches recall@10 >= 0.95 at every size measured)
 SIDE_TABLES = ("hybrid", "folder", "chunks", "qdrant")  # cells with their own table, not a row of the main one
 REPORTED = {"flat": ("exact", 0), "hnsw": ("efSearch", 128), "ivf-sq8": ("nprobe", 64), "ivf-pq": ("nprobe", 64)}
@@ -164,8 +166,12 @@ def charts(table: list[dict[str, Any]], out: Path) -> list[Path]:
 
 
 def write_scale_report(work: Path, out: Path, plot: bool = True) -> dict[str, str]:
+    cells = load_cells(work)
+    if not cells:  # an empty report would replace the committed one (the default --out is docs/benchmarks)
+        raise BadInputError(f"no results in {work}: nothing to report (run bench-scale without --report-only, or give "
+                            "the --work of that run)")
     out.mkdir(parents=True, exist_ok=True)
-    table = rows(load_cells(work))
+    table = rows(cells)
     (out / "scale.json").write_text(json.dumps(table, indent=1) + "\n", encoding="utf-8")
     (out / "scale-table.md").write_text(markdown(table), encoding="utf-8")
     files = {"json": str(out / "scale.json"), "table": str(out / "scale-table.md")}

@@ -26,8 +26,8 @@ def train() -> None:
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--mode", "modes", default="lastturn,rewrite,own", show_default=True,
               help="Query texts per task: lastturn, rewrite (organizers' file), own (our cached LLM rewrite).")
-@click.option("--negatives", default=8, show_default=True, help="Hard negatives per example.")
-@click.option("--depth", default=30, show_default=True, help="Hybrid hits searched for negatives.")
+@click.option("--negatives", default=8, show_default=True, type=click.IntRange(min=0), help="Hard negatives per example.")
+@click.option("--depth", default=30, show_default=True, type=click.IntRange(min=1), help="Hybrid hits searched for negatives.")
 @click.option("--same-document/--drop-same-document", default=False, show_default=True,
               help="Keep (or drop) candidates from a gold passage's document (likely false negatives).")
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
@@ -40,13 +40,13 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.data import build_examples, load_passages, mtrag_tasks, write_examples
+    from local_rag.train.data import build_examples, check_domains, load_passages, mtrag_tasks, write_examples
 
     settings = load(profile, config_file, index_name)
     settings.retrieval.top_k = max(settings.retrieval.top_k, depth)
     mtrag = default_mtrag_dir()
     examples, embedder, counts = [], None, {}
-    for domain in split_csv((domains,)) or []:
+    for domain in check_domains(mtrag, split_csv((domains,)) or [], settings.indexes_dir, index_prefix):
         tasks, qrels = mtrag_tasks(mtrag, split, domain, split_csv((modes,)) or [], llm_cache or Path("runs") / "llm-cache.jsonl",
                                    settings.llm.model)
         gold = {pid for t, _, _ in tasks for pid in qrels.get(t, {})}
@@ -78,11 +78,12 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
 @click.option("--unit", default="sentence", type=click.Choice(["sentence", "passage"]), show_default=True,
               help="sentence: the answer's sentence against other sentences of its passage; passage: the passage with "
                    "and without the sentences that carry the answer.")
-@click.option("--negatives", default=3, show_default=True, help="Negative sentences per example (unit sentence).")
+@click.option("--negatives", default=3, show_default=True, type=click.IntRange(min=0),
+              help="Negative sentences per example (unit sentence).")
 @click.option("--mined", "mined_file", type=click.Path(dir_okay=False),
               help="A `train data` file of the same split: its hard negatives give sentences of other documents as "
                    "negatives too (unit sentence).")
-@click.option("--mined-negatives", default=3, show_default=True, help="Such sentences per example (with --mined).")
+@click.option("--mined-negatives", default=3, show_default=True, type=click.IntRange(min=0), help="Such sentences per example (with --mined).")
 @click.option("--out", "out_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL to write.")
 @handle_errors
 def containment(split, domains, modes, min_held, min_cover, unit, negatives, mined_file, mined_negatives, out_file):
@@ -92,11 +93,11 @@ def containment(split, domains, modes, min_held, min_cover, unit, negatives, min
     from local_rag.evaluation.splits import load_split
     from local_rag.mtrag import default_mtrag_dir, load_generation_tasks
     from local_rag.train.containment import containment_examples
-    from local_rag.train.data import file_digest, mtrag_tasks, read_examples, write_examples
+    from local_rag.train.data import check_domains, file_digest, mtrag_tasks, read_examples, write_examples
 
     mtrag = default_mtrag_dir()
     queries: dict[str, dict[str, str]] = {}
-    for domain in split_csv((domains,)) or []:
+    for domain in check_domains(mtrag, split_csv((domains,)) or []):
         tasks, _ = mtrag_tasks(mtrag, split, domain, split_csv((modes,)) or [])
         queries.update({task_id: texts for task_id, _, texts in tasks})
     mined = {(e.task_id, e.mode): e.negatives for e in read_examples(mined_file)} if mined_file else None
@@ -344,7 +345,7 @@ def inspect(data_file, negatives, skip_hard):
 @click.option("--reranker", "model", required=True, help="Reranker model: a models/ name or a folder.")
 @click.option("--backend", default="sentence-transformers", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder"]), show_default=True)
 @click.option("--counts", default="10,20,50", show_default=True, help="Candidate counts to time.")
-@click.option("--queries", default=30, show_default=True, help="Test-split queries timed per count.")
+@click.option("--queries", default=30, show_default=True, type=click.IntRange(min=1), help="Test-split queries timed per count.")
 @click.option("--max-length", type=int, help="Tokens per pair (default reranker.max_length).")
 @click.option("--out", "out_file", type=click.Path(dir_okay=False), help="Write the figures as JSON here.")
 @handle_errors
@@ -353,12 +354,13 @@ def latency(profile, config_file, index_name, model, backend, counts, queries, m
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.rerank import load_reranker
     from local_rag.rerank.latency import reranker_latency
+    from local_rag.train.data import positive_ints
     from local_rag.train.measure import sample_texts
 
+    sizes = positive_ints("--counts", counts)
     settings = load(profile, config_file, index_name, **{"reranker.model": model, "reranker.backend": backend,
                                                          "reranker.max_length": max_length})
     reranker = load_reranker(settings.reranker, settings.models_dir)
-    sizes = [int(c) for c in split_csv((counts,)) or []]
     qs, passages = sample_texts(default_mtrag_dir(), queries, max(sizes))
     figures = reranker_latency(reranker, qs, passages, sizes)
     figures |= {"model": model, "backend": backend, "max_length": settings.reranker.max_length,
@@ -411,14 +413,14 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.records import Query
     from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.data import mtrag_tasks
+    from local_rag.train.data import check_domains, mtrag_tasks, positive_ints
     from local_rag.train.measure import recall_at_depths
 
     settings = load(profile, config_file, index_name)
-    sizes = [int(d) for d in split_csv((depths,)) or []]
+    sizes = positive_ints("--depths", depths)
     settings.retrieval.top_k = max(sizes)
     result, embedder, all_hits, all_gold = {}, None, [], []
-    for domain in split_csv((domains,)) or []:
+    for domain in check_domains(default_mtrag_dir(), split_csv((domains,)) or [], settings.indexes_dir, index_prefix):
         modes = ["lastturn", "own"] if mode == "own" else ["lastturn"]
         tasks, qrels = mtrag_tasks(default_mtrag_dir(), split, domain, modes, llm_cache, settings.llm.model)
         settings.index = f"{index_prefix}{domain}"
@@ -470,12 +472,13 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
     from local_rag.mtrag import default_mtrag_dir
+    from local_rag.train.data import check_domains
     from local_rag.train.decider import train_decider
 
     settings = load(profile, config_file, index_name, **{"reranker.model": reranker_model, "reranker.backend": reranker_backend,
                                                          "pipeline.cross_encoder": True if cross_encoder else None})
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
-                           synthetic, split_csv((domains,)) or [], work=Path(work), variants=split_csv((variants,)) or [],
+                           synthetic, check_domains(default_mtrag_dir(), split_csv((domains,)) or []), work=Path(work), variants=split_csv((variants,)) or [],
                            synthetic_the=synthetic_the, budgets=(decline_budget, clarify_budget), pick=pick)
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "cross_encoder", "targets_met")}, indent=2))
 
@@ -552,7 +555,7 @@ def draft_gate(profile, config_file, index_name, answers, decisions, features, b
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--mode", "modes", default="lastturn,lasttwo,lastanswer", show_default=True,
               help="Query modes whose lists the model reads: lastturn, lasttwo, lastanswer, questions; rewrite (own rewrites from --llm-cache).")
-@click.option("--depth", default=50, show_default=True, help="Candidates taken from each list.")
+@click.option("--depth", default=50, show_default=True, type=click.IntRange(min=1), help="Candidates taken from each list.")
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="Index of a domain = <prefix><domain>.")
 @click.option("--llm-cache", type=click.Path(dir_okay=False), help="Cache of the system's own rewrites, for mode rewrite.")
 @click.option("--work", type=click.Path(file_okay=False), default="runs/fusion", show_default=True,
@@ -564,14 +567,15 @@ def fusion(profile, config_file, index_name, name, split, domains, modes, depth,
     from tqdm import tqdm
 
     from local_rag.mtrag import default_mtrag_dir
-    from local_rag.train.data import own_rewrites
+    from local_rag.train.data import check_domains, own_rewrites
     from local_rag.train.fusion import train_fusion
 
     settings = load(profile, config_file, index_name)
+    domain_list = check_domains(default_mtrag_dir(), split_csv((domains,)) or [], settings.indexes_dir, index_prefix)
     mode_list = split_csv((modes,)) or []
     own = own_rewrites(llm_cache, settings.llm.model) if "rewrite" in mode_list else {}
     if "rewrite" in mode_list and not own:
         raise BadInputError(f"mode rewrite needs the own rewrites of the {split} split: `local-rag train rewrites --split {split} --llm-cache FILE`")
-    report = train_fusion(settings, default_mtrag_dir(), name, split_csv((domains,)) or [], mode_list, index_prefix, depth,
+    report = train_fusion(settings, default_mtrag_dir(), name, domain_list, mode_list, index_prefix, depth,
                           own, Path(work), split, progress=lambda it: tqdm(list(it), desc="retrieving lists", unit="batch"))
     click.echo(json.dumps(report, indent=2))

@@ -34,6 +34,9 @@ def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None
         ModelError: an unknown name, or a model whose files are missing or do not verify.
     """
     manifest = Manifest.load(models_dir)
+    if str(out) in manifest.entries and not Path(out).exists():  # `models pack NAME`: the bundle file was left out
+        raise ModelError(f"{out!r} is a model's name, not a bundle file: the file comes first "
+                         f"(`local-rag models pack models.tar {out}`)")
     if names:
         entries = [manifest.get(n) for n in names]
     else:
@@ -135,7 +138,8 @@ def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:
     try:
         tar = tarfile.open(bundle, "r:*")
     except (tarfile.TarError, OSError) as exc:
-        raise ModelError(f"{bundle}: not a readable tar bundle ({exc})") from exc
+        kind = "cannot read it" if isinstance(exc, OSError) else "not a tar file"
+        raise ModelError(f"{bundle}: {kind}; a bundle is what `local-rag models pack` writes") from exc
     with tar:
         try:
             members = tar.getmembers()

@@ -204,7 +204,7 @@ def resolve_model(name: str, models_dir: str | Path, role: str | None = None) ->
     manifest = Manifest.load(models_dir)
     entry = manifest.get(name)
     if role and entry.role != role:
-        raise ModelError(f"model {name!r} is a {entry.role}, not a {role}")
+        raise ModelError(f"model {name!r} is {_article(entry.role)} {entry.role}, not {_article(role)} {role}")
     if not manifest.is_present(entry):
         root = manifest.location(entry)
         sizes = [
@@ -251,3 +251,7 @@ def check_files(manifest: Manifest, entry: ModelEntry) -> None:
                 f"{target}: sha256 does not match the manifest (corrupt or replaced); "
                 f"re-import it (`local-rag models import {entry.name}`) and run `local-rag models verify`"
             )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"

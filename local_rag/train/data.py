@@ -170,6 +170,43 @@ def file_digest(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def check_domains(mtrag_dir: str | Path, domains: Sequence[str], indexes_dir: str | Path | None = None,
+                  index_prefix: str = "mtrag-") -> list[str]:
+    """``domains``, refused before any domain runs: none given, one without a task folder under
+    ``retrieval_tasks/`` (a typo), or, with ``indexes_dir``, one whose index ``<index_prefix><domain>`` is missing.
+
+    Raises:
+        BadInputError: any of these, one line naming the domains there are.
+    """
+    from local_rag.index.manifest import IndexManifest
+
+    if not domains:
+        raise BadInputError("--domains: no domain given")
+    root = Path(mtrag_dir) / "retrieval_tasks"
+    missing = [d for d in domains if not (root / d).is_dir()]
+    if missing:
+        held = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        raise BadInputError(f"--domains: no task folder for {', '.join(map(repr, missing))} in {root}"
+                            + (f" (there: {', '.join(held)})" if held else ""))
+    if indexes_dir is not None:
+        for domain in domains:
+            IndexManifest.load(Path(indexes_dir) / f"{index_prefix}{domain}")
+    return list(domains)
+
+
+def positive_ints(option: str, text: str) -> list[int]:
+    """``"5,10,20"`` -> ``[5, 10, 20]``: a comma-separated list of whole numbers >= 1 (``--depths``, ``--counts``).
+
+    Raises:
+        BadInputError: an empty list, or an item that is not a whole number >= 1.
+    """
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if not (t.isdigit() and int(t) >= 1)]
+    if bad or not items:
+        raise BadInputError(f"{option}: expected whole numbers >= 1, comma-separated (got {text!r})")
+    return sorted({int(t) for t in items})
+
+
 def mtrag_tasks(
     mtrag_dir: str | Path, split: str, domain: str, modes: Sequence[str], own_cache: str | Path | None = None,
     llm_model: str | None = None,

@@ -30,6 +30,7 @@ from local_rag.retrieve.learned import LearnedFusion, candidate_features, featur
 from local_rag.settings import Settings
 
 DEFAULT_MODES = ("lastturn", "lasttwo", "lastanswer")
+MODES = ("lastturn", "lasttwo", "lastanswer", "questions", "rewrite")  # rewrite: our own, from the LLM cache
 PENALTIES = (0.0001, 0.001, 0.01)
 
 
@@ -244,7 +245,8 @@ def split_turns(mtrag_dir: Path, split: str, domain: str, modes: Sequence[str], 
     from local_rag.llm.pipeline import conversations_by_id
 
     keep = load_split(mtrag_dir, split)
-    items, qrels = items_from_task_files(Path(mtrag_dir) / "retrieval_tasks", domain, ["lastturn"])
+    file_modes = ["lastturn", *(["questions"] if "questions" in modes else [])]  # never the organizers' rewrite file
+    items, qrels = items_from_task_files(Path(mtrag_dir) / "retrieval_tasks", domain, file_modes)
     items = keep_split(items, keep, lambda i: i.id)
     conversations = conversations_by_id(Path(mtrag_dir) / "generation_tasks" / "mtrag_tasks.jsonl")
     plain = [m for m in modes if m != "rewrite"]
@@ -267,6 +269,9 @@ def train_fusion(settings: Settings, mtrag_dir: Path, name: str, domains: Sequen
     from local_rag.retrieve.stack import open_retriever
     from local_rag.train.store import install_folder
 
+    unknown = [m for m in modes if m not in MODES]
+    if unknown or not modes:
+        raise BadInputError(f"--mode: unknown {', '.join(map(repr, unknown)) or '(none given)'}; valid: {', '.join(MODES)}")
     started = time.perf_counter()
     turns: list[LabelledTurn] = []
     embedder = None
