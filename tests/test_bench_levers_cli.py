@@ -27,6 +27,27 @@ def test_an_unknown_configuration_is_bad_input_before_any_model_loads(tmp_path: 
     assert not list(tmp_path.iterdir())
 
 
+def test_bad_domains_sizes_and_an_empty_table_are_refused_before_anything_runs(tmp_path: Path) -> None:
+    """Session 50: `ablation --domains govt,clapnp` dropped clapnq's turns without a word; `compress --budgets 300,abc`
+    was a ValueError traceback; `table --out` of a folder without runs wrote an empty table.md and summary.json."""
+    runner = CliRunner()
+    out = ["--out", str(tmp_path)]
+    result = runner.invoke(cli, ["bench-levers", "ablation", "--domains", "govt,clapnp", *out])
+    assert result.exit_code == 2 and result.output.strip() == (
+        "error: --domains: unknown ['clapnp']; MTRAG's are clapnq, cloud, fiqa, govt")
+    result = runner.invoke(cli, ["bench-levers", "compress", "--budgets", "300,abc", *out])
+    assert result.exit_code == 2 and result.output.strip() == (
+        "error: --budgets: expected whole numbers >= 1, comma-separated (got '300,abc')")
+    for command in (["ablation", "--max-turns", "-1"], ["compress", "--max-tasks", "-2"], ["profile", "--tokens", "0"],
+                    ["ablation", "--conversations", "-1"], ["ablation", "--threads", "-4"]):
+        result = runner.invoke(cli, ["bench-levers", *command, *out])
+        assert result.exit_code == 2 and f"Invalid value for '{command[1]}'" in result.output, command
+    result = runner.invoke(cli, ["bench-levers", "table", *out])
+    assert result.exit_code == 2 and result.output.strip() == (
+        f"error: no ablation runs (*.jsonl) in {tmp_path}: run `local-rag bench-levers ablation --out {tmp_path}` first")
+    assert not list(tmp_path.iterdir())
+
+
 def test_every_configuration_is_a_valid_setting_on_the_benchmark_profile() -> None:
     """A typo in a lever configuration (a key, a value, a prompt's name) fails here, not an hour into a run."""
     from local_rag.bench.lever_runs import CONFIGS

@@ -69,7 +69,7 @@ def test_the_command_times_a_gguf_and_refuses_bad_input(tmp_path: Path) -> None:
     result = runner.invoke(cli, ["bench-levers", "llm-speed", "--gguf", str(tmp_path / "none.gguf")])
     assert result.exit_code == 2 and "does not exist" in result.output
     result = runner.invoke(cli, ["bench-levers", "llm-speed", "--gguf", __file__, "--prompt-tokens", "600,lots"])
-    assert result.exit_code == 2 and "give whole numbers" in result.output
+    assert result.exit_code == 2 and "--prompt-tokens: expected whole numbers >= 1, comma-separated" in result.output
     result = runner.invoke(cli, ["bench-levers", "llm-speed", "--gguf", __file__, "--repeats", "0"])
     assert result.exit_code == 2 and "--repeats" in result.output
     path = write_shape_gguf(tmp_path / "tiny.gguf", TINY, smollm_gguf())

@@ -18,6 +18,7 @@ from typing import Any  # Any: settings overrides and the JSON figures written; 
 
 from local_rag.bench import levers
 from local_rag.bench.environment import describe_machine
+from local_rag.errors import BadInputError
 from local_rag.mtrag import load_generation_tasks, parse_conversation, read_jsonl, task_domain
 from local_rag.records import Hit
 from local_rag.settings import deep_merge, load_settings
@@ -298,7 +299,10 @@ def table(out: Path) -> None:
              "warm between turns p50 / p95 s (tokens) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     summaries = {}
-    for path in sorted(out.glob("*.jsonl")):
+    runs = sorted(out.glob("*.jsonl"))
+    if not runs:
+        raise BadInputError(f"no ablation runs (*.jsonl) in {out}: run `local-rag bench-levers ablation --out {out}` first")
+    for path in runs:
         s = levers.summarize(read_jsonl(path))
         summaries[path.stem] = s
         a = s["all"]

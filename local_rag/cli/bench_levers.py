@@ -7,12 +7,13 @@ from pathlib import Path
 import click
 
 from local_rag.cli.main import handle_errors
+from local_rag.cli.search import positive_ints
 
 SPLIT = click.option("--split", default="test", show_default=True, type=click.Choice(["train", "test"]))
 MODE = click.option("--mode", default="b", show_default=True, type=click.Choice(["b", "c"]),
                     help="b: the tasks' reference passages (Task B); c: retrieved from indexes/mtrag-<domain> (Task C).")
 PROFILE = click.option("--profile", default="cpu-qwen", show_default=True)
-THREADS = click.option("--threads", type=int, default=0, show_default=True, help="llama.cpp threads (0 = the profile's).")
+THREADS = click.option("--threads", type=click.IntRange(min=0), default=0, show_default=True, help="llama.cpp threads (0 = the profile's).")
 OUT = click.option("--out", "out_dir", default="docs/benchmarks/levers", show_default=True, help="Folder for the result files.")
 
 
@@ -39,14 +40,14 @@ def standalone(out_dir):
 @PROFILE
 @SPLIT
 @click.option("--budgets", default="200,300,400,600", show_default=True, help="Evidence token budgets.")
-@click.option("--max-tasks", type=int, default=0, show_default=True, help="The first tasks in conversation order (0 = all).")
+@click.option("--max-tasks", type=click.IntRange(min=0), default=0, show_default=True, help="The first tasks in conversation order (0 = all).")
 @OUT
 @handle_errors
 def compress(profile, split, budgets, max_tasks, out_dir):
     """Evidence tokens and quality proxies per budget (Task B passages)."""
     from local_rag.bench import lever_runs
 
-    lever_runs.compress(profile, split, [int(b) for b in _names(budgets)], max_tasks, Path(out_dir))
+    lever_runs.compress(profile, split, positive_ints("--budgets", budgets), max_tasks, Path(out_dir))
 
 
 @bench_levers.command()
@@ -54,8 +55,8 @@ def compress(profile, split, budgets, max_tasks, out_dir):
 @SPLIT
 @MODE
 @click.option("--configs", default="baseline,compress", show_default=True, help="Comma-separated configurations.")
-@click.option("--conversations", type=int, default=2, show_default=True, help="Conversations, first by sha1 (0 = all).")
-@click.option("--max-turns", type=int, default=0, show_default=True)
+@click.option("--conversations", type=click.IntRange(min=0), default=2, show_default=True, help="Conversations, first by sha1 (0 = all).")
+@click.option("--max-turns", type=click.IntRange(min=0), default=0, show_default=True, help="Turns per conversation (0 = all).")
 @click.option("--domains", default="", help="Comma-separated MTRAG domains (default: all).")
 @THREADS
 @OUT
@@ -64,9 +65,12 @@ def ablation(profile, split, mode, configs, conversations, max_turns, domains, t
     """Whole conversations answered in order under each configuration; resumable (one JSON line per turn)."""
     from local_rag.bench import lever_runs
     from local_rag.errors import BadInputError
+    from local_rag.mtrag import DOMAINS
 
     if unknown := [c for c in _names(configs) if c not in lever_runs.CONFIGS]:
         raise BadInputError(f"--configs: unknown {unknown}; choose from {', '.join(lever_runs.CONFIGS)}")
+    if unknown := [d for d in _names(domains) if d not in DOMAINS]:
+        raise BadInputError(f"--domains: unknown {unknown}; MTRAG's are {', '.join(DOMAINS)}")
     lever_runs.ablation(profile, split, mode, _names(configs), conversations, max_turns, _names(domains), threads, Path(out_dir))
 
 
@@ -76,7 +80,7 @@ def ablation(profile, split, mode, configs, conversations, max_turns, domains, t
 @click.option("--config", "configs", multiple=True, help="A prompt configuration (repeat the option; default: all). "
               "The names hold commas, so one name per flag.")
 @MODE
-@click.option("--max-turns", type=int, default=0, show_default=True)
+@click.option("--max-turns", type=click.IntRange(min=0), default=0, show_default=True, help="Turns per conversation (0 = all).")
 @OUT
 @handle_errors
 def prefix(profile, split, configs, mode, max_turns, out_dir):
@@ -91,8 +95,8 @@ def prefix(profile, split, configs, mode, max_turns, out_dir):
 
 @bench_levers.command("profile")
 @PROFILE
-@click.option("--tokens", type=int, default=64, show_default=True)
-@click.option("--repeats", type=int, default=2, show_default=True)
+@click.option("--tokens", type=click.IntRange(min=1), default=64, show_default=True)
+@click.option("--repeats", type=click.IntRange(min=1), default=2, show_default=True)
 @THREADS
 @OUT
 @handle_errors
@@ -134,10 +138,7 @@ def llm_speed_cmd(ggufs, shapes, vocab_from, work, prompt_tokens, new_tokens, re
         raise BadInputError("--shape needs --vocab-from (a real GGUF of the same tokenizer family)")
     if not ggufs and not shapes:
         raise BadInputError("nothing to time: give --gguf FILE or --shape NAME")
-    try:
-        sizes = [int(n) for n in _names(prompt_tokens)]
-    except ValueError:
-        raise BadInputError(f"--prompt-tokens {prompt_tokens!r}: give whole numbers separated by commas") from None
+    sizes = positive_ints("--prompt-tokens", prompt_tokens)
     results = []
     out = Path(out_file)
     files = [Path(g) for g in ggufs]

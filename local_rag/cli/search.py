@@ -57,6 +57,21 @@ def split_csv(values: tuple[str, ...]) -> list[str] | None:
     return out or None
 
 
+def positive_ints(option: str, text: str) -> list[int]:
+    """``"5,10,20"`` -> ``[5, 10, 20]``: a comma-separated list of whole numbers >= 1 (``--depths``, ``--counts``).
+
+    Raises:
+        BadInputError: an empty list, or an item that is not a whole number >= 1.
+    """
+    from local_rag.errors import BadInputError
+
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if not (t.isdigit() and int(t) >= 1)]
+    if bad or not items:
+        raise BadInputError(f"{option}: expected whole numbers >= 1, comma-separated (got {text!r})")
+    return sorted({int(t) for t in items})
+
+
 def load_reranker_or_skip(settings: Settings) -> Reranker | None:
     """The reranker of ``settings``; ``None`` with a warning when its model is missing and ``reranker.fallback`` is
     ``skip`` (as the pipeline does)."""

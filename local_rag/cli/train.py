@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
-from local_rag.cli.search import split_csv
+from local_rag.cli.search import positive_ints, split_csv
 from local_rag.errors import BadInputError
 
 
@@ -354,7 +354,6 @@ def latency(profile, config_file, index_name, model, backend, counts, queries, m
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.rerank import load_reranker
     from local_rag.rerank.latency import reranker_latency
-    from local_rag.train.data import positive_ints
     from local_rag.train.measure import sample_texts
 
     sizes = positive_ints("--counts", counts)
@@ -413,7 +412,7 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.records import Query
     from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.data import check_domains, mtrag_tasks, positive_ints
+    from local_rag.train.data import check_domains, mtrag_tasks
     from local_rag.train.measure import recall_at_depths
 
     settings = load(profile, config_file, index_name)

@@ -194,19 +194,6 @@ def check_domains(mtrag_dir: str | Path, domains: Sequence[str], indexes_dir: st
     return list(domains)
 
 
-def positive_ints(option: str, text: str) -> list[int]:
-    """``"5,10,20"`` -> ``[5, 10, 20]``: a comma-separated list of whole numbers >= 1 (``--depths``, ``--counts``).
-
-    Raises:
-        BadInputError: an empty list, or an item that is not a whole number >= 1.
-    """
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    bad = [t for t in items if not (t.isdigit() and int(t) >= 1)]
-    if bad or not items:
-        raise BadInputError(f"{option}: expected whole numbers >= 1, comma-separated (got {text!r})")
-    return sorted({int(t) for t in items})
-
-
 def mtrag_tasks(
     mtrag_dir: str | Path, split: str, domain: str, modes: Sequence[str], own_cache: str | Path | None = None,
     llm_model: str | None = None,
