@@ -282,3 +282,28 @@ def test_a_rebuild_hint_names_the_folder_the_index_was_built_from(tmp_path: Path
     moved = run("train", "adapt", "--index", "notes", cwd=elsewhere,
                 env={"LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes")})
     assert_clean_error(moved, 3, "`local-rag index build CORPUS --index notes`")
+
+
+def test_index_info_verify_rebuild_take_the_name_as_delete_does_and_rebuild_a_sparse_only_index(tmp_path: Path):
+    """Session 50: `index info notes` was "Got unexpected extra argument (notes)" (only `--index notes` worked, while
+    `index delete notes` takes the name); `index rebuild` of a --sparse-only index (after changing BM25's k1) was
+    "has no dense index (it was built sparse only): rebuild it with `index build`", and printed "FAISS None"."""
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    env = {"LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes"), "LOCAL_RAG_MODELS_DIR": str(MODELS)}
+    corpus = str(write_jsonl(tmp_path / "c.jsonl", CORPUS))
+    runner = CliRunner()
+    assert runner.invoke(cli, ["index", "build", corpus, "--sparse-only", "--index", "notes"], env=env).exit_code == 0
+    res = runner.invoke(cli, ["index", "info", "notes", "--json"], env=env)
+    assert res.exit_code == 0 and json.loads(res.output)["name"] == "notes"
+    res = runner.invoke(cli, ["index", "verify", "notes"], env={**env, "LOCAL_RAG_INDEX": "other"})  # NAME wins
+    assert res.exit_code == 0 and res.output.strip().endswith("notes: ok")
+    res = runner.invoke(cli, ["index", "info", "notes", "--index", "other"], env=env)
+    assert res.exit_code == 2 and res.output.strip() == "error: two indexes named: 'notes' and --index 'other'; give one"
+    res = runner.invoke(cli, ["index", "rebuild", "notes"], env={**env, "LOCAL_RAG_SPARSE__K1": "1.5"})
+    assert res.exit_code == 0, res.output
+    assert "'k1': 1.5" in res.output and res.output.strip().endswith("no vectors (sparse only)")
+    res = runner.invoke(cli, ["search", "cats", "--index", "notes"], env={**env, "LOCAL_RAG_SPARSE__K1": "1.5"})
+    assert res.exit_code == 0, res.output  # the rebuilt BM25 is the one the settings ask for

@@ -12,6 +12,19 @@ import click
 from local_rag.cli.main import handle_errors, load, settings_options, sparse_only_settings
 
 
+def _named(index_name: str | None, name: str | None) -> str | None:
+    """The index a command acts on: NAME (as `index delete NAMES` takes it) or --index, not two different ones (NAME
+    wins over $LOCAL_RAG_INDEX)."""
+    from click.core import ParameterSource
+
+    from local_rag.errors import BadInputError
+
+    typed = click.get_current_context().get_parameter_source("index_name") == ParameterSource.COMMANDLINE
+    if name and index_name and name != index_name and typed:
+        raise BadInputError(f"two indexes named: {name!r} and --index {index_name!r}; give one")
+    return name or index_name
+
+
 def _embedder_for(settings):
     if not settings.dense.enabled or "dense" not in settings.retrieval.retrievers:
         return None
@@ -204,21 +217,24 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
               "stays where it is).")
 @click.option("--backend-url", help="Move the index to this Qdrant server/cluster (--backend qdrant without it: embedded "
               "in the folder).")
+@click.argument("name", required=False)
 @handle_errors
-def rebuild(profile, config_file, index_name, factory, backend, backend_url):
-    """Rebuild BM25 and FAISS (or the Qdrant collection) with the current settings from stored chunks and vectors
-    (no re-embedding)."""
+def rebuild(profile, config_file, index_name, factory, backend, backend_url, name):
+    """Rebuild BM25 and FAISS (or the Qdrant collection) of index NAME (or --index) with the current settings from
+    stored chunks and vectors (no re-embedding)."""
     from local_rag.errors import BadInputError
     from local_rag.index.folder import rebuild_index
     from local_rag.settings import BackendConfig
 
-    settings = load(profile, config_file, index_name, **{"dense.factory": factory})
+    settings = load(profile, config_file, _named(index_name, name), as_built=True, **{"dense.factory": factory})
     if backend == "local" and backend_url:
         raise BadInputError("--backend-url is a Qdrant server's address: give it with --backend qdrant, not local")
     move = BackendConfig(name=backend or "qdrant", url=backend_url or "") if backend or backend_url else None
     started = time.perf_counter()
     manifest = rebuild_index(settings, backend=move)
-    click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, FAISS {manifest.dense and manifest.dense['factory']}")
+    dense = ("no vectors (sparse only)" if manifest.dense is None else "Qdrant collection" if manifest.backend == "qdrant"
+             else f"FAISS {manifest.dense['factory']}")
+    click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, {dense}")
 
 
 @index.command("list")
@@ -277,13 +293,14 @@ def delete(names, profile, config_file, index_name, yes):
 @index.command()
 @settings_options
 @click.option("--json", "as_json", is_flag=True)
+@click.argument("name", required=False)
 @handle_errors
-def info(profile, config_file, index_name, as_json):
-    """Show an index's manifest."""
+def info(profile, config_file, index_name, as_json, name):
+    """Show the manifest of index NAME (or --index)."""
     from local_rag.adaptation import adaptation_file, adaptations
     from local_rag.index.manifest import IndexManifest
 
-    settings = load(profile, config_file, index_name)
+    settings = load(profile, config_file, _named(index_name, name))
     manifest = IndexManifest.load(settings.index_dir)
     path = adaptation_file(settings.indexes_dir, settings.index)
     adapted = adaptations(settings.indexes_dir, settings.models_dir, settings.index).get(settings.index)
@@ -309,13 +326,14 @@ def info(profile, config_file, index_name, as_json):
 @index.command()
 @settings_options
 @click.option("--deep", is_flag=True, help="Also check contents: vector norms, NaN/inf, FAISS, BM25 structure, chunk texts.")
+@click.argument("name", required=False)
 @handle_errors
-def verify(profile, config_file, index_name, deep):
-    """Check an index folder's files against the sha256 in its manifest (exit 3 on problems)."""
+def verify(profile, config_file, index_name, deep, name):
+    """Check the files of index NAME (or --index) against the sha256 in its manifest (exit 3 on problems)."""
     from local_rag.errors import IndexError_
     from local_rag.index.verify import verify_index
 
-    settings = load(profile, config_file, index_name)
+    settings = load(profile, config_file, _named(index_name, name))
     problems = verify_index(settings.index_dir, deep=deep)
     if problems:
         for problem in problems:
