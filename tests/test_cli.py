@@ -307,3 +307,8 @@ def test_index_info_verify_rebuild_take_the_name_as_delete_does_and_rebuild_a_sp
     assert "'k1': 1.5" in res.output and res.output.strip().endswith("no vectors (sparse only)")
     res = runner.invoke(cli, ["search", "cats", "--index", "notes"], env={**env, "LOCAL_RAG_SPARSE__K1": "1.5"})
     assert res.exit_code == 0, res.output  # the rebuilt BM25 is the one the settings ask for
+    one = str(write_jsonl(tmp_path / "one.jsonl", CORPUS[:1]))
+    assert runner.invoke(cli, ["index", "build", one, "--sparse-only", "--index", "one"], env=env).exit_code == 0
+    res = runner.invoke(cli, ["index", "remove", CORPUS[0]["_id"], "--index", "one"], env=env)
+    assert res.exit_code == 2 and res.output.strip() == (
+        "error: removing these would leave index one empty; delete it instead (`local-rag index delete one`)")

@@ -604,7 +604,8 @@ def remove_documents(settings: Settings, ids: list[str], by: str = "passage", pr
         raise BadInputError(f"{len(missing)} {by} id(s) not in the index (first: {missing[0]!r})")
     keep = [i for i, c in enumerate(stored) if key(c) not in wanted]
     if not keep:
-        raise BadInputError("removing these would leave the index empty; delete the folder instead")
+        raise BadInputError(f"removing these would leave index {folder.path.name} empty; delete it instead "
+                            f"(`local-rag index delete {folder.path.name}`)")
     removed_passages = {c.passage_id for c in stored if key(c) in wanted}
     chunks = [stored[i] for i in keep]
     old = _stored_vectors(folder)
