@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from local_rag.cli.main import cli
-from local_rag.errors import ModelError
+from local_rag.errors import BadInputError, ModelError
 from local_rag.modelstore import Manifest
 from local_rag.modelstore import importer as importer_mod
 from local_rag.modelstore.bundle import pack, unpack
@@ -391,6 +391,28 @@ def test_pack_with_the_bundle_file_left_out_and_unpack_of_a_document(
 
 
 # --- CLI ---------------------------------------------------------------------------------------------------------
+
+
+def test_a_model_name_that_is_not_a_plain_folder_name_is_refused_before_anything_is_copied_or_trained(
+    tmp_path: Path, tiny_gguf: Path
+) -> None:
+    """Session 50: `models import m.gguf --name ../evil` wrote the model beside models/, `--name a/b` stopped on a
+    FileNotFoundError traceback leaving `models/.a`, `--name .hidden` made a model `models list` hides; `train
+    reranker --name ../x` would have found it only at install, after the training."""
+    runner = CliRunner()
+    models = tmp_path / "models"
+    env = {"LOCAL_RAG_MODELS_DIR": str(models)}
+    for name in ("../evil", "a/b", ".hidden", " padded", "manifest.json"):
+        res = runner.invoke(cli, ["models", "import", str(tiny_gguf), "--name", name], env=env)
+        assert res.exit_code == 2 and f"Invalid value for '--name': {name!r} is not a model name: a plain folder name" in res.output
+    res = runner.invoke(cli, ["train", "reranker", "--data", str(tmp_path / "none.jsonl"), "--name", "../x"], env=env)
+    assert res.exit_code == 2 and "'../x' is not a model name" in res.output
+    hidden = tmp_path / ".draft.gguf"
+    shutil.copy(tiny_gguf, hidden)
+    with pytest.raises(BadInputError, match=r"^'.draft' \(the file's name\) is not a model name: give one with --name$"):
+        import_path(hidden, models)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".draft.gguf", "tiny.gguf"]  # nothing beside or in models/
+    assert import_path(tiny_gguf, models, name="draft").name == "draft"
 
 
 def test_cli_models_list_verify_import_pack_unpack(tmp_path: Path, tiny_gguf: Path) -> None:

@@ -24,6 +24,20 @@ def _dir_option(func: Any) -> Any:
     return settings_options(func)
 
 
+def model_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """The ``--name`` of a model to import or train, checked before anything is read or trained (a name that cannot
+    be a folder under models/ was found at install, after the copy or the hours of training)."""
+    if not value:
+        return value
+    from local_rag.errors import BadInputError
+    from local_rag.modelstore.manifest import check_model_name
+
+    try:
+        return check_model_name(value)
+    except BadInputError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
 def human_size(n: int) -> str:
     size = float(n)
     for unit in ("B", "KB", "MB", "GB"):
@@ -139,7 +153,7 @@ def pull(profile: str | None, config_file: str | None, index_name: str | None, m
 @models.command("import")
 @_dir_option
 @click.argument("source")
-@click.option("--name", help="Name in the manifest (a local path: default the file/folder name).")
+@click.option("--name", callback=model_name, help="Name in the manifest (a local path: default the file/folder name).")
 @click.option("--role", type=click.Choice(["llm", "embedder", "reranker"]), default=None,
               help="What the model does (default: what its files say: a GGUF is an llm, a sequence-classification "
                    "head a reranker, a sentence-transformers folder an embedder; else llm).")

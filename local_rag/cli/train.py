@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from local_rag.cli.main import handle_errors, load, settings_options
+from local_rag.cli.models import model_name
 from local_rag.cli.search import positive_ints, split_csv
 from local_rag.errors import BadInputError
 
@@ -121,7 +122,7 @@ def containment(split, domains, modes, min_held, min_cover, unit, negatives, min
 @settings_options
 @click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
 @click.option("--base", default="all-MiniLM-L6-v2", show_default=True, help="Base model: a models/ name or a folder.")
-@click.option("--name", required=True, help="Name of the trained model under models/.")
+@click.option("--name", callback=model_name, required=True, help="Name of the trained model under models/.")
 @click.option("--loss", default="bce", type=click.Choice(["bce", "mnrl", "listnet"]), show_default=True)
 @click.option("--epochs", default=1.0, show_default=True)
 @click.option("--batch-size", default=16, show_default=True)
@@ -152,7 +153,7 @@ def reranker(profile, config_file, index_name, data_file, base, name, loss, epoc
 @settings_options
 @click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
 @click.option("--base", default="all-MiniLM-L6-v2", show_default=True, help="Base model: a models/ name or a folder.")
-@click.option("--name", required=True, help="Name of the trained model under models/.")
+@click.option("--name", callback=model_name, required=True, help="Name of the trained model under models/.")
 @click.option("--loss", default="mnrl", type=click.Choice(["mnrl", "cmnrl"]), show_default=True)
 @click.option("--epochs", default=1.0, show_default=True)
 @click.option("--batch-size", default=32, show_default=True)
@@ -175,7 +176,7 @@ def embedder(profile, config_file, index_name, data_file, base, name, loss, epoc
 
 @train.command()
 @settings_options
-@click.option("--name", help="Name of the adapted model under models/ (default <index>-adapted).")
+@click.option("--name", callback=model_name, help="Name of the adapted model under models/ (default <index>-adapted).")
 @click.option("--work", "work_dir", type=click.Path(file_okay=False), help="Work folder (default runs/adapt/<index>, "
               "under the user data directory outside a checkout): "
               "LLM cache, queries, examples, report.json, adapted.yaml. A rerun resumes there.")
@@ -244,7 +245,7 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
 
 @train.command()
 @settings_options
-@click.option("--name", required=True, help="Name of the fine-tuned GGUF under models/ (then llm.model: <name>).")
+@click.option("--name", callback=model_name, required=True, help="Name of the fine-tuned GGUF under models/ (then llm.model: <name>).")
 @click.option("--base", help="Base GGUF or transformers folder (default: llm.model of the settings).")
 @click.option("--work", "work_dir", type=click.Path(file_okay=False),
               help="Work folder (default runs/generator/<name>): examples.jsonl, checkpoints, merged model. A rerun resumes.")
@@ -440,7 +441,7 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
 
 @train.command()
 @settings_options
-@click.option("--name", default="decider", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--name", callback=model_name, default="decider", show_default=True, help="Model name in models/manifest.json.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/decider",
               show_default=True, help="Where report.json, report.md, confusion.png and predictions.jsonl go.")
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="MTRAG tasks retrieve from <prefix><domain>.")
@@ -484,7 +485,7 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
 
 @train.command()
 @settings_options
-@click.option("--name", default="support", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--name", callback=model_name, default="support", show_default=True, help="Model name in models/manifest.json.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), default="docs/benchmarks/support",
               show_default=True, help="Where report.json goes.")
 @click.option("--answers", multiple=True, type=click.Path(dir_okay=False, exists=True),
@@ -523,7 +524,7 @@ def support(profile, config_file, index_name, name, report_dir, answers, labels,
               help="Share of answerable drafts the threshold may decline.")
 @click.option("--test-answers", multiple=True, type=click.Path(dir_okay=False, exists=True),
               help="Answers to measure the fitted gate on (never learned from).")
-@click.option("--name", default="draft-gate", show_default=True, help="Model name in models/manifest.json.")
+@click.option("--name", callback=model_name, default="draft-gate", show_default=True, help="Model name in models/manifest.json.")
 @click.option("--report", "report_dir", type=click.Path(file_okay=False), help="Where report.json goes.")
 @handle_errors
 def draft_gate(profile, config_file, index_name, answers, decisions, features, budget, test_answers, name, report_dir):
@@ -548,7 +549,7 @@ def draft_gate(profile, config_file, index_name, answers, decisions, features, b
 
 @train.command()
 @settings_options
-@click.option("--name", required=True, help="Model name in models/manifest.json (then fusion.method: learned, fusion.model: NAME).")
+@click.option("--name", callback=model_name, required=True, help="Model name in models/manifest.json (then fusion.method: learned, fusion.model: NAME).")
 @click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True,
               help="The MTRAG split learned from (train: figures are then reported on test).")
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)

@@ -12,9 +12,9 @@ import shutil
 import sysconfig
 from pathlib import Path
 
-from local_rag.errors import ModelError
+from local_rag.errors import BadInputError, ModelError
 from local_rag.modelstore.gguf_check import check_gguf
-from local_rag.modelstore.manifest import Manifest, ModelEntry, ModelFile, folder_files
+from local_rag.modelstore.manifest import Manifest, ModelEntry, ModelFile, check_model_name, folder_files
 from local_rag.modelstore.sources import KNOWN_MODELS, KnownModel
 
 
@@ -115,7 +115,10 @@ def import_path(
     else:
         stem = src.name[: -len(".gguf")] if src.name.endswith(".gguf") else src.name
         fmt = format or ("gguf" if src.suffix == ".gguf" else "")
-        known = KnownModel(name=name or stem, role=role, format=fmt, licence=licence, description=f"imported from {src}")
+        if not name and stem.startswith("."):
+            raise BadInputError(f"{stem!r} (the file's name) is not a model name: give one with --name")
+        known = KnownModel(name=check_model_name(name or stem), role=role, format=fmt, licence=licence,
+                           description=f"imported from {src}")
     _check_shape(src, known.role)
     return install(known, [src], Path(models_dir), source=f"file:{src.resolve()}", check_pypi=False,
                    replace=replace)

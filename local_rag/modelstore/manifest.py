@@ -17,11 +17,28 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from local_rag.errors import ModelError
+from local_rag.errors import BadInputError, ModelError
 from local_rag.modelstore.json_cache import cache_path, read_cache, write_cache
 
 MANIFEST_NAME = "manifest.json"
 LOCAL_NAME = "manifest.local.json"
+
+
+def check_model_name(name: str) -> str:
+    """``name`` if it can name a folder under ``models_dir``: before, ``models import m.gguf --name ../evil`` wrote
+    outside it, ``a/b`` stopped on a traceback leaving a staging folder, ``.hidden`` made a model `models list` hides.
+
+    Raises:
+        BadInputError: '/', '\\' or a NUL in it, a leading '.', leading or trailing spaces, an empty name, or a manifest's
+            file name.
+    """
+    if (not name.strip() or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip()
+            or name in (MANIFEST_NAME, LOCAL_NAME)):
+        raise BadInputError(f"{name!r} is not a model name: a plain folder name under models_dir (no '/' or '\\', not "
+                         "starting with '.', no leading or trailing space)")
+    return name
+
+
 _CHUNK = 1 << 20
 
 
