@@ -397,6 +397,36 @@ def test_serve_refuses_a_public_address_without_a_key(monkeypatch: pytest.Monkey
     assert result.exit_code == 6 and "refusing to bind 0.0.0.0 without an API key" in result.output
 
 
+def test_serve_says_a_port_in_use_or_a_foreign_host_before_anything_loads(monkeypatch: pytest.MonkeyPatch,
+                                                                           tmp_path: Path):
+    """Session 50: `serve --port 8765` with the port taken loaded the pipeline (the LLM), then uvicorn logged
+    "ERROR: [Errno 98] error while attempting to bind ... address already in use" and stopped; a --host that is not
+    this machine's the same way."""
+    import socket
+
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    monkeypatch.delenv("LOCAL_RAG_API_KEY", raising=False)
+    env = {"LOCAL_RAG_INDEXES_DIR": str(tmp_path)}
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert CliRunner().invoke(cli, ["index", "build", str(corpus), "--sparse-only", "--index", "s"], env=env).exit_code == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--index", "s", "--port", str(port)], env=env)
+    assert result.exit_code == 6 and result.output.strip().splitlines()[-1] == (
+        f"error: cannot listen on 127.0.0.1:{port}: the port is in use (another `local-rag serve`?); choose another "
+        "--port, or --port 0 for any free one")
+    result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--index", "s", "--host", "no-such-host.invalid",
+                                      "--api-key", "k"], env=env)
+    assert result.exit_code == 6 and result.output.strip().splitlines()[-1].startswith(
+        "error: cannot listen on no-such-host.invalid:8000: ")
+    assert "loading the pipeline" not in result.output
+
+
 def test_serve_fails_fast_on_a_missing_index(tmp_path: Path):
     from click.testing import CliRunner
 

@@ -44,7 +44,7 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, **server):
     """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
     from local_rag.adaptation import in_use
-    from local_rag.server import check_bind
+    from local_rag.server import check_bind, check_port
     from local_rag.server import serve as run_server
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
@@ -52,6 +52,7 @@ def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
                                  **{f"server.{k}": v for k, v in server.items()})
     cfg = settings.server
     check_bind(cfg)
+    check_port(cfg)  # a port in use is said now, not after the models load
     adapted = in_use(settings)
     click.echo(
         f"local-rag serve: index {settings.index}{', ' + adapted if adapted else ''}, model {settings.llm.model}, "

@@ -55,6 +55,35 @@ def check_bind(config: ServerConfig) -> None:
         )
 
 
+def check_port(config: ServerConfig) -> None:
+    """Bind ``host:port`` once and let it go, before the models load: a port in use, or a host that is not an address
+    of this machine, was found by uvicorn only after the pipeline had loaded (a raw ``ERROR: [Errno 98]`` log line).
+
+    Raises:
+        SettingsError: one line naming the address and the way out.
+    """
+    import errno
+    import socket
+
+    if config.port == 0:
+        return  # any free port
+    where = f"{config.host}:{config.port}"
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(config.host, config.port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise SettingsError(f"cannot listen on {where}: {exc.strerror} (--host takes a name or address of this "
+                            "machine)") from None
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            sock.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise SettingsError(f"cannot listen on {where}: the port is in use (another `local-rag serve`?); "
+                                    "choose another --port, or --port 0 for any free one") from None
+            raise SettingsError(f"cannot listen on {where}: {exc.strerror}") from None
+
+
 def create_app(settings: Settings, pipeline: Any = None, load: bool = True) -> Any:
     """The FastAPI app (see `local_rag.server.app.create_app`)."""
     require_server()
@@ -67,6 +96,7 @@ def serve(settings: Settings, pipeline: Any = None) -> None:
     """Load the pipeline's stages, then serve until interrupted (Ctrl-C)."""
     cfg = settings.server
     check_bind(cfg)
+    check_port(cfg)
     uvicorn = require_server()
     app = create_app(settings, pipeline)
     log.info("serving index %s with %s", settings.index, settings.llm.model)
