@@ -568,13 +568,23 @@ def _user_config() -> dict[str, Any]:
     return data
 
 
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line: "line 3, column 1: expected the node content, but found '<stream end>'" (PyYAML's own message spans
+    five lines, with a caret drawing)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else problem
+
+
 def _read_file(path: Path) -> dict[str, Any]:
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError as exc:
         raise SettingsError(f"settings file not found: {path}") from exc
     except yaml.YAMLError as exc:
-        raise SettingsError(f"settings file {path} is not valid YAML/JSON: {exc}") from exc
+        raise SettingsError(f"settings file {path} is not valid YAML/JSON: {_yaml_problem(exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise SettingsError(f"settings file {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     if not isinstance(data, dict):
         raise SettingsError(f"settings file {path} must hold a mapping, not {type(data).__name__}")
     return data

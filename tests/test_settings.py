@@ -166,3 +166,20 @@ def test_cli_refuses_an_index_name_outside_the_indexes_folder(tmp_path: Path) ->
     assert_clean_error(run("index", "build", "docs", "--index", "../evil", "--sparse-only", cwd=tmp_path), 6,
                        "'../evil' is not an index name")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs"]
+
+
+def test_a_broken_settings_file_is_one_line_with_where(tmp_path: Path) -> None:
+    """Session 50: an unclosed bracket in a --config file printed PyYAML's five-line message with a caret drawing; a
+    file in another encoding was a UnicodeDecodeError traceback."""
+    cases = {
+        "bracket.yaml": (b"retrieval:\n  top_k: [\n", "line 3, column 1: expected the node content, but found '<stream end>'"),
+        "indent.yaml": (b"a: 1\n b: 2\n", "line 2, column 3: mapping values are not allowed here"),
+    }
+    for name, (data, where) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        with pytest.raises(SettingsError) as caught:
+            load_settings(config_file=tmp_path / name)
+        assert str(caught.value) == f"settings file {tmp_path / name} is not valid YAML/JSON: {where}"
+    (tmp_path / "latin1.yaml").write_bytes("retrieval: {top_k: 5}  # réglages\n".encode("latin-1"))
+    with pytest.raises(SettingsError, match=r"latin1.yaml is not UTF-8 text \(invalid continuation byte at byte 26\)$"):
+        load_settings(config_file=tmp_path / "latin1.yaml")
