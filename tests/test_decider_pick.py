@@ -76,4 +76,4 @@ def test_bad_budgets_and_picks_are_refused_before_any_work(tmp_path):
     assert not (tmp_path / "runs").exists()
     # no MTRAG data where LOCAL_RAG_MTRAG_DIR points (it was a FileNotFoundError traceback)
     assert_clean_error(run("train", "decider", cwd=tmp_path, env={"LOCAL_RAG_MTRAG_DIR": str(tmp_path / "nowhere")}), 2,
-                       "split file not found")
+                       "no MTRAG retrieval tasks at")

@@ -183,9 +183,11 @@ def check_domains(mtrag_dir: str | Path, domains: Sequence[str], indexes_dir: st
     if not domains:
         raise BadInputError("--domains: no domain given")
     root = Path(mtrag_dir) / "retrieval_tasks"
+    if not root.is_dir():
+        raise BadInputError(f"no MTRAG retrieval tasks at {root}: point LOCAL_RAG_MTRAG_DIR at the MTRAG folder")
     missing = [d for d in domains if not (root / d).is_dir()]
     if missing:
-        held = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
+        held = sorted(p.name for p in root.iterdir() if p.is_dir())
         raise BadInputError(f"--domains: no task folder for {', '.join(map(repr, missing))} in {root}"
                             + (f" (there: {', '.join(held)})" if held else ""))
     if indexes_dir is not None:
