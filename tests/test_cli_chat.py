@@ -61,6 +61,21 @@ def test_chat_session_commands_and_save(workdir: Path):
     assert len(json.loads(saved.read_text())) == 4
 
 
+def test_chat_commands_before_an_answer_unknown_ones_and_a_message_that_begins_with_a_slash(workdir: Path):
+    """Session 50: `/sources` before any answer, `/save` without a file and `/usr/lib?` (a question) each printed the
+    help and nothing else; the question could not be asked at all."""
+    saved = workdir / "slash.json"
+    script = "\n".join(["/sources", "/trace", "/save", "/frobnicate now", "//usr/lib: what lives there?",
+                        f"/save {saved}", "/quit"]) + "\n"
+    result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "(/sources: no answer yet in this conversation)" in out and "(/trace: no answer yet in this conversation)" in out
+    assert "(/save needs a FILE: /save conversation.json)" in out
+    assert "(unknown command /frobnicate; a message that begins with '/' takes two: //frobnicate now)" in out
+    assert json.loads(saved.read_text())[0] == {"speaker": "user", "text": "/usr/lib: what lives there?"}
+
+
 def test_chat_loads_and_warms_while_the_user_types(workdir: Path):
     result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin="Tell me about dogs\n/trace\n/quit\n")
     assert result.returncode == 0, result.stderr

@@ -127,7 +127,8 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
 
 HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /trace (agentic
-mode: thoughts, searches, passages read), /reset, /save FILE (then after every turn), /load FILE, /quit (or Ctrl-D)"""
+mode: thoughts, searches, passages read), /reset, /save FILE (then after every turn), /load FILE, /help, /quit (or
+Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it for?')"""
 
 
 @click.command()
@@ -186,8 +187,11 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         text, cut = clip_message(line)
         if not text:
             continue
-        if text.startswith("/"):
+        if text.startswith("//"):  # a message that begins with '/' (a path, say): one slash dropped
+            text = text[1:]
+        elif text.startswith("/"):
             cmd, _, arg = text.partition(" ")
+            arg = arg.strip()
             if cmd in ("/quit", "/exit"):
                 break
             if cmd == "/reset":
@@ -224,8 +228,14 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                 click.echo(f"(loaded {len(conversation.turns)} turns{'' if same else _unbound(save_file)})")
                 save_file = save_file if same else None
                 pipeline.warm_later(conversation)
-            else:
+            elif cmd in ("/sources", "/rewrite", "/trace"):
+                click.echo(f"({cmd}: no answer yet in this conversation)")
+            elif cmd in ("/save", "/load"):
+                click.echo(f"({cmd} needs a FILE: {cmd} conversation.json)")
+            elif cmd == "/help":
                 click.echo(HELP)
+            else:
+                click.echo(f"(unknown command {cmd}; a message that begins with '/' takes two: //{text[1:40]})\n{HELP}")
             continue
         if cut:
             click.echo(f"(your message was cut to {MAX_MESSAGE_CHARS} characters)")
