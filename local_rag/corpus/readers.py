@@ -113,6 +113,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     elif path.suffix.lower() in DOC_SUFFIXES:
         source = _read_document_file(path, report)
     else:
+        _check_jsonl_like(path)
         source = _read_jsonl_file(path, skip_bad, report)
     for passage in source:
         if passage.id in seen:
@@ -121,6 +122,19 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         seen.add(passage.id)
         report.add(passage)
         yield passage
+
+
+def _check_jsonl_like(path: Path) -> None:
+    """Refuse a file that is neither a document local-rag reads nor JSONL passages (a ``.csv``, a ``.tsv``, an
+    ``.epub``): it was read as JSONL and said "line 1: not valid JSON", as if the file were a broken corpus."""
+    name = path.name.lower()
+    if name.endswith((".jsonl", ".json", ".ndjson", ".gz", ".zip")):
+        return
+    with path.open("rb") as fh:
+        head = fh.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if head and not head.startswith(b"{"):
+        raise BadInputError(f"{path}: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR "
+                            f"folder, or documents ({' '.join(DOC_SUFFIXES)}) or a folder of them")
 
 
 def _bad(message: str, skip_bad: bool, report: CorpusReport) -> None:
