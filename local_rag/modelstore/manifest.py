@@ -29,13 +29,13 @@ def check_model_name(name: str) -> str:
     outside it, ``a/b`` stopped on a traceback leaving a staging folder, ``.hidden`` made a model `models list` hides.
 
     Raises:
-        BadInputError: '/', '\\' or a NUL in it, a leading '.', leading or trailing spaces, an empty name, or a manifest's
-            file name.
+        BadInputError: '/', '\\' or a NUL in it, a leading '.', leading or trailing spaces, an empty name, or a
+            manifest's file name.
     """
     if (not name.strip() or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip()
             or name in (MANIFEST_NAME, LOCAL_NAME)):
         raise BadInputError(f"{name!r} is not a model name: a plain folder name under models_dir (no '/' or '\\', not "
-                         "starting with '.', no leading or trailing space)")
+                            "starting with '.', no leading or trailing space)")
     return name
 
 
