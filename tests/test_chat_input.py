@@ -52,6 +52,23 @@ def test_streamer_prints_no_empty_agent_line():
     assert out.getvalue() == "agent> Atomic renames [1].\n"
 
 
+def test_a_streamed_i_dont_know_classed_a_decline_is_written_once():
+    """Session 50: `chat --mode agentic` (and `ask` into a pipe or file) wrote the model's streamed "I'm sorry, ..."
+    and then the same sentence again as the decline's text (`ask` behind a carriage return, which only a terminal
+    hides, and only when it fits one line)."""
+    idk = "I'm sorry, but I don't have the answer to that in the documents I have."
+    out = io.StringIO()
+    streamed = Streamer(out=out)
+    for piece in (" I'm sorry,", " but I don't have the answer to that", " in the documents I have."):
+        streamed(piece)
+    streamed.finish(idk, streamed_is_final=False)
+    assert out.getvalue() == f"agent> {idk}\n"
+    out = io.StringIO()
+    plain = Streamer("", out=out)  # `ask`: no prefix
+    plain.finish(idk, streamed_is_final=False)  # declined before any LLM call: written once
+    assert out.getvalue() == f"{idk}\n"
+
+
 def test_a_withdrawn_draft_is_followed_by_why_then_the_decline():
     out = io.StringIO()
     drafted = Streamer(out=out)

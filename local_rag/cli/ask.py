@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,12 +76,6 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 
 
-
-def echo_piece(piece: str) -> None:
-    """Print a streamed piece of the answer as it comes."""
-    sys.stdout.write(piece)
-    sys.stdout.flush()
-
 @click.command()
 @click.argument("question", required=False)
 @settings_options
@@ -94,6 +87,7 @@ def echo_piece(piece: str) -> None:
 def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation,
         conversation_file, as_json):
     """Answer one turn: QUESTION, or the last user turn of --conversation."""
+    from local_rag.cli.lines import Streamer
     from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
@@ -115,14 +109,9 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
         result = pipeline.answer(conversation)
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         return
-    result = pipeline.answer(conversation, on_token=echo_piece)  # the draft streams; the checks may revise it after
-    final, why = checked_draft(result)
-    if why:
-        click.echo(f"\n({why})" + ("" if final else "\n" + result.answer.text))
-    elif result.answer.kind != "answer" or not result.answer.raw:
-        click.echo("\r" + result.answer.text)
-    else:
-        click.echo()
+    streamer = Streamer("")
+    result = pipeline.answer(conversation, on_token=streamer)  # the draft streams; the checks may revise it after
+    streamer.finish(result.answer.text, *checked_draft(result))
     print_sources(result)
 
 

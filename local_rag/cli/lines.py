@@ -54,6 +54,7 @@ class Streamer:
         self.prefix = prefix
         self.out = out or sys.stdout
         self.started = False
+        self.shown: list[str] = []  # what was streamed, to tell a final text that repeats it
 
     def __call__(self, piece: str) -> None:
         if not self.started:
@@ -62,6 +63,7 @@ class Streamer:
             self.out.write(self.prefix)
             piece = piece.lstrip()
             self.started = True
+        self.shown.append(piece)
         self.out.write(piece)
         self.out.flush()
 
@@ -75,11 +77,13 @@ class Streamer:
     def finish(self, text: str, streamed_is_final: bool, why: str = "") -> None:
         """End the turn: a newline after streamed text that stands as the answer, else the final ``text`` on its
         own line. After a streamed draft, ``why`` (in brackets) says what the checks after generation did to it:
-        withdrew it, removed or flagged sentences, moved citations."""
+        withdrew it, removed or flagged sentences, moved citations. A final text that is the streamed one (an
+        "I don't know" the model wrote, classed a decline) is not written again."""
+        repeated = self.started and "".join(self.shown).strip() == text.strip()
         if self.started:
             self.out.write("\n")
         if self.started and why:
             self.out.write(f"({why})\n")
-        if not (self.started and streamed_is_final):
+        if not (self.started and (streamed_is_final or repeated)):
             self.out.write(f"{self.prefix}{text}\n")
         self.out.flush()
