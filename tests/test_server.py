@@ -151,6 +151,18 @@ def test_idk_without_a_model_call_still_streams_the_answer(index):
     assert text == plain.choices[0].message.content == settings.generate.idk_answer and llm.calls == []
 
 
+def test_the_models_own_i_dont_know_streams_once(index):
+    """Session 50: the model writing the IDK sentence itself (classed a decline) streamed it, then sent it again after a
+    blank line, as if a check had withdrawn a draft."""
+    settings, _ = index
+    llm = SlowLLM(settings.generate.idk_answer)
+    with running(app_for(index, llm)) as url:
+        chunks = list(client(url).chat.completions.create(model="m", messages=CONV, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text.strip() == settings.generate.idk_answer and chunks[-1].model_extra["local_rag"]["kind"] == "decline"
+    assert llm.seen and llm.emitted  # written by the model, streamed, not the fixed answer of a gate
+
+
 def test_agentic_mode_streams_only_the_answer_and_returns_the_trace(index):
     from local_rag.modes import make_pipeline
 

@@ -225,13 +225,13 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
     cid = protocol.completion_id()
     yield protocol.sse(protocol.chunk(cid, model, {"role": "assistant", "content": ""}))
     prefix = ClarifyPrefix(settings.generate.clarify)
-    sent = False
+    sent = ""
     kind, value = first
     while kind != "done":
         if kind == "status":
             yield protocol.sse(protocol.chunk(cid, model, {}, local_rag={"status": value}))
         elif text := prefix.feed(value):
-            sent = True
+            sent += text
             yield protocol.sse(protocol.chunk(cid, model, {"content": text}))
         kind, value = await turn.next_event()
     try:
@@ -240,9 +240,10 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
         yield protocol.sse(exc.body())
         return
     rest = prefix.flush()
+    repeated = (sent + rest).strip() == result.answer.text.strip()  # the model's own "I don't know", classed a decline
     if not sent:
         rest = result.answer.text  # nothing was streamed (e.g. the fixed IDK answer without a model call)
-    elif result.answer.kind == "decline" and result.answer.text.strip():
+    elif result.answer.kind == "decline" and result.answer.text.strip() and not repeated:
         rest += "\n\n" + result.answer.text  # a check after generation withdrew the streamed draft: say so
     elif note := revision_note(result.support):
         rest += f"\n\n({note})"  # the support check removed or flagged sentences of the streamed draft
