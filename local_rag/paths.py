@@ -24,6 +24,7 @@ import os
 from pathlib import Path
 
 APP = "local-rag"
+MAX_NAME_BYTES = 200  # an index or model name: a folder beside its hidden lock and staging files (255 bytes each)
 
 
 def in_checkout(folder: Path | None = None) -> bool:

@@ -405,6 +405,8 @@ def test_a_model_name_that_is_not_a_plain_folder_name_is_refused_before_anything
     for name in ("../evil", "a/b", ".hidden", " padded", "manifest.json"):
         res = runner.invoke(cli, ["models", "import", str(tiny_gguf), "--name", name], env=env)
         assert res.exit_code == 2 and f"Invalid value for '--name': {name!r} is not a model name: a plain folder name" in res.output
+    res = runner.invoke(cli, ["models", "import", str(tiny_gguf), "--name", "m" * 300], env=env)
+    assert res.exit_code == 2 and "Invalid value for '--name': model name too long: 300 bytes, 200 at most" in res.output
     res = runner.invoke(cli, ["train", "reranker", "--data", str(tmp_path / "none.jsonl"), "--name", "../x"], env=env)
     assert res.exit_code == 2 and "'../x' is not a model name" in res.output
     hidden = tmp_path / ".draft.gguf"

@@ -158,6 +158,16 @@ def test_an_index_name_is_a_plain_folder_name(name: str, monkeypatch: pytest.Mon
     assert load_settings("cpu-test", overrides={"index": "my notes-2.v1"}).index == "my notes-2.v1"
 
 
+def test_an_index_name_the_file_system_cannot_hold_is_refused() -> None:
+    """Session 50: `index build docs --index <300 characters>` was an `OSError: [Errno 36] File name too long`
+    traceback (the name, and its lock and staging files beside it, are folder names of at most 255 bytes)."""
+    with pytest.raises(SettingsError, match="index name too long: 300 bytes, 200 at most"):
+        load_settings("cpu-test", overrides={"index": "a" * 300})
+    with pytest.raises(SettingsError, match="index name too long: 202 bytes, 200 at most"):
+        load_settings("cpu-test", overrides={"index": "é" * 101})
+    assert load_settings("cpu-test", overrides={"index": "a" * 200}).index == "a" * 200
+
+
 def test_cli_refuses_an_index_name_outside_the_indexes_folder(tmp_path: Path) -> None:
     from .test_cli import assert_clean_error, run
 
