@@ -199,9 +199,10 @@ def test_imports_go_to_the_local_manifest_and_leave_the_shipped_one_alone(tmp_pa
     manifest.save()
     assert Manifest.load(models).get("stock").source == "file:elsewhere"
     assert models.joinpath("manifest.json").read_bytes() == shipped
-    models.joinpath("manifest.local.json").write_text("{not json")
-    with pytest.raises(ModelError, match="manifest.local.json is corrupt.*move it away"):
-        Manifest.load(models)
+    for damaged in (b"{not json", b"[]", b"\xff\xfe{}"):  # session 50: `[]` (valid JSON) or UTF-16 were tracebacks
+        models.joinpath("manifest.local.json").write_bytes(damaged)
+        with pytest.raises(ModelError, match="manifest.local.json is corrupt.*move it away"):
+            Manifest.load(models)
 
 
 # --- pull (the hub faked: no network) ---------------------------------------------------------------------------

@@ -155,7 +155,7 @@ def _read_entries(path: Path) -> dict[str, ModelEntry]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         return {e["name"]: ModelEntry.from_json(e) for e in data.get("models", [])}
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:  # e.g. `[]`
         fix = "restore it from git" if path.name == MANIFEST_NAME else "move it away"
         raise ModelError(f"{path} is corrupt ({exc}); {fix} and re-import the models") from exc
 
