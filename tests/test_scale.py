@@ -435,3 +435,27 @@ def test_bench_scale_refuses_bad_sizes_and_an_empty_report_before_writing(tmp_pa
     res = runner.invoke(cli, [*base, "--basis", "0"])
     assert res.exit_code == 2 and "'--basis': 0 is not in the range x>=1" in res.output
     assert (out / "scale.json").read_text() == "[the committed figures]" and not (tmp_path / "work").exists()
+
+
+def test_a_factory_faiss_cannot_build_is_refused_before_reading_and_one_it_cannot_train_in_one_line(
+        tmp_path: Path, fake_settings: Settings, hash_embedder: HashEmbedder, corpus_file: Path):
+    """Session 50: `index build docs --factory NOPE` (or PQ7 on 384 dimensions) embedded the whole corpus, then
+    stopped on FAISS's C++ RuntimeError traceback; IVF1024,PQ32 on a small corpus the same at training."""
+    from local_rag.errors import BadInputError
+
+    bad = fake_settings.model_copy(deep=True)
+    bad.dense.factory = "NOPE"
+    with pytest.raises(BadInputError, match=r"^FAISS factory 'NOPE' for \d+-dimensional vectors: could not parse index "
+                                            r"string NOPE \(e\.g\. auto, Flat, HNSW32"):
+        build_index(bad, tmp_path / "not-read.jsonl", embedder=hash_embedder, progress=False)  # the corpus: never read
+    pq = fake_settings.model_copy(deep=True)
+    pq.dense.factory = "IVF1024,PQ8"
+    with pytest.raises(BadInputError, match=r"^FAISS 'IVF1024,PQ8 \(as IVF1,PQ8\)' cannot be trained on \d+ vectors "
+                                            r"\(Number of training points .*\); a corpus this small takes Flat or HNSW32"):
+        build_index(pq, corpus_file, embedder=hash_embedder, progress=False)
+    assert not (tmp_path / "indexes" / fake_settings.index).exists()
+    build_index(fake_settings, corpus_file, embedder=hash_embedder, progress=False)
+    again = fake_settings.model_copy(deep=True)
+    again.dense.factory = "NOPE"
+    with pytest.raises(BadInputError, match="could not parse index string NOPE"):
+        rebuild_index(again)

@@ -41,3 +41,25 @@ def resolve_factory(factory: str, rows: int) -> str:
     if factory == AUTO:
         factory = choose_factory(rows)
     return factory.replace("{lists}", str(ivf_lists(rows)))
+
+
+def check_factory(factory: str, dimension: int) -> None:
+    """Refuse a FAISS factory string FAISS cannot build for ``dimension``-wide vectors, before anything is read or
+    embedded (``--factory NOPE`` was a C++ ``RuntimeError`` traceback after the whole corpus had been embedded).
+
+    Raises:
+        BadInputError: FAISS's reason in one line, with examples of strings it takes.
+    """
+    from local_rag._optional import require
+    from local_rag.errors import BadInputError
+
+    if factory == AUTO or dimension < 1:
+        return
+    faiss = require("faiss", "dense retrieval")
+    try:
+        faiss.index_factory(dimension, resolve_factory(factory, 100_000), faiss.METRIC_INNER_PRODUCT)
+    except RuntimeError as exc:
+        reason = str(exc).strip().splitlines()[-1].split(": ", 1)[-1] if str(exc).strip() else type(exc).__name__
+        raise BadInputError(f"FAISS factory {factory!r} for {dimension}-dimensional vectors: {reason} (e.g. auto, "
+                            "Flat, HNSW32, IVF{lists},SQ8, IVF1024,PQ32)") from None
+

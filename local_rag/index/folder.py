@@ -41,6 +41,7 @@ from local_rag.errors import BadInputError, IndexError_
 from local_rag.index import integrity
 from local_rag.index.chunkfile import ChunkFile
 from local_rag.index.dense import DenseIndex
+from local_rag.index.factory import check_factory
 from local_rag.index.learned_sparse import LearnedSparseIndex
 from local_rag.index.lock import one_writer, reading, swapping, writing
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
@@ -444,6 +445,8 @@ def build_index(
     """
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
+    if settings.dense.enabled and settings.backend.name == "local":
+        check_factory(settings.dense.factory, embedder.dimension)  # a bad --factory: before hours of embedding
     started = time.perf_counter()
     passages, report = _read_all(corpus, skip_bad, progress)
     read_s = time.perf_counter() - started
@@ -644,6 +647,8 @@ def rebuild_index(settings: Settings, progress: bool = False, backend: BackendCo
             url = str(read_meta(folder.path).get("url") or "")
         backend = BackendConfig(name=manifest.backend, url=url)
     settings = settings.model_copy(update={"backend": backend})
+    if manifest.dense is not None and backend.name == "local":
+        check_factory(settings.dense.factory, int(manifest.dense.get("dimension") or 0))
     manifest.sparse = _sparse_section(settings)
     if manifest.dense is not None:
         manifest.dense["factory"] = settings.dense.factory
