@@ -321,3 +321,22 @@ def test_index_info_verify_rebuild_take_the_name_as_delete_does_and_rebuild_a_sp
     res = runner.invoke(cli, ["index", "remove", CORPUS[0]["_id"], "--index", "one"], env=env)
     assert res.exit_code == 2 and res.output.strip() == (
         "error: removing these would leave index one empty; delete it instead (`local-rag index delete one`)")
+
+
+def test_counts_of_tasks_and_candidates_below_one_are_refused_before_anything_runs(tmp_path: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    """Session 50: `eval retrieval --limit -1` (or `eval generation --limit -2`, `--candidates 0`) was taken as given:
+    a negative limit dropped tasks from the end of a sha1 order, a zero candidate count reranked nothing."""
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for args in (["eval", "retrieval", "--limit", "-1"], ["eval", "retrieval", "--candidates", "0"],
+                 ["eval", "generation", "--setting", "reference", "--predictions", "p.jsonl", "--limit", "-2"],
+                 ["train", "support", "--limit", "0"], ["train", "generator", "--name", "g", "--limit", "-1"]):
+        res = runner.invoke(cli, args)
+        option = next(a for a in args if a in ("--limit", "--candidates"))
+        assert res.exit_code == 2 and f"Invalid value for '{option}'" in res.output, (args, res.output)
+    assert not list(tmp_path.iterdir())

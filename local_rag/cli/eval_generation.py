@@ -33,7 +33,7 @@ from local_rag.cli.main import handle_errors, load, settings_options
               help="rag: JSONL cache of query rewrites by task id, shared with `eval retrieval` and other runs "
                    "(default: runs/llm-cache.jsonl).")
 @click.option("--split", type=click.Choice(["train", "test"]), help="Only the tasks of this MTRAG split's conversations (<mtrag>/splits/).")
-@click.option("--limit", type=int, help="A fixed subset of N tasks, stratified by domain and answerability.")
+@click.option("--limit", type=click.IntRange(min=1), help="A fixed subset of N tasks, stratified by domain and answerability.")
 @click.option("--mode", "answer_mode", type=click.Choice(["pipeline", "agentic"]),
               help="Answering mode when generating (default pipeline.mode): agentic = the LLM searches (ChatR1).")
 @click.option("--judge-model", help="Judge LLM (a models/manifest.json name or .gguf path); default gen_eval.judge.model.")

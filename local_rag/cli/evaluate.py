@@ -44,10 +44,10 @@ def evaluate() -> None:
 @click.option("--cross-encoder", "cross_encoder", is_flag=True, help="Rerank the fused candidates with the cross-encoder (settings: reranker).")
 @click.option("--reranker", "reranker_model", help="Cross-encoder model: a models/ name or a folder (default reranker.model).")
 @click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder", "likelihood"]), help="Cross-encoder backend (default reranker.backend); bi-encoder re-scores with an embedder model, likelihood with a GGUF LLM (the question's log-probability given the passage).")
-@click.option("--candidates", type=int, help="Fused hits the cross-encoder reranks (default reranker.candidates).")
+@click.option("--candidates", type=click.IntRange(min=1), help="Fused hits the cross-encoder reranks (default reranker.candidates).")
 @click.option("--prior-weight", type=float, help="Fuse the cross-encoder's order with the first stage's (RRF; weight of the latter, default reranker.prior_weight).")
 @click.option("--split", type=click.Choice(["train", "test"]), help="Only the conversations of this MTRAG split (<mtrag>/splits/); default: every query.")
-@click.option("--limit", type=int, help="A fixed subset: N queries per domain (first in sha1(id) order).")
+@click.option("--limit", type=click.IntRange(min=1), help="A fixed subset: N queries per domain (first in sha1(id) order).")
 @click.option("--llm-cache", type=click.Path(), help="JSONL cache of LLM rewrites (default: runs/llm-cache.jsonl).")
 @click.option("--resume", is_flag=True, help="Keep the queries already in the output folder's runs (an interrupted or partial run, same settings) and run only the rest.")
 @handle_errors

@@ -69,7 +69,7 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
               "(e.g. the embedder `train embedder` made, with --reranker-backend bi-encoder).")
 @click.option("--reranker-backend", type=click.Choice(["sentence-transformers", "onnx", "bi-encoder", "likelihood"]),
               help="Backend of --reranker (default reranker.backend).")
-@click.option("--candidates", type=int, help="First-stage hits --reranker re-scores (default reranker.candidates).")
+@click.option("--candidates", type=click.IntRange(min=1), help="First-stage hits --reranker re-scores (default reranker.candidates).")
 @click.option("--prior-weight", type=float, help="Weight of the first stage's order fused with --reranker's (default reranker.prior_weight).")
 @click.option("--depth", default=20, show_default=True, type=click.IntRange(min=1), help="Ranks counted (recall@depth).")
 @click.option("--json", "as_json", is_flag=True)

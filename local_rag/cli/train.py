@@ -250,7 +250,7 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
 @click.option("--work", "work_dir", type=click.Path(file_okay=False),
               help="Work folder (default runs/generator/<name>): examples.jsonl, checkpoints, merged model. A rerun resumes.")
 @click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True)
-@click.option("--limit", default=240, show_default=True, help="Tasks to learn from (0 = all of the split), stratified.")
+@click.option("--limit", default=240, show_default=True, type=click.IntRange(min=0), help="Tasks to learn from (0 = all of the split), stratified.")
 @click.option("--hold-out", default=20, show_default=True,
               help="Leave out the tasks `eval generation --split <split> --limit N` measures.")
 @click.option("--min-support", default=0.0, show_default=True, type=click.FloatRange(0, 1),
@@ -494,7 +494,7 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
               help="Pairs of those answers labelled by hand (JSONL: answers, task_id, sentence_index, cited, supported).")
 @click.option("--threshold-labels", type=click.Path(dir_okay=False, exists=True),
               help="Hand-labelled pairs of train-split answers to set the threshold on (default: the reference pairs).")
-@click.option("--limit", default=3000, show_default=True, help="Train-split pairs (a fixed sample; half as many test pairs).")
+@click.option("--limit", default=3000, show_default=True, type=click.IntRange(min=1), help="Train-split pairs (a fixed sample; half as many test pairs).")
 @click.option("--variants", default="lr,gbm,lr-lexical,gbm-lexical", show_default=True,
               help="Classifiers to measure (comma-separated); -lexical: without the MiniLM cosines.")
 @click.option("--work", type=click.Path(file_okay=False), default="runs/support", show_default=True,
