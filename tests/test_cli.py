@@ -326,7 +326,7 @@ def test_index_info_verify_rebuild_take_the_name_as_delete_does_and_rebuild_a_sp
 def test_counts_of_tasks_and_candidates_below_one_are_refused_before_anything_runs(tmp_path: Path,
                                                                                   monkeypatch: pytest.MonkeyPatch):
     """Session 50: `eval retrieval --limit -1` (or `eval generation --limit -2`, `--candidates 0`) was taken as given:
-    a negative limit dropped tasks from the end of a sha1 order, a zero candidate count reranked nothing."""
+    a negative limit dropped tasks from the end of a sha1 order; `--candidates 0` was refused as a setting only."""
     from click.testing import CliRunner
 
     from local_rag.cli.main import cli
