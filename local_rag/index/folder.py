@@ -445,7 +445,7 @@ def build_index(
     """
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
-    if settings.dense.enabled and settings.backend.name == "local":
+    if embedder is not None and settings.dense.enabled and settings.backend.name == "local":
         check_factory(settings.dense.factory, embedder.dimension)  # a bad --factory: before hours of embedding
     started = time.perf_counter()
     passages, report = _read_all(corpus, skip_bad, progress)
