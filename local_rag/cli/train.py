@@ -39,15 +39,16 @@ def data(profile, config_file, index_name, split, domains, modes, negatives, dep
     """(query, gold passage, hard negatives) examples from one MTRAG split, negatives mined with our hybrid."""
     from tqdm import tqdm
 
+    from local_rag.evaluation.retrieval import check_domains
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.data import build_examples, check_domains, load_passages, mtrag_tasks, write_examples
+    from local_rag.train.data import build_examples, load_passages, mtrag_tasks, write_examples
 
     settings = load(profile, config_file, index_name)
     settings.retrieval.top_k = max(settings.retrieval.top_k, depth)
     mtrag = default_mtrag_dir()
     examples, embedder, counts = [], None, {}
-    for domain in check_domains(mtrag, split_csv((domains,)) or [], settings.indexes_dir, index_prefix):
+    for domain in check_domains(mtrag / "retrieval_tasks", split_csv((domains,)) or [], settings.indexes_dir, index_prefix):
         tasks, qrels = mtrag_tasks(mtrag, split, domain, split_csv((modes,)) or [], llm_cache or Path("runs") / "llm-cache.jsonl",
                                    settings.llm.model)
         gold = {pid for t, _, _ in tasks for pid in qrels.get(t, {})}
@@ -91,14 +92,15 @@ def containment(split, domains, modes, min_held, min_cover, unit, negatives, min
     """Containment examples from MTRAG answerable tasks (does a text hold the answer, not only the subject?), for
     `train reranker --loss bce`: the sentence carrying the reference answer against other sentences of its passage,
     or (--unit passage) each gold passage with and without the sentences that carry it."""
+    from local_rag.evaluation.retrieval import check_domains
     from local_rag.evaluation.splits import load_split
     from local_rag.mtrag import default_mtrag_dir, load_generation_tasks
     from local_rag.train.containment import containment_examples
-    from local_rag.train.data import check_domains, file_digest, mtrag_tasks, read_examples, write_examples
+    from local_rag.train.data import file_digest, mtrag_tasks, read_examples, write_examples
 
     mtrag = default_mtrag_dir()
     queries: dict[str, dict[str, str]] = {}
-    for domain in check_domains(mtrag, split_csv((domains,)) or []):
+    for domain in check_domains(mtrag / "retrieval_tasks", split_csv((domains,)) or []):
         tasks, _ = mtrag_tasks(mtrag, split, domain, split_csv((modes,)) or [])
         queries.update({task_id: texts for task_id, _, texts in tasks})
     mined = {(e.task_id, e.mode): e.negatives for e in read_examples(mined_file)} if mined_file else None
@@ -410,17 +412,19 @@ def rewrites(profile, config_file, index_name, split, llm_cache):
 @handle_errors
 def ceiling(profile, config_file, index_name, split, domains, mode, depths, index_prefix, llm_cache):
     """First-stage recall at several depths on an MTRAG split: what a reranker of the top N can reach at best."""
+    from local_rag.evaluation.retrieval import check_domains
     from local_rag.mtrag import default_mtrag_dir
     from local_rag.records import Query
     from local_rag.retrieve.stack import open_retriever
-    from local_rag.train.data import check_domains, mtrag_tasks
+    from local_rag.train.data import mtrag_tasks
     from local_rag.train.measure import recall_at_depths
 
     settings = load(profile, config_file, index_name)
     sizes = positive_ints("--depths", depths)
     settings.retrieval.top_k = max(sizes)
     result, embedder, all_hits, all_gold = {}, None, [], []
-    for domain in check_domains(default_mtrag_dir(), split_csv((domains,)) or [], settings.indexes_dir, index_prefix):
+    for domain in check_domains(default_mtrag_dir() / "retrieval_tasks", split_csv((domains,)) or [], settings.indexes_dir,
+                                index_prefix):
         modes = ["lastturn", "own"] if mode == "own" else ["lastturn"]
         tasks, qrels = mtrag_tasks(default_mtrag_dir(), split, domain, modes, llm_cache, settings.llm.model)
         settings.index = f"{index_prefix}{domain}"
@@ -471,14 +475,14 @@ def decider(profile, config_file, index_name, name, report_dir, index_prefix, de
             domains, work, variants, cross_encoder, reranker_model, reranker_backend, decline_budget, clarify_budget, pick):
     """Train the decision stage (answer / decline / clarify) on MTRAG train + MTRAG-UN dev + synthetic turns, pick
     the variant by cross-validation, save it under models/NAME and write its figures."""
+    from local_rag.evaluation.retrieval import check_domains
     from local_rag.mtrag import default_mtrag_dir
-    from local_rag.train.data import check_domains
     from local_rag.train.decider import train_decider
 
     settings = load(profile, config_file, index_name, **{"reranker.model": reranker_model, "reranker.backend": reranker_backend,
                                                          "pipeline.cross_encoder": True if cross_encoder else None})
     report = train_decider(settings, default_mtrag_dir(), Path(report_dir), name, index_prefix, dev_index_prefix,
-                           synthetic, check_domains(default_mtrag_dir(), split_csv((domains,)) or []), work=Path(work), variants=split_csv((variants,)) or [],
+                           synthetic, check_domains(default_mtrag_dir() / "retrieval_tasks", split_csv((domains,)) or []), work=Path(work), variants=split_csv((variants,)) or [],
                            synthetic_the=synthetic_the, budgets=(decline_budget, clarify_budget), pick=pick)
     click.echo(json.dumps({k: report[k] for k in ("chosen", "examples", "latency", "cross_encoder", "targets_met")}, indent=2))
 
@@ -566,12 +570,14 @@ def fusion(profile, config_file, index_name, name, split, domains, modes, depth,
     regularisation picked by cross-validation by conversation) and save it under models/NAME."""
     from tqdm import tqdm
 
+    from local_rag.evaluation.retrieval import check_domains
     from local_rag.mtrag import default_mtrag_dir
-    from local_rag.train.data import check_domains, own_rewrites
+    from local_rag.train.data import own_rewrites
     from local_rag.train.fusion import train_fusion
 
     settings = load(profile, config_file, index_name)
-    domain_list = check_domains(default_mtrag_dir(), split_csv((domains,)) or [], settings.indexes_dir, index_prefix)
+    domain_list = check_domains(default_mtrag_dir() / "retrieval_tasks", split_csv((domains,)) or [], settings.indexes_dir,
+                                index_prefix)
     mode_list = split_csv((modes,)) or []
     own = own_rewrites(llm_cache, settings.llm.model) if "rewrite" in mode_list else {}
     if "rewrite" in mode_list and not own:

@@ -203,9 +203,36 @@ def check_run_inputs(settings: Settings, modes: list[str], domains: list[str], r
     if unknown:
         raise BadInputError(f"--mode: unknown {', '.join(map(repr, unknown))}; valid: {', '.join(known)} (the LLM's "
                             "modes go in --rewrite)")
-    for domain in domains:
-        if not from_generation_tasks and not (root / domain).is_dir():
-            held = sorted(p.name for p in root.iterdir() if p.is_dir()) if root.is_dir() else []
-            raise BadInputError(f"--domains: no task folder {root / domain}"
-                                + (f" (there: {', '.join(held)})" if held else ""))
-        IndexManifest.load(settings.indexes_dir / f"{index_prefix}{domain}")
+    if from_generation_tasks:  # the conversations come from one file: no task folders, the indexes only
+        for domain in domains:
+            IndexManifest.load(settings.indexes_dir / f"{index_prefix}{domain}")
+    elif domains:  # none: nothing to run (as before)
+        check_domains(root, domains, settings.indexes_dir, index_prefix)
+
+
+def check_domains(tasks_root: str | Path, domains: Sequence[str], indexes_dir: str | Path | None = None,
+                  index_prefix: str = "mtrag-") -> list[str]:
+    """``domains``, refused before any domain runs: none given, one without a task folder under ``tasks_root`` (the
+    ``retrieval_tasks`` folder; a typo), or, with ``indexes_dir``, one whose index ``<index_prefix><domain>`` is
+    missing (`eval retrieval`, the `train` commands).
+
+    Raises:
+        BadInputError: any of these, one line naming the domains there are.
+        IndexError_: a missing or unreadable index.
+    """
+    from local_rag.index.manifest import IndexManifest
+
+    if not domains:
+        raise BadInputError("--domains: no domain given")
+    root = Path(tasks_root)
+    if not root.is_dir():
+        raise BadInputError(f"no MTRAG retrieval tasks at {root}: point LOCAL_RAG_MTRAG_DIR at the MTRAG folder")
+    missing = [d for d in domains if not (root / d).is_dir()]
+    if missing:
+        held = sorted(p.name for p in root.iterdir() if p.is_dir())
+        raise BadInputError(f"--domains: no task folder for {', '.join(map(repr, missing))} in {root}"
+                            + (f" (there: {', '.join(held)})" if held else ""))
+    if indexes_dir is not None:
+        for domain in domains:
+            IndexManifest.load(Path(indexes_dir) / f"{index_prefix}{domain}")
+    return list(domains)

@@ -170,32 +170,6 @@ def file_digest(path: str | Path) -> str:
     return digest.hexdigest()
 
 
-def check_domains(mtrag_dir: str | Path, domains: Sequence[str], indexes_dir: str | Path | None = None,
-                  index_prefix: str = "mtrag-") -> list[str]:
-    """``domains``, refused before any domain runs: none given, one without a task folder under
-    ``retrieval_tasks/`` (a typo), or, with ``indexes_dir``, one whose index ``<index_prefix><domain>`` is missing.
-
-    Raises:
-        BadInputError: any of these, one line naming the domains there are.
-    """
-    from local_rag.index.manifest import IndexManifest
-
-    if not domains:
-        raise BadInputError("--domains: no domain given")
-    root = Path(mtrag_dir) / "retrieval_tasks"
-    if not root.is_dir():
-        raise BadInputError(f"no MTRAG retrieval tasks at {root}: point LOCAL_RAG_MTRAG_DIR at the MTRAG folder")
-    missing = [d for d in domains if not (root / d).is_dir()]
-    if missing:
-        held = sorted(p.name for p in root.iterdir() if p.is_dir())
-        raise BadInputError(f"--domains: no task folder for {', '.join(map(repr, missing))} in {root}"
-                            + (f" (there: {', '.join(held)})" if held else ""))
-    if indexes_dir is not None:
-        for domain in domains:
-            IndexManifest.load(Path(indexes_dir) / f"{index_prefix}{domain}")
-    return list(domains)
-
-
 def mtrag_tasks(
     mtrag_dir: str | Path, split: str, domain: str, modes: Sequence[str], own_cache: str | Path | None = None,
     llm_model: str | None = None,
