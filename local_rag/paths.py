@@ -27,6 +27,22 @@ APP = "local-rag"
 MAX_NAME_BYTES = 200  # an index or model name: a folder beside its hidden lock and staging files (255 bytes each)
 
 
+def name_problem(name: str, kind: str, folder: str, reserved: tuple[str, ...] = ()) -> str | None:
+    """Why ``name`` cannot name an index or model (``kind``) folder under ``folder`` (``indexes_dir``,
+    ``models_dir``), or None: '/', '\\' or NUL in it, a leading '.', leading or trailing space (a path outside the
+    folder, one `list` never finds, a hidden one), one of the folder's ``reserved`` file names, or more bytes than
+    the folder and its lock and staging files hold.
+    """
+    if (not name.strip() or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip()
+            or name in reserved):
+        article = "an" if kind[:1] in "aeiou" else "a"
+        return (f"{name!r} is not {article} {kind} name: a plain folder name under {folder} (no '/' or '\\', not "
+                "starting with '.', no leading or trailing space)")
+    if len(name.encode()) > MAX_NAME_BYTES:
+        return f"{kind} name too long: {len(name.encode())} bytes, {MAX_NAME_BYTES} at most"
+    return None
+
+
 def in_checkout(folder: Path | None = None) -> bool:
     """True when ``folder`` (default: the working directory) is a local-rag source checkout."""
     project = (folder or Path.cwd()) / "pyproject.toml"

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from local_rag.errors import SettingsError
-from local_rag.paths import MAX_NAME_BYTES, default_indexes_dir, default_models_dir, user_config_file
+from local_rag.paths import default_indexes_dir, default_models_dir, name_problem, user_config_file
 from local_rag.settings_env import check_names, describe_value_errors, read_env
 
 DEFAULT_PROFILE = "cpu"  # the demo's profile (`make demo` imports its LLM; `local-rag models pull` fetches it)
@@ -502,11 +502,9 @@ class Settings(BaseSettings):
             return value
         if not value.strip():
             return cls.model_fields["index"].get_default()
-        if value.startswith(".") or any(c in value for c in "/\\\0") or value != value.strip():
-            raise ValueError(f"{value!r} is not an index name: a plain folder name under indexes_dir (no '/' or "
-                             "'\\', not starting with '.', no leading or trailing space)")
-        if len(value.encode()) > MAX_NAME_BYTES:  # its lock and staging files add ~20 bytes to the system's 255
-            raise ValueError(f"index name too long: {len(value.encode())} bytes, {MAX_NAME_BYTES} at most")
+        problem = name_problem(value, "index", "indexes_dir")
+        if problem:
+            raise ValueError(problem)
         return value
 
     @model_validator(mode="after")

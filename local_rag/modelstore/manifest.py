@@ -19,7 +19,7 @@ from typing import Any
 
 from local_rag.errors import BadInputError, ModelError
 from local_rag.modelstore.json_cache import cache_path, read_cache, write_cache
-from local_rag.paths import MAX_NAME_BYTES
+from local_rag.paths import name_problem
 
 MANIFEST_NAME = "manifest.json"
 LOCAL_NAME = "manifest.local.json"
@@ -33,12 +33,9 @@ def check_model_name(name: str) -> str:
         BadInputError: '/', '\\' or a NUL in it, a leading '.', leading or trailing spaces, an empty name, or a
             manifest's file name.
     """
-    if (not name.strip() or name.startswith(".") or any(c in name for c in "/\\\0") or name != name.strip()
-            or name in (MANIFEST_NAME, LOCAL_NAME)):
-        raise BadInputError(f"{name!r} is not a model name: a plain folder name under models_dir (no '/' or '\\', not "
-                            "starting with '.', no leading or trailing space)")
-    if len(name.encode()) > MAX_NAME_BYTES:  # its staging folder adds a few bytes to the system's 255
-        raise BadInputError(f"model name too long: {len(name.encode())} bytes, {MAX_NAME_BYTES} at most")
+    problem = name_problem(name, "model", "models_dir", reserved=(MANIFEST_NAME, LOCAL_NAME))
+    if problem:
+        raise BadInputError(problem)
     return name
 
 
