@@ -24,7 +24,7 @@ import numpy as np
 from local_rag._optional import require
 from local_rag.device import faiss_gpu_count
 from local_rag.errors import BadInputError, IndexError_
-from local_rag.index.factory import resolve_factory
+from local_rag.index.factory import faiss_reason, resolve_factory
 from local_rag.settings import DenseConfig
 
 INDEX_FILE = "faiss.index"
@@ -135,9 +135,8 @@ class DenseIndex:
             try:
                 index.train(vectors)
             except RuntimeError as exc:  # e.g. PQ: 256 training points a sub-quantizer
-                reason = str(exc).strip().splitlines()[-1].split("failed: ", 1)[-1]
                 asked = factory if factory == config.factory else f"{config.factory} (as {factory})"
-                raise BadInputError(f"FAISS {asked!r} cannot be trained on {len(vectors)} vectors ({reason}); a "
+                raise BadInputError(f"FAISS {asked!r} cannot be trained on {len(vectors)} vectors ({faiss_reason(exc)}); a "
                                     "corpus this small takes Flat or HNSW32 (dense.factory: auto chooses)") from None
         index.add(vectors)
         return cls(index, stored, config, factory)

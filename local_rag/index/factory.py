@@ -59,7 +59,17 @@ def check_factory(factory: str, dimension: int) -> None:
     try:
         faiss.index_factory(dimension, resolve_factory(factory, 100_000), faiss.METRIC_INNER_PRODUCT)
     except RuntimeError as exc:
-        reason = str(exc).strip().splitlines()[-1].split(": ", 1)[-1] if str(exc).strip() else type(exc).__name__
-        raise BadInputError(f"FAISS factory {factory!r} for {dimension}-dimensional vectors: {reason} (e.g. auto, "
-                            "Flat, HNSW32, IVF{lists},SQ8, IVF1024,PQ32)") from None
+        raise BadInputError(f"FAISS factory {factory!r} for {dimension}-dimensional vectors: {faiss_reason(exc)} "
+                            "(e.g. auto, Flat, HNSW32, IVF{lists},SQ8, IVF1024,PQ32)") from None
+
+
+def faiss_reason(exc: RuntimeError) -> str:
+    """The reason in one of FAISS's C++ errors, without the function signature and source line before it:
+    "Error in ... at index_factory.cpp:1228: could not parse index string NOPE" -> "could not parse index string
+    NOPE"; "... Error: 'nx >= k' failed: Number of training points ..." -> "Number of training points ..."."""
+    lines = str(exc).strip().splitlines()
+    if not lines:
+        return type(exc).__name__
+    last = lines[-1]
+    return last.split("failed: ", 1)[1] if "failed: " in last else last.split(": ", 1)[-1]
 
