@@ -94,3 +94,51 @@ def test_fusion_reads_the_questions_mode_its_help_offers_and_refuses_an_unknown_
         ("c2<::>2", [("lastturn", "how do cats spend the day"), ("questions", "how do cats spend the day")])]
     with pytest.raises(BadInputError, match=r"^--mode: unknown 'lastrun'; valid: lastturn, lasttwo, lastanswer, "):
         train_fusion(Settings(), mtrag, "f", ["toy"], ["lastturn", "lastrun"], "none-", 10, {}, tmp_path / "w")
+
+
+def test_training_commands_refuse_settings_no_run_can_train_with_before_any_work(tmp_path: Path) -> None:
+    """Session 51: `train adapt --batch-size 0` wrote its queries and then died in torch's sampler (a traceback);
+    `--epochs 0` trained no step and left the base model installed as "probe-adapt", blaming too few queries;
+    `--max-steps 0` (help: "> 0") trained without a limit; `train generator --rank 0` would fail in PEFT after
+    every task's retrieval and rewrite. Each is one line now, before any index, model or data is touched."""
+    import pytest
+
+    from local_rag.errors import BadInputError
+    from local_rag.train.adapt import AdaptConfig
+    from local_rag.train.embedder import EmbedderTraining
+    from local_rag.train.generator import GeneratorTraining
+    from local_rag.train.reranker import RerankerTraining
+
+    data = write_jsonl(tmp_path / "ex.jsonl", [{"task_id": "c1", "domain": "d", "mode": "lastturn", "query": "q",
+                                                "positive": "p", "positive_id": "x-1", "negatives": ["n"],
+                                                "negative_ids": ["y-1"]}])
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "config.json").write_text("{}")  # a transformers folder as --base: no GGUF needed to reach the check
+    env = {"LOCAL_RAG_MTRAG_DIR": str(_mtrag(tmp_path))}
+    cases = [
+        (["adapt", "--index", "demo", "--batch-size", "0"], "--batch-size must be at least 1, got 0"),
+        (["adapt", "--index", "demo", "--epochs", "0"], "--epochs must be above 0, got 0.0"),
+        (["adapt", "--index", "demo", "--max-steps", "0"], "--max-steps must be at least 1 (or -1, no limit), got 0"),
+        (["reranker", "--data", str(data), "--name", "r", "--negatives", "-1"], "--negatives must be at least 0, got -1"),
+        (["reranker", "--data", str(data), "--name", "r", "--save-steps", "0"], "--save-steps must be at least 1"),
+        (["embedder", "--data", str(data), "--name", "e", "--lr", "0"], "--lr must be above 0, got 0.0"),
+        (["embedder", "--data", str(data), "--name", "e", "--epochs", "nan"], "--epochs must be above 0, got nan"),
+        (["generator", "--name", "g", "--base", str(base), "--rank", "0"], "--rank must be at least 1, got 0"),
+    ]
+    for args, message in cases:
+        assert_clean_error(run("train", *args, cwd=tmp_path, env=env), 2, message)
+    assert not (tmp_path / "models").exists() and not (tmp_path / "runs").exists()
+    for args in (["generator", "--name", "g", "--hold-out", "-1"], ["decider", "--synthetic", "-1"],
+                 ["inspect", "--data", str(data), "--negatives", "0"]):
+        result = run("train", *args, cwd=tmp_path, env=env)
+        assert result.returncode == 2 and "is not in the range" in result.stderr, result.stderr
+    # the library's records refuse the same (the Python API), and their defaults stand
+    for record in (AdaptConfig, EmbedderTraining, RerankerTraining):
+        record()
+        with pytest.raises(BadInputError, match=r"^--batch-size must be at least 1, got -2$"):
+            record(batch_size=-2)
+    with pytest.raises(BadInputError, match=r"^--grad-accum must be at least 1, got 0$"):
+        GeneratorTraining(model="m.gguf", out="o", grad_accum=0)
+    with pytest.raises(BadInputError, match=r"^--epochs must be above 0, got inf$"):
+        GeneratorTraining(model="m.gguf", out="o", epochs=float("inf"))

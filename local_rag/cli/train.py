@@ -253,7 +253,7 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
               help="Work folder (default runs/generator/<name>): examples.jsonl, checkpoints, merged model. A rerun resumes.")
 @click.option("--split", default="train", type=click.Choice(["train", "test"]), show_default=True)
 @click.option("--limit", default=240, show_default=True, type=click.IntRange(min=0), help="Tasks to learn from (0 = all of the split), stratified.")
-@click.option("--hold-out", default=20, show_default=True,
+@click.option("--hold-out", default=20, show_default=True, type=click.IntRange(min=0),
               help="Leave out the tasks `eval generation --split <split> --limit N` measures.")
 @click.option("--min-support", default=0.0, show_default=True, type=click.FloatRange(0, 1),
               help="Drop answers whose content words the evidence holds less than this share of.")
@@ -294,18 +294,19 @@ def generator(profile, config_file, index_name, name, base, work_dir, split, lim
         quantize_type(qtype)  # a bad name fails now, not after the training
     settings = load(profile, config_file, index_name)
     work = Path(work_dir) if work_dir else Path("runs") / "generator" / name
+    given = Path(base).expanduser() if base else None
+    path = given if given is not None and (given / "config.json").is_file() else \
+        resolve_gguf(base or settings.llm.model, settings.models_dir)  # a transformers folder, or the GGUF to load
+    # checked before the examples are made (retrieval and rewrites of every task), not after
+    config = GeneratorTraining(model=str(path), out=str(work), epochs=epochs, learning_rate=learning_rate, rank=rank,
+                               grad_accum=grad_accum, top_layers=top_layers, max_steps=max_steps)
     tasks = split_tasks(split, limit, hold_out)
     new = write_examples(work / "examples.jsonl", tasks, settings, index_prefix, llm_cache)
     examples = [e for e in read_examples(work / "examples.jsonl") if e.support >= min_support]
     if keep_cited:
         examples = [c for e in examples if (c := cited_only(e)) is not None]
     click.echo(f"{len(examples)} examples ({new} new) in {work / 'examples.jsonl'}")
-    given = Path(base).expanduser() if base else None
-    path = given if given is not None and (given / "config.json").is_file() else \
-        resolve_gguf(base or settings.llm.model, settings.models_dir)  # a transformers folder, or the GGUF to load
-    folder = train_generator(GeneratorTraining(model=str(path), out=str(work), epochs=epochs,
-                                               learning_rate=learning_rate, rank=rank, grad_accum=grad_accum,
-                                               top_layers=top_layers, max_steps=max_steps), examples)
+    folder = train_generator(config, examples)
     if not converter:
         click.echo(f"merged model in {folder}; convert it with llama.cpp's convert_hf_to_gguf.py (--converter)")
         return
@@ -332,8 +333,8 @@ def _report(name: str, folder: Path) -> None:
 
 @train.command()
 @click.option("--data", "data_file", required=True, type=click.Path(dir_okay=False), help="Examples JSONL (`train data`).")
-@click.option("--negatives", default=3, show_default=True, help="Top mined negatives compared with the gold passage.")
-@click.option("--skip-hard", default=0, show_default=True, help="Mined negatives skipped from the top first.")
+@click.option("--negatives", default=3, show_default=True, type=click.IntRange(min=1), help="Top mined negatives compared with the gold passage.")
+@click.option("--skip-hard", default=0, show_default=True, type=click.IntRange(min=0), help="Mined negatives skipped from the top first.")
 @handle_errors
 def inspect(data_file, negatives, skip_hard):
     """Query-word overlap of gold passages against mined negatives (a shortcut check before training a reranker)."""
@@ -451,8 +452,8 @@ def ceiling(profile, config_file, index_name, split, domains, mode, depths, inde
 @click.option("--index-prefix", default="mtrag-", show_default=True, help="MTRAG tasks retrieve from <prefix><domain>.")
 @click.option("--dev-index-prefix", default="i24-mtrag-", show_default=True,
               help="MTRAG-UN tasks retrieve from <prefix><domain> (the pool plus mtragun-dev/corpora/extra).")
-@click.option("--synthetic", default=150, show_default=True, help="Synthetic underspecified turns ('this <thing>').")
-@click.option("--synthetic-the", default=0, show_default=True,
+@click.option("--synthetic", default=150, show_default=True, type=click.IntRange(min=0), help="Synthetic underspecified turns ('this <thing>').")
+@click.option("--synthetic-the", default=0, show_default=True, type=click.IntRange(min=0),
               help="More synthetic underspecified turns, a name replaced by 'the <thing>'.")
 @click.option("--domains", default="clapnq,cloud,fiqa,govt", show_default=True)
 @click.option("--work", type=click.Path(file_okay=False), default="runs/decider", show_default=True,

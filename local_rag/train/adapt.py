@@ -45,6 +45,7 @@ from local_rag.adaptation import remove_adaptation, write_adaptation
 from local_rag.errors import BadInputError
 from local_rag.settings import Settings
 from local_rag.train.embedder import LOSSES
+from local_rag.train.store import check_run
 
 if TYPE_CHECKING:
     from local_rag.train.synth_run import SynthResult
@@ -74,6 +75,10 @@ class AdaptConfig:
     margin: float = 0.01  # held-out MRR@10 gain needed to keep the model
     interval: bool = True  # also needed: the gain's 95% bootstrap interval above zero (session 35)
     min_heldout: int = 20  # fewer held-out queries than this: too few to judge, not kept
+
+    def __post_init__(self) -> None:
+        check_run(self.epochs, self.batch_size, self.learning_rate, self.max_steps, {
+            "--max-length": (self.max_length, 1), "--min-heldout": (self.min_heldout, 0)})
 
 
 LOW_MEMORY_GIB = 16.0  # mnrl at batch 32 peaks at 8-9 GB RSS (session 45); cmnrl (mini-batches of 16) at 3 GB

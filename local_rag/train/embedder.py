@@ -20,7 +20,7 @@ from local_rag._optional import require
 from local_rag.device import enforce_offline, quiet_transformers
 from local_rag.errors import BadInputError, MissingDependencyError
 from local_rag.train.data import Example
-from local_rag.train.store import TrainedModel, base_folder, run_and_install
+from local_rag.train.store import TrainedModel, base_folder, check_run, run_and_install
 
 LOSSES = ("mnrl", "cmnrl")
 
@@ -38,6 +38,11 @@ class EmbedderTraining:
     seed: int = 12
     max_steps: int = -1
     save_steps: int = 100
+
+    def __post_init__(self) -> None:
+        check_run(self.epochs, self.batch_size, self.learning_rate, self.max_steps, {
+            "--max-length": (self.max_length, 1), "--save-steps": (self.save_steps, 1),
+            "--negatives": (self.negatives, 0)})
 
 
 def train_embedder(

@@ -34,6 +34,7 @@ from local_rag.errors import BadInputError
 from local_rag.llm.base import Message
 from local_rag.records import Hit
 from local_rag.settings import Settings
+from local_rag.train.store import check_run
 
 log = logging.getLogger("local_rag.train.generator")
 
@@ -163,6 +164,11 @@ class GeneratorTraining:
     top_layers: int = 0  # LoRA on the last N decoder layers only (0 = all): backward stops there, ~1/3 less work
     targets: list[str] = field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj",
                                                         "up_proj", "down_proj"])
+
+    def __post_init__(self) -> None:
+        check_run(self.epochs, self.batch_size, self.learning_rate, self.max_steps, {
+            "--rank": (self.rank, 1), "--grad-accum": (self.grad_accum, 1), "--top-layers": (self.top_layers, 0),
+            "--max-length": (self.max_length, 1), "--save-steps": (self.save_steps, 1)})
 
 
 def train_generator(config: GeneratorTraining, examples: list[GeneratorExample]) -> Path:

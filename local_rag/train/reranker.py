@@ -21,7 +21,7 @@ from local_rag._optional import require
 from local_rag.device import enforce_offline, quiet_transformers
 from local_rag.errors import BadInputError
 from local_rag.train.data import Example
-from local_rag.train.store import TrainedModel, base_folder, run_and_install
+from local_rag.train.store import TrainedModel, base_folder, check_run, run_and_install
 
 LOSSES = ("bce", "mnrl", "listnet")
 
@@ -42,6 +42,12 @@ class RerankerTraining:
     seed: int = 12
     max_steps: int = -1  # > 0 stops after that many optimizer steps (tests, quick looks)
     save_steps: int = 100
+
+    def __post_init__(self) -> None:
+        check_run(self.epochs, self.batch_size, self.learning_rate, self.max_steps, {
+            "--max-length": (self.max_length, 1), "--save-steps": (self.save_steps, 1),
+            "--negatives": (self.negatives, 0), "--skip-hard": (self.skip_hard, 0),
+            "--random-negatives": (self.random_negatives, 0)})
 
 
 def chosen_negatives(examples: Sequence[Example], cfg: RerankerTraining) -> list[list[str]]:

@@ -18,11 +18,33 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from local_rag.errors import ModelError
+from local_rag.errors import BadInputError, ModelError
 
 log = logging.getLogger("local_rag.train")
 # settings that say how long to train, not what is trained: changing them continues the same run
 LENGTH_SETTINGS = ("epochs", "max_steps", "save_steps")
+
+
+def check_run(epochs: float, batch_size: int, learning_rate: float, max_steps: int,
+              at_least: dict[str, tuple[int, int]] | None = None) -> None:
+    """Refuse, in one line naming the option, a training setting no run can train with, before any data is written or
+    any model loaded (a batch of 0 failed in torch's sampler after the queries were written; 0 epochs trained no step
+    and installed the base model as if trained). ``at_least``: further settings, ``{"--rank": (value, least)}``.
+
+    Raises:
+        BadInputError: the first setting out of range.
+    """
+    if not (epochs > 0 and math.isfinite(epochs)):
+        raise BadInputError(f"--epochs must be above 0, got {epochs}")
+    if batch_size < 1:
+        raise BadInputError(f"--batch-size must be at least 1, got {batch_size}")
+    if not (learning_rate > 0 and math.isfinite(learning_rate)):
+        raise BadInputError(f"--lr must be above 0, got {learning_rate}")
+    if max_steps == 0 or max_steps < -1:
+        raise BadInputError(f"--max-steps must be at least 1 (or -1, no limit), got {max_steps}")
+    for option, (value, least) in (at_least or {}).items():
+        if value < least:
+            raise BadInputError(f"{option} must be at least {least}, got {value}")
 
 
 @dataclass
