@@ -134,3 +134,37 @@ def test_the_command_compares_retrieval_folders(tmp_path: Path) -> None:
     missing = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "a"), str(tmp_path / "b"), "--tasks-root",
                                        str(tmp_path / "none")])
     assert missing.exit_code != 0 and "qrels not found" in missing.output
+
+
+def test_domains_choose_among_a_pooled_generation_run_and_kinds_are_not_mixed(tmp_path: Path) -> None:
+    """Session 51: `--domains` was ignored for generation runs (the pooled figure printed as if for the domain asked),
+    and a generation run beside a retrieval folder said "no run-<domain>.jsonl" of the generation run. The committed
+    side by side of issue 26 (four sessions' judged answers, pooled) gives back the cloud row it was pooled from."""
+    root = Path(__file__).resolve().parents[1] / "docs" / "benchmarks"
+    sessions = ("peer-s41", "peer-s47", "peer-s48", "peer-s49")
+    for side in ("peer", "ours-rewrite"):
+        (tmp_path / f"{side}.jsonl").write_text("".join(
+            (root / s / f"judged-{side}" / "answers.jsonl").read_text(encoding="utf-8") for s in sessions))
+
+    def compare(*args: str) -> str:
+        result = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "peer.jsonl"),
+                                          str(tmp_path / "ours-rewrite.jsonl"), *args])
+        assert result.exit_code == 0, result.output
+        return next(line for line in result.output.splitlines() if line.startswith("| **harmonic mean**"))
+
+    pooled = (root / "peer-s49" / "compare-pooled-s41-s47-s48-s49.md").read_text(encoding="utf-8")
+    cloud = (root / "peer-s49" / "compare-peer.md").read_text(encoding="utf-8")
+    assert compare() in pooled and compare("--domains", "cloud") in cloud and compare() != compare("--domains", "cloud")
+    typo = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "peer.jsonl"), str(tmp_path / "ours-rewrite.jsonl"),
+                                    "--domains", "clapnp"])
+    assert typo.exit_code == 2 and "--domains: no task of clapnp in" in typo.output
+    assert "(there: clapnq, cloud, fiqa, govt)" in typo.output
+    retrieval = _run_folder(tmp_path / "r", "toy", {"q1": ["d1"]})
+    mixed = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "peer.jsonl"), str(retrieval)])
+    assert mixed.exit_code == 2 and "is a generation run and" in mixed.output and "compare two runs of one kind" in mixed.output
+    rooted = CliRunner().invoke(cli, ["eval", "compare", str(tmp_path / "peer.jsonl"), str(tmp_path / "peer.jsonl"),
+                                      "--tasks-root", str(tmp_path)])
+    assert rooted.exit_code == 2 and "--tasks-root: for retrieval runs only" in rooted.output
+    with pytest.raises(BadInputError, match="records without their domain"):
+        from local_rag.evaluation.generation.compare import only_domains
+        only_domains(A, ["govt"], tmp_path / "a")

@@ -124,6 +124,26 @@ def test_recheck_command_writes_a_new_file_and_its_counts(settings: Any, tmp_pat
     assert missing.exit_code != 0 and "no trained support model" in missing.output
 
 
+def test_recheck_refuses_a_runs_answers_file_and_decisions_for_other_tasks_in_one_line(tmp_path: Path) -> None:
+    """Session 51: `eval recheck --predictions <run>/answers.jsonl` (the committed file of a run: no task texts) was a
+    KeyError traceback; a decisions file naming none of the tasks changed nothing without a word."""
+    committed = Path(__file__).resolve().parents[1] / "docs" / "benchmarks" / "gen-eval" / "gen-rag-cpu-qwen-answer" / "answers.jsonl"
+    out = tmp_path / "out.jsonl"
+    base = ["eval", "recheck", "--profile", "cpu-test", "--out", str(out), "--support", "off"]
+    result = CliRunner().invoke(cli, [*base, "--predictions", str(committed)])
+    assert result.exit_code == 2 and "answers.jsonl, line 1: not a prediction record" in result.output
+    assert "this is a run's answers.jsonl" in result.output and "Traceback" not in result.output
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert "empty.jsonl: no prediction record" in CliRunner().invoke(cli, [*base, "--predictions", str(empty)]).output
+    answers = tmp_path / "predictions.jsonl"
+    answers.write_text(json.dumps(record(0, "Cats sleep [1].", [1])) + "\n", encoding="utf-8")
+    other = tmp_path / "decisions.jsonl"
+    other.write_text('{"task_id": "elsewhere<::>3", "kind": "decline"}\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, [*base, "--predictions", str(answers), "--decisions", str(other)])
+    assert result.exit_code == 2 and "--decisions: none of the 1 tasks of" in result.output and not out.exists()
+
+
 def test_a_side_by_side_run_becomes_prediction_records() -> None:
     report = {"turns": {"peer": [{"task_id": "c0<::>1", "answer": "Cats sleep 12-16 hours.", "kind": "answer", "passages": ["d1", "d0"]}],
                         "ours": [{"task_id": "c0<::>1", "answer": "12-16 hours [1].", "kind": "answer", "passages": ["d1"]}]}}

@@ -145,12 +145,18 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
     generator."""
     from local_rag.errors import BadInputError
     from local_rag.evaluation.generation.official import read_records, write_records
-    from local_rag.evaluation.generation.recheck import RecheckTally, read_decision_file, recheck_record
+    from local_rag.evaluation.generation.recheck import (
+        RecheckTally,
+        check_predictions,
+        read_decision_file,
+        recheck_record,
+    )
 
     settings = load(profile, config_file, index_name, **{"support.mode": support_mode})
     out = Path(out_file)
     if out.resolve() == Path(predictions_file).resolve():
         raise BadInputError("--out must be another file than --predictions (the committed answers are kept)")
+    records = check_predictions(read_records(predictions_file), predictions_file)
     checker = None
     if settings.support.mode != "off":
         from local_rag.decide.support import load_support_checker
@@ -175,10 +181,13 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
             raise BadInputError("this draft gate reads the decider's P(decline): give --decisions")
     # one pass over the file: the kinds, and the P(decline) a draft gate reads
     decisions, probabilities = read_decision_file(decisions_file, declines=gate is not None) if decisions_file else ({}, {})
+    if decisions and not {str(r.get("task_id")) for r in records} & decisions.keys():
+        raise BadInputError(f"--decisions: none of the {len(decisions)} tasks of {decisions_file} is among the "
+                            f"{len(records)} of {predictions_file} (a decider's choices for other tasks?)")
     declines = probabilities if gate is not None else None
     tally = RecheckTally()
     rows = []
-    for record in read_records(predictions_file):
+    for record in records:
         rows.append(recheck_record(record, checker=checker, decisions=decisions, settings=settings, gate=gate,
                                    declines=declines))
         tally.add(record["predictions"][0]["text"], rows[-1])
@@ -195,7 +204,7 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
 @click.argument("run_b", type=click.Path())
 @click.option("--resamples", default=2000, show_default=True, type=click.IntRange(min=1), help="Bootstrap resamples.")
 @click.option("--seed", default=0, show_default=True, type=int)
-@click.option("--domains", help="Retrieval runs: only these domains, comma-separated (e.g. clapnq,cloud,fiqa for pool-3).")
+@click.option("--domains", help="Only these domains, comma-separated (e.g. clapnq,cloud,fiqa for pool-3).")
 @click.option("--tasks-root", type=click.Path(file_okay=False),
               help="Retrieval runs: the folder of <domain>/<domain>_<mode>.jsonl + qrels that scores them (default: "
                    "MTRAG retrieval_tasks).")
@@ -209,16 +218,26 @@ def compare(run_a, run_b, resamples, seed, domains, tasks_root, generation_tasks
     """Compare two scored runs on what both scored, B − A with a paired-bootstrap 95% interval: generation runs
     (folders of `eval generation`, or their answers.jsonl) by RB_alg, RL_F, RB_llm and harmonic mean; retrieval runs
     (folders of `eval retrieval`) by nDCG@1/3/5/10 and recall@5/10 per query."""
-    from local_rag.evaluation.generation.compare import paired_bootstrap, read_scored
+    from local_rag.errors import BadInputError
+    from local_rag.evaluation.generation.compare import only_domains, paired_bootstrap, read_scored
     from local_rag.evaluation.retrieval_compare import compare_runs, is_retrieval_run
 
     a, b = Path(run_a), Path(run_b)
-    if is_retrieval_run(a) or is_retrieval_run(b):
-        wanted = [d.strip() for d in domains.split(",") if d.strip()] if domains else None
+    wanted = [d.strip() for d in domains.split(",") if d.strip()] if domains else None
+    if is_retrieval_run(a) != is_retrieval_run(b):
+        kinds = ("a retrieval run", "a generation run") if is_retrieval_run(a) else ("a generation run", "a retrieval run")
+        raise BadInputError(f"{run_a} is {kinds[0]} and {run_b} {kinds[1]}: compare two runs of one kind")
+    if is_retrieval_run(a):
         result = compare_runs(a, b, Path(tasks_root) if tasks_root else None, wanted, resamples=resamples, seed=seed,
                               generation_tasks=Path(generation_tasks) if generation_tasks else None)
     else:
-        result = paired_bootstrap(read_scored(a), read_scored(b), resamples=resamples, seed=seed)
+        given = [name for name, value in (("--tasks-root", tasks_root), ("--generation-tasks", generation_tasks)) if value]
+        if given:
+            raise BadInputError(f"{' and '.join(given)}: for retrieval runs only; {run_a} and {run_b} are generation runs")
+        scored_a, scored_b = read_scored(a), read_scored(b)
+        if wanted:
+            scored_a, scored_b = only_domains(scored_a, wanted, a), only_domains(scored_b, wanted, b)
+        result = paired_bootstrap(scored_a, scored_b, resamples=resamples, seed=seed)
     payload = {"a": str(run_a), "b": str(run_b), **result.to_json()}
     if out_file:
         Path(out_file).parent.mkdir(parents=True, exist_ok=True)

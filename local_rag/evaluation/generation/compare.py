@@ -126,6 +126,26 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def only_domains(records: Sequence[dict[str, Any]], domains: Sequence[str], path: Path) -> list[dict[str, Any]]:
+    """The records of ``domains``, by the domain `eval generation` records with each answer (``local_rag.domain``).
+
+    Raises:
+        BadInputError: a record without its domain, or a domain with no record in the run.
+    """
+    def domain(record: dict[str, Any]) -> str:
+        extra = record.get("local_rag")
+        return str(extra.get("domain") or "") if isinstance(extra, dict) else ""
+
+    found = {domain(r) for r in records}
+    if "" in found:
+        raise BadInputError(f"{path}: records without their domain (local_rag.domain, as `local-rag eval generation` "
+                            "writes it): --domains cannot choose among them")
+    unknown = [d for d in domains if d not in found]
+    if unknown:
+        raise BadInputError(f"--domains: no task of {', '.join(unknown)} in {path} (there: {', '.join(sorted(found))})")
+    return [r for r in records if domain(r) in domains]
+
+
 def read_scored(path: Path) -> list[dict[str, Any]]:
     """The scored records of a run: a run folder (``scored.jsonl``, else the checkpoint's ``answers.jsonl``) or a
     JSONL file of scored records.
