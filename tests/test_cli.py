@@ -161,8 +161,18 @@ def test_index_built_with_another_model_is_refused(tmp_path: Path):
     result = run("search", "cats", "--index", "h", cwd=tmp_path, env={"LOCAL_RAG_EMBEDDER__MODEL": "bge-m3", "LOCAL_RAG_EMBEDDER__BACKEND": "bge-m3"})
     assert result.returncode in (3, 4)  # the model is missing (4) or the index mismatches (3): both one line
     assert "Traceback" not in result.stderr and result.stderr.startswith("error: ")
+    # a search chunks nothing: it reads the index's chunking from its manifest (session 51); opening the index with
+    # other chunker settings (what the MTRAG evaluations do) is still refused, saying how to rebuild
     result = run("search", "cats", "--index", "h", "--profile", "cpu-test", cwd=tmp_path, env={"LOCAL_RAG_CHUNKER__SIZE": "128"})
-    assert_clean_error(result, 3, "rebuild it with `local-rag index build")
+    assert result.returncode == 0, result.stderr
+    from local_rag.errors import IndexError_
+    from local_rag.index import open_index
+    from local_rag.settings import load_settings
+
+    strict = load_settings("cpu-test", None, {"index": "h", "indexes_dir": str(tmp_path / "indexes"), "chunker": {"size": 128},
+                                              "models_dir": str(MODELS)})
+    with pytest.raises(IndexError_, match="rebuild it with `local-rag index build"):
+        open_index(strict)
     # an index embedded with another model (a folder path here, as `train adapt` users name theirs) says how to query it
     minilm = str(MODELS / "all-MiniLM-L6-v2")
     built = run("index", "build", str(corpus), "--index", "other", cwd=tmp_path, env={"LOCAL_RAG_EMBEDDER__MODEL": minilm})
@@ -340,3 +350,36 @@ def test_counts_of_tasks_and_candidates_below_one_are_refused_before_anything_ru
         option = next(a for a in args if a in ("--limit", "--candidates"))
         assert res.exit_code == 2 and f"Invalid value for '{option}'" in res.output, (args, res.output)
     assert not list(tmp_path.iterdir())
+
+
+@needs_minilm
+def test_an_index_built_with_its_own_chunk_size_is_searched_and_added_to_as_built(tmp_path: Path) -> None:
+    """Session 51: `index build docs --chunk-size 32 --chunk-overlap 8` (options of the build) made an index that
+    `search`, `ask`, `chat`, `serve`, `index add`, `index sync` and `train adapt` refused ("was chunked with {'size':
+    32, ...}, settings say {'size': 256, ...}: rebuild it") unless the same sizes were set again for each. The index's
+    chunking is now read from its manifest: it is searched, and new documents are chunked as the others were."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    words = " ".join(f"word{i}" for i in range(120))
+    (docs / "cats.md").write_text(f"# Cats\n\nCats sleep twelve to sixteen hours a day. {words}\n")
+    (docs / "dogs.md").write_text("# Dogs\n\nDogs bark at strangers.\n")
+    assert run("index", "build", str(docs), "--index", "small", "--chunk-size", "32", "--chunk-overlap", "8",
+               cwd=tmp_path).returncode == 0
+    manifest = tmp_path / "indexes" / "small" / "manifest.json"
+    chunked = json.loads(manifest.read_text())["chunker"]
+    assert (chunked["size"], chunked["overlap"]) == (32, 8)
+    result = run("search", "how long do cats sleep", "--index", "small", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["hits"][0]["doc_id"] == "cats.md"
+    (docs / "birds.md").write_text(f"# Birds\n\nBirds sing at dawn. {words}\n")
+    result = run("index", "sync", str(docs), "--index", "small", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    after = json.loads(manifest.read_text())
+    chunks = [json.loads(line) for line in (tmp_path / "indexes" / "small" / "chunks.jsonl").read_text().splitlines()]
+    birds = [c for c in chunks if c["passage_id"].startswith("birds.md")]
+    cats = [c for c in chunks if c["passage_id"].startswith("cats.md")]
+    assert after["chunker"] == chunked and len(birds) >= 10 and len(cats) >= 10  # 32-token chunks (256: 2 each)
+    # an explicit other chunking for a build stays the build's (a rebuild is how an index changes its chunking)
+    result = run("index", "build", str(docs), "--index", "small", "--chunk-size", "64", "--chunk-overlap", "8",
+                 cwd=tmp_path)
+    assert result.returncode == 0 and json.loads(manifest.read_text())["chunker"]["size"] == 64

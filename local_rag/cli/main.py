@@ -70,15 +70,33 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def load(profile: str | None, config_file: str | None, index_name: str | None = None, *, adapted: bool = False,
-         as_built: bool = False, **overrides: Any):
+         as_built: bool = False, chunked: bool = False, **overrides: Any):
     """Load settings from the shared options plus command-specific overrides (None values ignored); ``adapted``: with
     the index's adaptation from `train adapt` (the commands that answer: ask, chat, search, serve); ``as_built`` (and
-    ``adapted``): BM25 alone on an index built with ``--sparse-only`` (`sparse_only_settings`)."""
+    ``adapted``): BM25 alone on an index built with ``--sparse-only`` (`sparse_only_settings`) and the index's own
+    chunking; ``chunked``: the index's own chunking only (`train adapt`, `synth` on one's own index)."""
     from local_rag.settings import deep_merge, dotted, load_settings
 
     data = deep_merge({"index": index_name} if index_name else {}, dotted({k: v for k, v in overrides.items() if v is not None}))
     settings = load_settings(profile, config_file, data, adapted=adapted)
-    return as_built_settings(settings, note=adapted) if as_built or adapted else settings
+    if as_built or adapted:
+        return as_built_settings(settings, note=adapted)
+    return index_chunking(settings) if chunked else settings
+
+
+def index_chunking(settings: Any) -> Any:
+    """``settings`` with the chunking of the index they name, when there is one with a readable manifest
+    (`local_rag.index.folder.with_index_chunking`); otherwise as they are (the command's own check speaks)."""
+    from local_rag.errors import IndexError_
+    from local_rag.index.folder import with_index_chunking
+    from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
+
+    if not (settings.index_dir / MANIFEST_FILE).exists():
+        return settings
+    try:
+        return with_index_chunking(settings, IndexManifest.load(settings.index_dir))
+    except IndexError_:
+        return settings
 
 
 def sparse_only_settings(settings: Any) -> Any:
@@ -92,19 +110,22 @@ def as_built_settings(settings: Any, note: bool) -> Any:
     """An index built with ``--sparse-only`` has no vectors, so every command on it runs BM25 alone: `index add` and
     `sync` add to it without embedding, and `ask`, `chat`, `search` and `serve` search it (``note``: saying so once on
     stderr) instead of failing "has no dense index: rebuild it". Its shape is in its manifest, which the commands
-    that answer (``note``) read before anything else.
+    that answer (``note``) read before anything else. Every index is also read and added to with the chunking it
+    was built with (`local_rag.index.folder.with_index_chunking`).
 
     Raises:
         IndexError_: (``note``) no index, or a manifest that cannot be read.
     """
-    from local_rag.index.folder import wants_dense
+    from local_rag.index.folder import wants_dense, with_index_chunking
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
     if not note and not (settings.index_dir / MANIFEST_FILE).exists():
         return settings  # `index add` and `sync` build one
     # a command that answers: a missing or broken index is one line now (before, `chat` greeted, answered "hello"
     # and stopped at the first question, the conversation lost; `serve` loaded the LLM first)
-    if IndexManifest.load(settings.index_dir).dense is not None:
+    manifest = IndexManifest.load(settings.index_dir)
+    settings = with_index_chunking(settings, manifest)  # its chunks are made: no command here re-chunks them
+    if manifest.dense is not None:
         return settings
     if note and wants_dense(settings):
         click.echo(f"note: index {settings.index} has no vectors (built with --sparse-only): searching with BM25 alone",

@@ -144,6 +144,22 @@ def _tokenizer_for(settings: Settings) -> tuple[Tokenizer, str]:
     return load_tokenizer(folder, name), name
 
 
+def with_index_chunking(settings: Settings, manifest: IndexManifest) -> Settings:
+    """``settings`` with the chunking the index was built with (size, overlap, tokenizer, header, from its manifest).
+    An index's chunking is a fact of the index, like its FAISS factory: the commands that search it do not chunk, and
+    `index add` or `sync` chunk new documents as the rest were. Before, `index build --chunk-size 128` made an index
+    that `search`, `ask`, `chat`, `serve`, `add` and `sync` refused ("was chunked with ..., settings say ...") unless
+    the same size was given to each again."""
+    built = manifest.chunker
+    update: dict[str, Any] = {"header": manifest_header(manifest)}
+    if isinstance(built.get("size"), int) and isinstance(built.get("overlap"), int):
+        update |= {"size": built["size"], "overlap": built["overlap"]}
+    if isinstance(built.get("tokenizer"), str) and built["tokenizer"]:
+        update["tokenizer"] = built["tokenizer"]
+    settings.chunker = type(settings.chunker).model_validate(settings.chunker.model_dump() | update)
+    return settings
+
+
 def wants_dense(settings: Settings) -> bool:
     """Whether the settings query the embedding model (dense vectors or BGE-M3 learned sparse weights)."""
     return settings.dense.enabled and bool({"dense", "bge-sparse"} & set(settings.retrieval.retrievers))
