@@ -171,8 +171,10 @@ def test_index_built_with_another_model_is_refused(tmp_path: Path):
 
     strict = load_settings("cpu-test", None, {"index": "h", "indexes_dir": str(tmp_path / "indexes"), "chunker": {"size": 128},
                                               "models_dir": str(MODELS)})
-    with pytest.raises(IndexError_, match="rebuild it with `local-rag index build"):
+    with pytest.raises(IndexError_, match="rebuild it with `local-rag index build") as refused:
         open_index(strict)
+    built = json.loads((tmp_path / "indexes" / "h" / "manifest.json").read_text())["chunker"]["size"]
+    assert str(refused.value).endswith(f", or read it with its own chunking (LOCAL_RAG_CHUNKER__SIZE={built})")
     # an index embedded with another model (a folder path here, as `train adapt` users name theirs) says how to query it
     minilm = str(MODELS / "all-MiniLM-L6-v2")
     built = run("index", "build", str(corpus), "--index", "other", cwd=tmp_path, env={"LOCAL_RAG_EMBEDDER__MODEL": minilm})

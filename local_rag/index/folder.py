@@ -186,7 +186,10 @@ def check_compatible(
     have = {k: manifest.chunker.get(k) for k in want}
     want["header"], have["header"] = settings.chunker.header, manifest_header(manifest)
     if want != have:
-        raise IndexError_(f"index {path} was chunked with {have}, settings say {want}: {rebuild}")
+        differ = {k: have[k] for k in want if want[k] != have[k] and have[k] is not None}
+        hint = " ".join(f"LOCAL_RAG_CHUNKER__{k.upper()}={v}" for k, v in differ.items())
+        raise IndexError_(f"index {path} was chunked with {have}, settings say {want}: {rebuild}"
+                          + (f", or read it with its own chunking ({hint})" if hint else ""))
     if derived and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         if manifest.sparse is None:
             raise IndexError_(f"index {path} has no sparse (BM25) index: {rebuild}")
