@@ -385,3 +385,11 @@ def test_an_index_built_with_its_own_chunk_size_is_searched_and_added_to_as_buil
     result = run("index", "build", str(docs), "--index", "small", "--chunk-size", "64", "--chunk-overlap", "8",
                  cwd=tmp_path)
     assert result.returncode == 0 and json.loads(manifest.read_text())["chunker"]["size"] == 64
+    assert "longer than" not in result.stderr
+    # chunks longer than the embedder reads: its vectors would see their start only; the build says so
+    result = run("index", "build", str(docs), "--index", "long", "--chunk-size", "300", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert ("note: chunks of 300 tokens are longer than all-MiniLM-L6-v2 reads (256): its vectors see the first 256 "
+            "tokens of each, BM25 all of it; --chunk-size 256 or less keeps whole chunks in both") in result.stderr
+    result = run("index", "build", str(docs), "--index", "long-bm25", "--chunk-size", "300", "--sparse-only", cwd=tmp_path)
+    assert result.returncode == 0 and "longer than" not in result.stderr

@@ -59,6 +59,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
     from local_rag.errors import BadInputError
     from local_rag.index import build_index
+    from local_rag.index.folder import chunk_limit_note
     from local_rag.index.manifest import built_from_elsewhere
 
     settings = load(profile, config_file, index_name, **{
@@ -74,8 +75,12 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
                    f"{settings.index}` reads and embeds only what changed; this build reads and embeds it all again",
                    err=True)
     settings = sparse_only_settings(settings) if sparse_only else settings
+    embedder = _embedder_for(settings)
+    note = chunk_limit_note(settings, embedder)
+    if note:
+        click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
-    manifest = build_index(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, progress=not as_json)
+    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)

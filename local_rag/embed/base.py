@@ -6,6 +6,7 @@ L2 normalization (so FAISS inner product is cosine similarity).
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,6 +40,18 @@ class Embedder(ABC):
 
     def __init__(self, config: EmbedderConfig) -> None:
         self.config = config
+
+    @property
+    def max_tokens(self) -> int | None:
+        """Tokens of a text the model reads (the rest is cut off): ``max_length`` of the settings, else the limit
+        its folder's ``sentence_bert_config.json`` gives (what sentence-transformers applies); None when unknown."""
+        if self.config.max_length:
+            return self.config.max_length
+        try:
+            return int(json.loads((Path(self.folder or "") / "sentence_bert_config.json").read_text(encoding="utf-8"))
+                       ["max_seq_length"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
 
     @abstractmethod
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:

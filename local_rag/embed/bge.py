@@ -43,6 +43,10 @@ def check_bge_m3_folder(folder: Path) -> None:
 class BGEM3Embedder(Embedder):
     backend = "bge-m3"
 
+    @property
+    def max_tokens(self) -> int:
+        return self.max_length
+
     def __init__(self, config: EmbedderConfig, models_dir: Path) -> None:
         super().__init__(config)
         enforce_offline()

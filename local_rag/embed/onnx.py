@@ -32,6 +32,11 @@ def read_pooling(folder: Path) -> str:
 class OnnxEmbedder(Embedder):
     backend = "onnx"
 
+    @property
+    def max_tokens(self) -> int:
+        """The truncation of its tokenizer: ``max_length`` of the settings, else 512."""
+        return self.config.max_length or 512
+
     def __init__(self, config: EmbedderConfig, models_dir: Path | None = None, folder: Path | None = None) -> None:
         """The model ``config.model`` resolved in ``models_dir``, or an export at ``folder`` (no checksum taken: the
         query twin of `local_rag.embed.twin`)."""
@@ -52,7 +57,7 @@ class OnnxEmbedder(Embedder):
         self.providers = session_providers(self.session, self.providers)  # what it really runs on
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
-        self.tokenizer.enable_truncation(max_length=config.max_length or 512)
+        self.tokenizer.enable_truncation(max_length=self.max_tokens)
         self.tokenizer.enable_padding()
         self.pooling = read_pooling(folder)
         self.name = config.model

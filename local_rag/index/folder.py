@@ -160,6 +160,18 @@ def with_index_chunking(settings: Settings, manifest: IndexManifest) -> Settings
     return settings
 
 
+def chunk_limit_note(settings: Settings, embedder: Embedder | None) -> str | None:
+    """A note when the chunks would be longer than the embedding model reads: its vectors then see the start of each
+    chunk only, which no error shows (`index build --chunk-size 1000` with all-MiniLM-L6-v2, which reads 256 tokens,
+    found nothing the dense side should have found past a chunk's first 256 tokens). None when they fit."""
+    limit = embedder.max_tokens if embedder is not None else None
+    if not limit or settings.chunker.size <= limit:
+        return None
+    return (f"chunks of {settings.chunker.size} tokens are longer than {settings.embedder.model} reads ({limit}): its "
+            f"vectors see the first {limit} tokens of each, BM25 all of it; --chunk-size {limit} or less keeps whole "
+            "chunks in both")
+
+
 def wants_dense(settings: Settings) -> bool:
     """Whether the settings query the embedding model (dense vectors or BGE-M3 learned sparse weights)."""
     return settings.dense.enabled and bool({"dense", "bge-sparse"} & set(settings.retrieval.retrievers))
