@@ -393,3 +393,15 @@ def test_an_index_built_with_its_own_chunk_size_is_searched_and_added_to_as_buil
             "tokens of each, BM25 all of it; --chunk-size 256 or less keeps whole chunks in both") in result.stderr
     result = run("index", "build", str(docs), "--index", "long-bm25", "--chunk-size", "300", "--sparse-only", cwd=tmp_path)
     assert result.returncode == 0 and "longer than" not in result.stderr
+
+
+def test_a_question_of_dash_is_read_from_standard_input(tmp_path: Path) -> None:
+    """Session 51: `echo "..." | local-rag search -` (or `ask -`) searched for "-" itself and answered it, while
+    `--conversation -` read standard input. Now `-` reads the question there; an empty one is refused."""
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert run("index", "build", str(corpus), "--index", "s", "--sparse-only", cwd=tmp_path).returncode == 0
+    result = run("search", "-", "--index", "s", "--json", cwd=tmp_path, stdin="how do cats spend the day\n")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["queries"][0]["text"] == "how do cats spend the day"
+    for command in ("search", "ask"):
+        assert_clean_error(run(command, "-", "--index", "s", cwd=tmp_path, stdin="  \n"), 2, "the question is empty")

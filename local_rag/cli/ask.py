@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
-from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation
+from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation, read_question
 from local_rag.errors import BadInputError, LocalRagError
 
 if TYPE_CHECKING:
@@ -86,13 +86,14 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
 @handle_errors
 def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation,
         conversation_file, as_json):
-    """Answer one turn: QUESTION, or the last user turn of --conversation."""
+    """Answer one turn: QUESTION ('-': read it from standard input), or the last user turn of --conversation."""
     from local_rag.cli.lines import Streamer
     from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
     if bool(question) == bool(conversation_file):
         raise BadInputError("give either a QUESTION or --conversation FILE")
+    question = read_question(question)
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
                                  adapted=True, index_adaptation=adaptation)
     if conversation_file:

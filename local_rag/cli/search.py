@@ -21,6 +21,19 @@ if TYPE_CHECKING:
 MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
 
 
+def read_question(question: str | None) -> str | None:
+    """QUESTION as given, or read from standard input when it is ``-`` (``echo "..." | local-rag ask -``, as
+    ``--conversation -`` reads a conversation); before, ``-`` was searched for and answered as the question."""
+    if question != "-":
+        return question
+    try:
+        return sys.stdin.read().strip()
+    except UnicodeDecodeError as exc:
+        from local_rag.errors import BadInputError
+
+        raise BadInputError("the question on standard input is not UTF-8 text") from exc
+
+
 def read_conversation(path: str):
     """A conversation from a JSON file: the official ``input`` list, a task record with ``input``, or
     OpenAI-style ``messages``. Turns longer than `MAX_MESSAGE_CHARS` are cut, with a note on stderr."""
@@ -115,7 +128,7 @@ def reranked_search(retriever: HybridRetriever, reranker: Reranker | None) -> Ca
 @handle_errors
 def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge,
            cross_encoder, adaptation):
-    """Search the index for QUESTION (or the last user turn of --conversation)."""
+    """Search the index for QUESTION ('-': read it from standard input), or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn
     from local_rag.retrieve.queries import conversation_queries
@@ -123,6 +136,7 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
 
     if bool(question) == bool(conversation_file):
         raise BadInputError("give either a QUESTION or --conversation FILE")
+    question = read_question(question)
     settings = load(profile, config_file, index_name, adapted=True, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
         "fusion.method": fusion, "retrieval.top_k": top_k, "pipeline.cross_encoder": cross_encoder,
