@@ -132,7 +132,11 @@ def test_recheck_refuses_a_runs_answers_file_and_decisions_for_other_tasks_in_on
     base = ["eval", "recheck", "--profile", "cpu-test", "--out", str(out), "--support", "off"]
     result = CliRunner().invoke(cli, [*base, "--predictions", str(committed)])
     assert result.exit_code == 2 and "answers.jsonl, line 1: not a prediction record" in result.output
-    assert "this is a run's answers.jsonl" in result.output and "Traceback" not in result.output
+    assert "this is a run's answers.jsonl" in result.output and "give the run's predictions.jsonl" in result.output
+    scored = CliRunner().invoke(cli, ["eval", "generation", "--setting", "rag", "--predictions", str(committed),
+                                      "--no-llm-judges", "--out", str(tmp_path / "run")])
+    assert scored.exit_code == 2 and "give the run's predictions.jsonl" in scored.output  # before: "no predictions[0]"
+    assert not (tmp_path / "run").exists()
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     assert "empty.jsonl: no prediction record" in CliRunner().invoke(cli, [*base, "--predictions", str(empty)]).output

@@ -51,7 +51,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
                idk_judge, no_llm_judges, bertscore_model, reuse_dir, strict, no_charts, as_json):
     """Score MTRAG generation predictions: RB_alg, RL_F, RB_llm, IDK conditioning, harmonic mean."""
     from local_rag.errors import BadInputError
-    from local_rag.evaluation.generation.official import read_records, validate_records
+    from local_rag.evaluation.generation.official import check_predictions, read_records, validate_records
     from local_rag.evaluation.generation.report import markdown, summarize, write_reports
     from local_rag.evaluation.generation.runner import (
         generate_predictions,
@@ -85,7 +85,7 @@ def generation(profile, config_file, index_name, tasks_file, setting, prediction
             split_ids = load_split(default_mtrag_dir(), split)
             tasks = [t for t in tasks if task_in_split(t, split_ids)] if tasks is not None else None
         if predictions_file:
-            predictions = read_records(predictions_file)
+            predictions = check_predictions(read_records(predictions_file), predictions_file)  # what scoring reads
             errors = validate_records(predictions, setting, [str(t["task_id"]) for t in tasks] if tasks else None)
             if errors:
                 message = f"{len(errors)} official format problem(s) in {predictions_file}: " + "; ".join(errors[:5])
@@ -144,13 +144,8 @@ def recheck(profile, config_file, index_name, predictions_file, out_file, suppor
     """Apply the stages after generation (decisions, draft gate, support check) to committed answers, without the
     generator."""
     from local_rag.errors import BadInputError
-    from local_rag.evaluation.generation.official import read_records, write_records
-    from local_rag.evaluation.generation.recheck import (
-        RecheckTally,
-        check_predictions,
-        read_decision_file,
-        recheck_record,
-    )
+    from local_rag.evaluation.generation.official import check_predictions, read_records, write_records
+    from local_rag.evaluation.generation.recheck import RecheckTally, read_decision_file, recheck_record
 
     settings = load(profile, config_file, index_name, **{"support.mode": support_mode})
     out = Path(out_file)

@@ -125,26 +125,6 @@ class RecheckTally:
                 "moved": self.moved, "dropped": self.dropped, "emptied": self.emptied}
 
 
-def check_predictions(records: list[dict[str, Any]], path: str | Path) -> list[dict[str, Any]]:
-    """``records`` when each is a prediction record recheck can read (a ``task_id`` and ``predictions[0].text``).
-
-    Raises:
-        BadInputError: no record, or the first that is not one, in one line; a run's ``answers.jsonl`` (the committed
-        form of a run, without task texts) is named as such.
-    """
-    for i, record in enumerate(records, start=1):
-        preds = record.get("predictions") if isinstance(record, dict) else None
-        if not (isinstance(record, dict) and "task_id" in record and isinstance(preds, list) and preds
-                and isinstance(preds[0], dict) and isinstance(preds[0].get("text"), str)):
-            answers = isinstance(record, dict) and "prediction" in record and "predictions" not in record
-            hint = ("; this is a run's answers.jsonl (the answers without the task texts): recheck the run's "
-                    "predictions.jsonl, which `eval generation` writes and a committed run's script restores") if answers else ""
-            raise BadInputError(f"{path}, line {i}: not a prediction record (a task_id and predictions[0].text){hint}")
-    if not records:
-        raise BadInputError(f"{path}: no prediction record")
-    return records
-
-
 def recheck_record(record: dict[str, Any], *, checker: Any, decisions: dict[str, Kind],
                    settings: Settings, gate: Any = None, declines: dict[str, float] | None = None) -> dict[str, Any]:
     """A copy of ``record`` with its prediction rewritten (see the module docstring). ``checker``: a
