@@ -446,8 +446,10 @@ def test_cli_models_list_verify_import_pack_unpack(tmp_path: Path, tiny_gguf: Pa
     assert runner.invoke(cli, ["models", "verify"], env=env).exit_code == 0
     res = runner.invoke(cli, ["models", "pack", str(tmp_path / "b.tar")], env=env)
     assert res.exit_code == 0, res.output
+    assert "pack: 100%" in res.stderr  # session 51: a bar of the bytes (a bundle of 7B and 14B models is tens of GB)
     res = runner.invoke(cli, ["models", "unpack", str(tmp_path / "b.tar"), "--models-dir", str(tmp_path / "m2")])
     assert res.exit_code == 0, res.output
+    assert "extract: 100%" in res.stderr and "verify: 100%" in res.stderr
     (models / "my-llm" / "tiny.gguf").write_bytes(b"GGUF")
     res = runner.invoke(cli, ["models", "verify", "--json"], env=env)
     assert res.exit_code == 4 and json.loads(res.output)[0]["ok"] is False

@@ -243,7 +243,7 @@ def pack(profile: str | None, config_file: str | None, index_name: str | None, m
     """Write verified models NAMES (default: all present) with their manifest to the tar bundle OUT."""
     from local_rag.modelstore.bundle import pack as do_pack
 
-    entries = do_pack(_models_dir(profile, config_file, index_name, models_dir), out, list(names) or None)
+    entries = do_pack(_models_dir(profile, config_file, index_name, models_dir), out, list(names) or None, progress=True)
     click.echo(f"packed {', '.join(e.name for e in entries)} into {out}")
 
 
@@ -257,7 +257,7 @@ def unpack(profile: str | None, config_file: str | None, index_name: str | None,
     """Verify and install the models of BUNDLE (made by `models pack`)."""
     from local_rag.modelstore.bundle import unpack as do_unpack
 
-    entries = do_unpack(bundle, _models_dir(profile, config_file, index_name, models_dir), force=force)
+    entries = do_unpack(bundle, _models_dir(profile, config_file, index_name, models_dir), force=force, progress=True)
     click.echo(f"unpacked and verified {', '.join(e.name for e in entries)}")
 
 

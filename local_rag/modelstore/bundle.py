@@ -27,8 +27,10 @@ from local_rag.modelstore.gguf_check import check_gguf
 from local_rag.modelstore.manifest import MANIFEST_NAME, Manifest, ModelEntry, file_sha256
 
 
-def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None) -> list[ModelEntry]:
-    """Write the named models (default: all present ones) and their manifest entries to the tar ``out``.
+def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None,
+         progress: bool = False) -> list[ModelEntry]:
+    """Write the named models (default: all present ones) and their manifest entries to the tar ``out``
+    (``progress``: a bar of the bytes written on stderr).
 
     Raises:
         ModelError: an unknown name, or a model whose files are missing or do not verify.
@@ -56,8 +58,9 @@ def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None
         raise ModelError(f"{out} exists and is not a models bundle; refusing to replace it (choose another name)")
     tmp = out.with_name(f".{out.name}.partial")
     data = json.dumps({"models": [e.to_json() for e in entries]}, indent=2).encode()
+    bar = _bar(sum(f.size for e in entries for f in e.files), "pack", progress)
     try:
-        with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
+        with bar, tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
             info = tarfile.TarInfo(MANIFEST_NAME)
             info.size = len(data)
             with tempfile.TemporaryFile() as fh:
@@ -68,11 +71,20 @@ def pack(models_dir: str | Path, out: str | Path, names: list[str] | None = None
                 root = manifest.location(entry)
                 for f in entry.files:
                     tar.add(root / f.path, arcname=_member_name(entry, f.path), recursive=False)
+                    bar.update(f.size)
         os.replace(tmp, out)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return entries
+
+
+def _bar(total: int, desc: str, progress: bool) -> Any:
+    """A tqdm bar of ``total`` bytes on stderr (silent unless ``progress``): a bundle of 7B and 14B models is tens of
+    GB, minutes of copying and hashing."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="B", unit_scale=True, unit_divisor=1024, disable=not progress)
 
 
 def is_bundle(path: Path) -> bool:
@@ -94,8 +106,9 @@ def _safe(name: str) -> bool:
     return not p.is_absolute() and ".." not in p.parts and name not in ("", ".")
 
 
-def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False) -> list[ModelEntry]:
-    """Verify and install every model of a bundle made by `pack`.
+def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False, progress: bool = False) -> list[ModelEntry]:
+    """Verify and install every model of a bundle made by `pack` (``progress``: a bar of the bytes extracted, then
+    of the bytes hashed, on stderr).
 
     Raises:
         ModelError: an unreadable bundle, an unsafe or unlisted member, a size or sha256 mismatch, a bad GGUF, or a
@@ -108,7 +121,7 @@ def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False) -> l
     manifest = Manifest.load(models_dir)
     staging = Path(tempfile.mkdtemp(prefix=".unpack-", dir=models_dir))
     try:
-        entries = _extract_verified(bundle, staging)
+        entries = _extract_verified(bundle, staging, progress)
         for entry in entries:
             old = manifest.entries.get(entry.name)
             if old and manifest.is_present(old) and old.checksum != entry.checksum and not force:
@@ -134,7 +147,7 @@ def unpack(bundle: str | Path, models_dir: str | Path, force: bool = False) -> l
 _DATA_FILTER: dict[str, Any] = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
 
 
-def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:
+def _extract_verified(bundle: Path, staging: Path, progress: bool = False) -> list[ModelEntry]:
     try:
         tar = tarfile.open(bundle, "r:*")
     except (tarfile.TarError, OSError) as exc:
@@ -163,23 +176,26 @@ def _extract_verified(bundle: Path, staging: Path) -> list[ModelEntry]:
                     raise ModelError(f"{bundle}: unsafe file path {name!r}; refusing the bundle")
                 expected[name] = (f.size, f.sha256)
         seen: set[str] = set()
-        for m in members[1:]:
-            if m.isdir():
-                continue
-            if not m.isfile() or not _safe(m.name) or m.name not in expected:
-                raise ModelError(f"{bundle}: unexpected member {m.name!r} (a link, an unsafe path or not listed)")
-            try:
-                tar.extract(m, staging, **_DATA_FILTER)
-            except (tarfile.TarError, OSError, EOFError) as exc:
-                raise ModelError(f"{bundle}: truncated or corrupt bundle at {m.name} ({exc})") from exc
-            seen.add(m.name)
+        with _bar(sum(size for size, _ in expected.values()), "extract", progress) as bar:
+            for m in members[1:]:
+                if m.isdir():
+                    continue
+                if not m.isfile() or not _safe(m.name) or m.name not in expected:
+                    raise ModelError(f"{bundle}: unexpected member {m.name!r} (a link, an unsafe path or not listed)")
+                try:
+                    tar.extract(m, staging, **_DATA_FILTER)
+                except (tarfile.TarError, OSError, EOFError) as exc:
+                    raise ModelError(f"{bundle}: truncated or corrupt bundle at {m.name} ({exc})") from exc
+                seen.add(m.name)
+                bar.update(m.size)
     missing = sorted(set(expected) - seen)
     if missing:
         raise ModelError(f"{bundle}: incomplete bundle, {len(missing)} files missing (first: {missing[0]})")
-    for name, (size, sha) in expected.items():
-        path = staging / name
-        if path.stat().st_size != size or file_sha256(path, use_cache=False) != sha:
-            raise ModelError(f"{bundle}: {name} does not match its recorded size/sha256; nothing installed")
-        if path.suffix == ".gguf":
-            check_gguf(path)
+    with _bar(sum(size for size, _ in expected.values()), "verify", progress) as bar:
+        for name, (size, sha) in expected.items():
+            path = staging / name
+            if path.stat().st_size != size or file_sha256(path, use_cache=False, on_block=bar.update) != sha:
+                raise ModelError(f"{bundle}: {name} does not match its recorded size/sha256; nothing installed")
+            if path.suffix == ".gguf":
+                check_gguf(path)
     return entries

@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,8 +158,9 @@ def _read_entries(path: Path) -> dict[str, ModelEntry]:
         raise ModelError(f"{path} is corrupt ({exc}); {fix} and re-import the models") from exc
 
 
-def file_sha256(path: str | Path, use_cache: bool = True) -> str:
-    """sha256 of a file by content, cached so large models hash once.
+def file_sha256(path: str | Path, use_cache: bool = True, on_block: Callable[[int], object] | None = None) -> str:
+    """sha256 of a file by content, cached so large models hash once (``on_block``: told the size of each block
+    read, for a progress bar).
 
     The cache key is (absolute path, size, mtime, inode, ctime): a byte flipped in place with the mtime put back
     still changes the ctime (only the kernel sets it), and a file replaced by another gets a new inode.
@@ -174,6 +176,8 @@ def file_sha256(path: str | Path, use_cache: bool = True) -> str:
     with path.open("rb") as fh:
         while block := fh.read(_CHUNK):
             digest.update(block)
+            if on_block is not None:
+                on_block(len(block))
     value = digest.hexdigest()
     if use_cache:
         cache[key] = value
