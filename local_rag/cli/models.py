@@ -111,12 +111,13 @@ def verify(profile: str | None, config_file: str | None, index_name: str | None,
     entries = [manifest.get(n) for n in names] if names else list(manifest.entries.values())
     if not entries:
         raise ModelError(f"no models in {manifest.models_dir}; import or pull one first")
-    report = {e.name: manifest.verify(e, force=force) for e in entries}
+    report: dict[str, list[str]] = {}
+    for entry in entries:  # each line as its model is checked (--force hashes gigabytes)
+        report[entry.name] = problems = manifest.verify(entry, force=force)
+        if not as_json:
+            click.echo(f"{entry.name:<38} {'ok' if not problems else 'FAILED: ' + '; '.join(problems)}")
     if as_json:
         click.echo(json.dumps([{"name": k, "ok": not v, "problems": v} for k, v in report.items()], indent=2))
-    else:
-        for name, problems in report.items():
-            click.echo(f"{name:<38} {'ok' if not problems else 'FAILED: ' + '; '.join(problems)}")
     if any(report.values()):
         sys.exit(ModelError.exit_code)
 
