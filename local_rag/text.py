@@ -21,6 +21,22 @@ _NOT_AN_END = re.compile(r"(?:^|[\s(])(?:[A-Z]|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|vs)\.[
 _OPEN_WORDS = frozenset("a an the of to and or nor but in on at for with by from as into than that per via".split())
 
 
+# scripts written without spaces between words: Han (CJK ideographs), Hiragana, Katakana, Thai, Lao, Myanmar, Khmer
+_UNSPACED = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
+
+
+def unspaced_share(text: str) -> float:
+    """The share of the letters of ``text`` in scripts written without spaces between words (Chinese, Japanese,
+    Thai, ...), where BM25's word tokens (runs of letters between spaces and punctuation) are whole phrases.
+
+    Example:
+        >>> unspaced_share("猫每天睡十二个小时。"), unspaced_share("Cats sleep."), unspaced_share("猫 cats")
+        (1.0, 0.0, 0.2)
+    """
+    letters = sum(ch.isalpha() for ch in text)
+    return len(_UNSPACED.findall(text)) / letters if letters else 0.0
+
+
 def wrapped_lines(text: str) -> list[str]:
     """The lines of ``text`` (whitespace tidied, blank ones dropped), a line joined to the one before it where a hard
     wrap cut a sentence: it starts with a lower-case letter, or the line before ends with a comma, semicolon,

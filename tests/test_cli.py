@@ -405,3 +405,44 @@ def test_a_question_of_dash_is_read_from_standard_input(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["queries"][0]["text"] == "how do cats spend the day"
     for command in ("search", "ask"):
         assert_clean_error(run(command, "-", "--index", "s", cwd=tmp_path, stdin="  \n"), 2, "the question is empty")
+
+
+def test_an_index_of_another_language_is_searched_with_its_own_bm25_and_unspaced_text_is_named(tmp_path: Path) -> None:
+    """Session 51: an index built with `LOCAL_RAG_SPARSE__STEMMER=german` (German documents) was refused by `search`,
+    `ask`, `chat`, `serve`, `index add` and `sync` ("has BM25 stemmer='german', settings say 'english': rebuild it")
+    unless each was given the same settings; `index rebuild` (for a new FAISS factory, a repair) turned it back to
+    English without a word. And a folder of Chinese documents was built without a word, then found nothing."""
+    docs = tmp_path / "de"
+    docs.mkdir()
+    (docs / "katzen.md").write_text("# Katzen\n\nKatzen schlafen zwölf bis sechzehn Stunden am Tag.\n", encoding="utf-8")
+    (docs / "hunde.md").write_text("# Hunde\n\nHunde bellen Fremde an.\n", encoding="utf-8")
+    german = {"LOCAL_RAG_SPARSE__STEMMER": "german", "LOCAL_RAG_SPARSE__STOPWORDS": "de"}
+    assert run("index", "build", str(docs), "--index", "de", "--sparse-only", cwd=tmp_path, env=german).returncode == 0
+    result = run("search", "wie lange schläft eine Katze", "--index", "de", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert [h["passage_id"] for h in json.loads(result.stdout)["hits"]] == ["katzen.md"]  # "schläft" stems as "schlafen"
+    (docs / "voegel.md").write_text("# Vögel\n\nVögel singen morgens.\n", encoding="utf-8")
+    assert run("index", "sync", str(docs), "--index", "de", cwd=tmp_path).returncode == 0
+    manifest = tmp_path / "indexes" / "de" / "manifest.json"
+    assert json.loads(manifest.read_text())["sparse"]["stemmer"] == "german"
+    result = run("index", "rebuild", "de", cwd=tmp_path)  # its settings are the new parameters, and it says so
+    assert result.returncode == 0 and "note: BM25 stemmer 'german' -> 'english', stopwords 'de' -> 'en'" in result.stderr
+    assert run("index", "rebuild", "de", cwd=tmp_path, env=german).returncode == 0
+    from local_rag.errors import IndexError_
+    from local_rag.index import open_index
+    from local_rag.settings import load_settings
+
+    strict = load_settings("cpu-test", None, {"index": "de", "indexes_dir": str(tmp_path / "indexes"),
+                                              "models_dir": str(MODELS), "dense": {"enabled": False},
+                                              "retrieval": {"retrievers": ["bm25"]}})
+    with pytest.raises(IndexError_, match=r"or read it with its own \(LOCAL_RAG_SPARSE__STEMMER=german\)$"):
+        open_index(strict)
+
+    zh = tmp_path / "zh"
+    zh.mkdir()
+    (zh / "cats.md").write_text("# 猫\n\n猫每天睡十二到十六个小时。\n", encoding="utf-8")
+    (zh / "dogs.md").write_text("# Dogs\n\nDogs bark at strangers.\n", encoding="utf-8")
+    result = run("index", "build", str(zh), "--index", "zh", "--sparse-only", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "note: 1 of 2 chunks are mostly in a script written without spaces (Chinese, Japanese, Thai...)" in result.stdout
+    assert "all-MiniLM-L6-v2 reads English" not in result.stdout  # a sparse-only index has no embedder to name

@@ -114,6 +114,13 @@ def echo_report(manifest, echo=click.echo) -> None:
         echo("read: " + ", ".join(
             f"{fmt} {stats[f'pages_{fmt}']:.0f} page(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s" for fmt in formats
         ))
+    unspaced = int(stats.get("unspaced_chunks", 0))
+    if unspaced:
+        english = manifest.dense is not None and manifest.dense.get("model") == "all-MiniLM-L6-v2"
+        echo(f"note: {unspaced} of {manifest.chunks} chunks are mostly in a script written without spaces (Chinese, "
+             "Japanese, Thai...): BM25 takes a whole phrase there for one word and finds little in them"
+             + (", and all-MiniLM-L6-v2 reads English: a multilingual embedder (BGE-M3, the GPU profiles') serves "
+                "them better" if english else "") + "; see docs/design.md, \"Languages\"")
     if manifest.unreadable:
         echo(f"could not read {len(manifest.unreadable)} file(s) (not indexed):")
         for name, reason in sorted(manifest.unreadable.items()):
@@ -229,14 +236,20 @@ def rebuild(profile, config_file, index_name, factory, backend, backend_url, nam
     stored chunks and vectors (no re-embedding)."""
     from local_rag.errors import BadInputError
     from local_rag.index.folder import rebuild_index
+    from local_rag.index.manifest import IndexManifest
     from local_rag.settings import BackendConfig
 
-    settings = load(profile, config_file, _named(index_name, name), as_built=True, **{"dense.factory": factory})
+    settings = load(profile, config_file, _named(index_name, name), as_built=True, bm25=False, **{"dense.factory": factory})
     if backend == "local" and backend_url:
         raise BadInputError("--backend-url is a Qdrant server's address: give it with --backend qdrant, not local")
     move = BackendConfig(name=backend or "qdrant", url=backend_url or "") if backend or backend_url else None
+    before = IndexManifest.load(settings.index_dir).sparse or {}
     started = time.perf_counter()
     manifest = rebuild_index(settings, backend=move)
+    changed = [f"{k} {before[k]!r} -> {v!r}" for k, v in (manifest.sparse or {}).items()
+               if k in before and k != "bm25s_version" and before[k] != v]
+    if changed:  # the settings are the new parameters; a rebuild for another reason should not change them unseen
+        click.echo(f"note: BM25 {', '.join(changed)} (the settings'; the index had the others)", err=True)
     dense = ("no vectors (sparse only)" if manifest.dense is None else "Qdrant collection" if manifest.backend == "qdrant"
              else f"FAISS {manifest.dense['factory']}")
     click.echo(f"rebuilt {settings.index_dir} in {time.perf_counter() - started:.1f}s: sparse {manifest.sparse}, {dense}")

@@ -70,33 +70,39 @@ def settings_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def load(profile: str | None, config_file: str | None, index_name: str | None = None, *, adapted: bool = False,
-         as_built: bool = False, chunked: bool = False, **overrides: Any):
+         as_built: bool = False, shaped: bool = False, bm25: bool = True, **overrides: Any):
     """Load settings from the shared options plus command-specific overrides (None values ignored); ``adapted``: with
     the index's adaptation from `train adapt` (the commands that answer: ask, chat, search, serve); ``as_built`` (and
-    ``adapted``): BM25 alone on an index built with ``--sparse-only`` (`sparse_only_settings`) and the index's own
-    chunking; ``chunked``: the index's own chunking only (`train adapt`, `synth` on one's own index)."""
+    ``adapted``): BM25 alone on an index built with ``--sparse-only`` (`sparse_only_settings`), and the index's own
+    shape; ``shaped``: the index's own shape only (`train adapt`, `synth` on one's own index). The shape: its
+    chunking and (unless ``bm25`` is false: `index rebuild`, whose settings are the new ones) its BM25 parameters."""
     from local_rag.settings import deep_merge, dotted, load_settings
 
     data = deep_merge({"index": index_name} if index_name else {}, dotted({k: v for k, v in overrides.items() if v is not None}))
     settings = load_settings(profile, config_file, data, adapted=adapted)
     if as_built or adapted:
-        return as_built_settings(settings, note=adapted)
-    return index_chunking(settings) if chunked else settings
+        return as_built_settings(settings, note=adapted, bm25=bm25)
+    return index_shape(settings) if shaped else settings
 
 
-def index_chunking(settings: Any) -> Any:
-    """``settings`` with the chunking of the index they name, when there is one with a readable manifest
-    (`local_rag.index.folder.with_index_chunking`); otherwise as they are (the command's own check speaks)."""
+def index_shape(settings: Any, bm25: bool = True, manifest: Any = None) -> Any:
+    """``settings`` with the chunking and (``bm25``) the BM25 parameters of the index they name, from its manifest
+    (`local_rag.index.folder.with_index_chunking`, `with_index_bm25`): nothing re-chunks the chunks an index has, and
+    a query is tokenized as its passages were. Without a readable manifest, the settings as they are (the
+    command's own check speaks)."""
     from local_rag.errors import IndexError_
-    from local_rag.index.folder import with_index_chunking
+    from local_rag.index.folder import with_index_bm25, with_index_chunking
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
-    if not (settings.index_dir / MANIFEST_FILE).exists():
-        return settings
-    try:
-        return with_index_chunking(settings, IndexManifest.load(settings.index_dir))
-    except IndexError_:
-        return settings
+    if manifest is None:
+        if not (settings.index_dir / MANIFEST_FILE).exists():
+            return settings
+        try:
+            manifest = IndexManifest.load(settings.index_dir)
+        except IndexError_:
+            return settings
+    settings = with_index_chunking(settings, manifest)
+    return with_index_bm25(settings, manifest) if bm25 else settings
 
 
 def sparse_only_settings(settings: Any) -> Any:
@@ -106,17 +112,17 @@ def sparse_only_settings(settings: Any) -> Any:
     return settings
 
 
-def as_built_settings(settings: Any, note: bool) -> Any:
+def as_built_settings(settings: Any, note: bool, bm25: bool = True) -> Any:
     """An index built with ``--sparse-only`` has no vectors, so every command on it runs BM25 alone: `index add` and
     `sync` add to it without embedding, and `ask`, `chat`, `search` and `serve` search it (``note``: saying so once on
     stderr) instead of failing "has no dense index: rebuild it". Its shape is in its manifest, which the commands
-    that answer (``note``) read before anything else. Every index is also read and added to with the chunking it
-    was built with (`local_rag.index.folder.with_index_chunking`).
+    that answer (``note``) read before anything else. Every index is also read and added to with the chunking and
+    (``bm25``) the BM25 parameters it was built with (`index_shape`).
 
     Raises:
         IndexError_: (``note``) no index, or a manifest that cannot be read.
     """
-    from local_rag.index.folder import wants_dense, with_index_chunking
+    from local_rag.index.folder import wants_dense
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
     if not note and not (settings.index_dir / MANIFEST_FILE).exists():
@@ -124,7 +130,7 @@ def as_built_settings(settings: Any, note: bool) -> Any:
     # a command that answers: a missing or broken index is one line now (before, `chat` greeted, answered "hello"
     # and stopped at the first question, the conversation lost; `serve` loaded the LLM first)
     manifest = IndexManifest.load(settings.index_dir)
-    settings = with_index_chunking(settings, manifest)  # its chunks are made: no command here re-chunks them
+    settings = index_shape(settings, bm25, manifest)  # its chunks are made and its BM25 scores stored
     if manifest.dense is not None:
         return settings
     if note and wants_dense(settings):

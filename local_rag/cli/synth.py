@@ -46,7 +46,7 @@ def queries(profile, config_file, index_name, corpus, n_passages, k, kinds, filt
     from local_rag.cli.search import split_csv
     from local_rag.train.synth_run import SynthRun, write_synth_examples
 
-    settings = load(profile, config_file, index_name, chunked=True)
+    settings = load(profile, config_file, index_name, shaped=True)
     run = SynthRun(corpus=corpus, passages=n_passages, k=k, kinds=split_csv((kinds,)) or ["question"], filter=filter_,
                    negatives=negatives, cache=cache, holdout=holdout, unanswerable=unanswerable,
                    keep_example_copies=keep_example_copies)
@@ -82,7 +82,7 @@ def eval_heldout(profile, config_file, index_name, heldout, reranker_model, rera
     from local_rag.train.synth_run import absent_targets, heldout_ranks, mrr_difference
 
     held, unit = read_heldout(heldout)
-    settings = load(profile, config_file, index_name, chunked=True, **{
+    settings = load(profile, config_file, index_name, shaped=True, **{
         "reranker.model": reranker_model, "reranker.backend": reranker_backend, "reranker.candidates": candidates,
         "reranker.prior_weight": prior_weight})
     absent = absent_targets(settings, held, unit)

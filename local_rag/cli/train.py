@@ -213,7 +213,7 @@ def adapt(profile, config_file, index_name, name, work_dir, passages, kinds, fol
     if holdout is not None and folds:
         raise BadInputError("--holdout is for --folds 0 (one held-out share of the documents); with --folds N every "
                             "document's queries are held out once")
-    settings = load(profile, config_file, index_name, chunked=True)
+    settings = load(profile, config_file, index_name, shaped=True)
     name = name or f"{settings.index}-adapted"
     work = Path(work_dir) if work_dir else default_runs_dir() / "adapt" / settings.index
     cfg = AdaptConfig(passages=passages, kinds=tuple(split_csv((kinds,)) or []), folds=folds,

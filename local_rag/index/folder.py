@@ -50,6 +50,7 @@ from local_rag.modelstore import resolve_model
 from local_rag.records import Chunk, Passage
 from local_rag.settings import BackendConfig, Settings
 from local_rag.sysinfo import peak_rss_mb
+from local_rag.text import unspaced_share
 
 log = logging.getLogger("local_rag.index")
 
@@ -160,6 +161,19 @@ def with_index_chunking(settings: Settings, manifest: IndexManifest) -> Settings
     return settings
 
 
+def with_index_bm25(settings: Settings, manifest: IndexManifest) -> Settings:
+    """``settings`` with the BM25 parameters and tokenization the index was built with (method, k1, b, stemmer,
+    stopwords, from its manifest): a query must be stemmed as the index was, and k1 and b are in its stored scores.
+    Before, an index built with `LOCAL_RAG_SPARSE__STEMMER=german` was refused by every command that searched it
+    unless the same setting was given to each. Not for `index rebuild`, whose settings are its new parameters."""
+    if manifest.sparse is None:
+        return settings
+    keys = ("method", "k1", "b", "stemmer", "stopwords")
+    update = {k: manifest.sparse[k] for k in keys if k in manifest.sparse}
+    settings.sparse = type(settings.sparse).model_validate(settings.sparse.model_dump() | update)
+    return settings
+
+
 def chunk_limit_note(settings: Settings, embedder: Embedder | None) -> str | None:
     """A note when the chunks would be longer than the embedding model reads: its vectors then see the start of each
     chunk only, which no error shows (`index build --chunk-size 1000` with all-MiniLM-L6-v2, which reads 256 tokens,
@@ -209,7 +223,8 @@ def check_compatible(
             if manifest.sparse.get(key) != getattr(settings.sparse, key):
                 raise IndexError_(
                     f"index {path} has BM25 {key}={manifest.sparse.get(key)!r}, settings say "
-                    f"{getattr(settings.sparse, key)!r}: {rebuild} (or `local-rag index rebuild`, which re-embeds nothing)"
+                    f"{getattr(settings.sparse, key)!r}: {rebuild} (or `local-rag index rebuild`, which re-embeds "
+                    f"nothing), or read it with its own (LOCAL_RAG_SPARSE__{key.upper()}={manifest.sparse.get(key)})"
                 )
     if wants_dense(settings):
         if manifest.dense is None:
@@ -502,7 +517,7 @@ def build_index(
         skipped=len(report.skipped),
         backend=settings.backend.name,
         stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3),
-               **format_stats(report)},
+               **format_stats(report), **_unspaced_stats(chunks)},
         unreadable=dict(report.unreadable),
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
@@ -510,6 +525,13 @@ def build_index(
     _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
     drop_journal(settings)
     return manifest
+
+
+def _unspaced_stats(chunks: Sequence[Chunk]) -> dict[str, float]:
+    """``unspaced_chunks``: chunks mostly in a script written without spaces (`text.unspaced_share` >= 0.3), which
+    BM25 and an English embedder read poorly (the end-of-build report says so); absent when there is none."""
+    count = sum(unspaced_share(c.text) >= 0.3 for c in chunks)
+    return {"unspaced_chunks": count} if count else {}
 
 
 def format_stats(report: CorpusReport) -> dict[str, float]:
