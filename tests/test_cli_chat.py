@@ -76,6 +76,14 @@ def test_chat_commands_before_an_answer_unknown_ones_and_a_message_that_begins_w
     assert json.loads(saved.read_text())[0] == {"speaker": "user", "text": "/usr/lib: what lives there?"}
 
 
+def test_sources_and_rewrite_after_small_talk_say_why_there_are_none(workdir: Path):
+    """Session 51: after "thanks!" (small talk, answered without a search) `/sources` and `/rewrite` printed nothing."""
+    result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin="thanks!\n/sources\n/rewrite\n/quit\n")
+    assert result.returncode == 0, result.stderr
+    assert "(no passages: the last message was small talk, answered without a search)" in result.stdout
+    assert "(no queries: the last message was small talk, answered without a search)" in result.stdout
+
+
 def test_chat_loads_and_warms_while_the_user_types(workdir: Path):
     result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin="Tell me about dogs\n/trace\n/quit\n")
     assert result.returncode == 0, result.stderr

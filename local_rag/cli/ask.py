@@ -192,9 +192,13 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
             elif cmd == "/sources" and last:
                 for i, hit in enumerate(last.passages, 1):
                     click.echo(f"  [{i}] {hit.passage_id} {hit.title} score={hit.score:.4f}\n      {' '.join(hit.text.split())[:300]}")
+                if not last.passages:  # small talk (or a turn nothing was found for): before, nothing at all
+                    click.echo(f"  (no passages: {_unsearched(last)})")
             elif cmd == "/rewrite" and last:
                 for q in last.queries:
                     click.echo(f"  {q.mode}: {q.text}")
+                if not last.queries:
+                    click.echo(f"  (no queries: {_unsearched(last)})")
             elif cmd == "/trace" and last:
                 print_trace(last)
             elif cmd == "/save" and arg:
@@ -264,6 +268,13 @@ def _unbound(save_file: str | None) -> str:
 
 def _why(exc: Exception, path: str) -> str:
     return f"could not save to {path}: {exc.strerror or exc}" if isinstance(exc, OSError) else str(exc)
+
+
+def _unsearched(result: Any) -> str:
+    """Why the last turn has no passages or queries to show."""
+    if result.answer.kind == "chitchat":
+        return "the last message was small talk, answered without a search"
+    return "the last turn was answered without a search" if not result.queries else "the search found none"
 
 
 def print_trace(result: Any, echo: Any = click.echo) -> None:
