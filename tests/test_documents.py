@@ -247,6 +247,30 @@ NEAP = ("Neap tides come at the quarter moons, when the Sun and the Moon pull at
         * 10)
 
 
+def test_a_huge_text_without_paragraphs_is_cut_at_lines_then_spaces(tmp_path: Path) -> None:
+    """Session 51: a text file of single lines (a log, a transcript) had no blank line to cut at: a 15 MB one was one
+    passage, and chunking it took 2.5 GB of memory (263 MB now, 7 s instead of 17 s). A part of more than
+    `HUGE_CHARS` without a blank line is cut at line breaks, a line that long at spaces, text without spaces anywhere;
+    the pieces join back into the text, and a part under the bound stays as before."""
+    from local_rag.corpus.pieces import HUGE_CHARS, TARGET_CHARS, piece_bounds
+
+    words = "tide moon lava ash sea salt wave rock".split()
+    lines = "\n".join(" ".join(words[(i + j) % 8] for j in range(12)) for i in range(4000))
+    one_line = " ".join(words[i % 8] for i in range(30000))
+    for text in (lines, one_line, "猫" * 40000):
+        bounds = piece_bounds(text, [])
+        assert "".join(text[a:b] for a, b in bounds) == text and len(bounds) > 10
+        assert max(b - a for a, b in bounds) <= TARGET_CHARS + 20
+    assert all(text[b - 1] == "\n" for text in (lines,) for _, b in piece_bounds(text, [])[:-1])  # at line ends
+    under = "A note.\n\n" + "x y " * (HUGE_CHARS // 4 - 10) + "\n\nEnd."
+    assert len(piece_bounds(under, [])) == 2  # one paragraph under the bound: whole, as before
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "app.txt").write_text(lines, encoding="utf-8")
+    passages = [p for p in read_corpus(folder) if p.doc_id == "app.txt"]
+    assert len(passages) > 10 and "".join(p.text for p in passages) == lines
+
+
 def test_long_files_become_passages_in_pieces_so_two_parts_of_one_file_can_be_found(tmp_path: Path) -> None:
     """A long Markdown file is cut at its headings and paragraph breaks (`local_rag.corpus.pieces`): each piece is a
     passage with its own heading, the pieces join back into the file's text, a short file stays one passage named
