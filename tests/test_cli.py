@@ -50,6 +50,41 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     assert "skipped 1" in ok.stdout
 
 
+def test_json_arrays_of_passages_are_read_and_archives_of_documents_are_named(tmp_path: Path) -> None:
+    """Session 51: a `.json` array of passages (as many tools export them) stopped at "line 1: not valid JSON"
+    (pretty-printed) or "expected a JSON object, got list"; a zip of Markdown notes said "the archive holds no .jsonl
+    file", a `.tar.gz` of them "line 1: not valid JSON"; a JSON report given by mistake, "line 1: not valid JSON"."""
+    import tarfile
+    import zipfile
+
+    array = tmp_path / "passages.json"
+    array.write_text(json.dumps(CORPUS, indent=2), encoding="utf-8")
+    assert run("index", "build", str(array), "--sparse-only", "--index", "arr", cwd=tmp_path).returncode == 0
+    result = run("search", CORPUS[0]["text"], "--index", "arr", "--json", cwd=tmp_path)
+    assert json.loads(result.stdout)["hits"][0]["passage_id"] == CORPUS[0]["_id"]
+    dup = tmp_path / "dup.json"
+    dup.write_text(json.dumps([CORPUS[0], CORPUS[0]]), encoding="utf-8")
+    assert_clean_error(run("index", "build", str(dup), "--sparse-only", cwd=tmp_path), 2, "dup.json[2]: duplicate passage id")
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"command": "x", "tasks": 3}, indent=2), encoding="utf-8")
+    assert_clean_error(run("index", "build", str(report), "--sparse-only", cwd=tmp_path), 2,
+                       "report.json: one JSON object (keys: command, tasks), not passages")
+    lines = write_jsonl(tmp_path / "lines.json", CORPUS)  # JSON lines under a .json name: read as before
+    assert run("index", "build", str(lines), "--sparse-only", "--index", "lines", cwd=tmp_path).returncode == 0
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "cats.md").write_text("# Cats\n\nCats sleep a lot.\n", encoding="utf-8")
+    with zipfile.ZipFile(tmp_path / "notes.zip", "w") as archive:
+        archive.write(notes / "cats.md", "cats.md")
+    with tarfile.open(tmp_path / "notes.tar.gz", "w:gz") as archive:
+        archive.add(notes / "cats.md", "cats.md")
+    assert_clean_error(run("index", "build", "notes.zip", "--sparse-only", cwd=tmp_path), 2,
+                       "notes.zip: a zip of 1 document(s), not JSONL passages: unpack it and build from its folder "
+                       "(`unzip notes.zip -d notes && local-rag index build notes`)")
+    assert_clean_error(run("index", "build", "notes.tar.gz", "--sparse-only", cwd=tmp_path), 2,
+                       "notes.tar.gz: a tar archive, not JSONL passages: unpack it and build from its folder")
+
+
 def test_bad_settings_and_missing_index(tmp_path: Path):
     assert_clean_error(run("search", "x", "--profile", "nope", cwd=tmp_path), 6, "unknown profile 'nope'")
     assert_clean_error(run("search", "x", "--retriever", "bm25", cwd=tmp_path), 3, "no index at")

@@ -3,6 +3,7 @@
 Supported inputs:
 - the official MTRAG corpus files: ``{"_id", "title", "text", "url"}`` per line, as ``.jsonl``, ``.jsonl.gz`` or the
   published ``.jsonl.zip``;
+- a ``.json`` file holding a JSON array of such records (as many tools export passages);
 - a BEIR dataset folder (its ``corpus.jsonl``);
 - a folder of a person's own documents: ``.txt``, ``.md``, ``.html``/``.htm``, ``.pdf``, ``.docx``, ``.pptx`` (see
   `local_rag.corpus.documents`; one passage per PDF page or PPTX slide, one per file otherwise, a section longer
@@ -22,12 +23,13 @@ import json
 import logging
 import os
 import re
+import tarfile
 import time
 import zipfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, NamedTuple, cast
+from typing import IO, Any, NamedTuple, cast
 
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, printable_name, read_document
@@ -128,6 +130,9 @@ def _check_jsonl_like(path: Path) -> None:
     """Refuse a file that is neither a document local-rag reads nor JSONL passages (a ``.csv``, a ``.tsv``, an
     ``.epub``): it was read as JSONL and said "line 1: not valid JSON", as if the file were a broken corpus."""
     name = path.name.lower()
+    if name.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")) and tarfile.is_tarfile(path):
+        raise BadInputError(f"{path}: a tar archive, not JSONL passages: unpack it and build from its folder "
+                            f"(`mkdir notes && tar -xf {path.name} -C notes && local-rag index build notes`)")
     if name.endswith((".jsonl", ".json", ".ndjson", ".gz", ".zip")):
         return
     with path.open("rb") as fh:
@@ -153,6 +158,11 @@ def _open_jsonl(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
         with archive:
             members = [m for m in archive.namelist() if m.endswith((".jsonl", ".json")) and not m.startswith("__MACOSX")]
             if not members:
+                documents = [m for m in archive.namelist() if m.lower().endswith(DOC_SUFFIXES)]
+                if documents:  # a zipped folder of notes: the documents are read from a folder (files.json, sync)
+                    raise BadInputError(f"{path}: a zip of {len(documents)} document(s), not JSONL passages: unpack "
+                                        f"it and build from its folder (`unzip {path.name} -d notes && local-rag "
+                                        "index build notes`)")
                 raise BadInputError(f"{path}: the archive holds no .jsonl file")
             for member in members:
                 with archive.open(member) as fh:
@@ -166,6 +176,13 @@ def _open_jsonl(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
 
 
 def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
+    whole = _json_array(path)
+    if whole is not None:  # a `.json` file holding a JSON array of passage objects
+        for i, record in enumerate(whole, start=1):
+            passage = _passage(record, f"{path}[{i}]", skip_bad, report)
+            if passage is not None:
+                yield passage
+        return
     for label, fh in _open_jsonl(path):
         for lineno, raw in enumerate(fh, start=1):
             where = f"{label}:{lineno}"
@@ -185,29 +202,66 @@ def _read_jsonl_file(path: Path, skip_bad: bool, report: CorpusReport) -> Iterat
                         else problem(exc))
                 _bad(f"{where}: not valid JSON ({what})", skip_bad, report)
                 continue
-            if not isinstance(record, dict):
-                _bad(f"{where}: expected a JSON object, got {type(record).__name__}", skip_bad, report)
-                continue
-            pid = record.get("_id", record.get("id", record.get("document_id")))
-            text = record.get("text")
-            if pid is None or (isinstance(pid, str) and not pid.strip()):
-                _bad(f"{where}: missing '_id'", skip_bad, report)
-                continue
-            if not isinstance(text, str):
-                _bad(f"{where}: missing or non-string 'text'", skip_bad, report)
-                continue
-            if not text.strip():
-                _bad(f"{where}: empty text for passage {pid!r}", skip_bad, report)
-                continue
-            pid = str(pid)
-            report.where = where
-            yield Passage(
-                id=pid,
-                text=text,
-                title=str(record.get("title") or ""),
-                url=str(record.get("url") or ""),
-                doc_id=str(record.get("doc_id") or mtrag_doc_id(pid)),
-            )
+            passage = _passage(record, where, skip_bad, report)
+            if passage is not None:
+                yield passage
+
+
+def _json_array(path: Path) -> list[Any] | None:
+    """The records of a plain ``.json`` file that is one JSON array (``[{"_id": ..., "text": ...}, ...]``, as many
+    tools export passages); None for JSON lines. Before, such a file stopped at "line 1: not valid JSON" (pretty-printed)
+    or "expected a JSON object, got list" (on one line); a pretty-printed single object is named as such.
+
+    Raises:
+        BadInputError: a JSON document that is one object (not passages), or not UTF-8.
+    """
+    if not path.name.lower().endswith(".json") or not path.is_file():
+        return None
+    with path.open("rb") as fh:
+        head = fh.read(4096).removeprefix(b"\xef\xbb\xbf").lstrip()
+    if not head.startswith((b"[", b"{")):
+        return None
+    try:
+        data = json.loads(path.read_bytes().removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"{path}: not UTF-8 ({exc.reason} at byte {exc.start})") from exc
+    except (ValueError, RecursionError):
+        return None  # JSON lines under a .json name (one object a line), or broken: read line by line, as before
+    if isinstance(data, list):
+        return data
+    if isinstance(data, dict) and "\n" in head.decode("utf-8", "replace").strip() and "text" not in data:
+        keys = ", ".join(list(map(str, data))[:5])
+        raise BadInputError(f"{path}: one JSON object (keys: {keys}), not passages: a corpus is JSON lines (one "
+                            "passage object a line: _id, title, text, url) or a JSON array of such objects")
+    return None
+
+
+def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> Passage | None:
+    """The passage of one record (``_id`` or ``id`` or ``document_id``, ``text``, ``title``, ``url``), or None when it
+    is refused (then skipped with ``skip_bad``, else an error)."""
+    if not isinstance(record, dict):
+        _bad(f"{where}: expected a JSON object, got {type(record).__name__}", skip_bad, report)
+        return None
+    pid = record.get("_id", record.get("id", record.get("document_id")))
+    text = record.get("text")
+    if pid is None or (isinstance(pid, str) and not pid.strip()):
+        _bad(f"{where}: missing '_id'", skip_bad, report)
+        return None
+    if not isinstance(text, str):
+        _bad(f"{where}: missing or non-string 'text'", skip_bad, report)
+        return None
+    if not text.strip():
+        _bad(f"{where}: empty text for passage {pid!r}", skip_bad, report)
+        return None
+    pid = str(pid)
+    report.where = where
+    return Passage(
+        id=pid,
+        text=text,
+        title=str(record.get("title") or ""),
+        url=str(record.get("url") or ""),
+        doc_id=str(record.get("doc_id") or mtrag_doc_id(pid)),
+    )
 
 
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
