@@ -85,6 +85,24 @@ def test_json_arrays_of_passages_are_read_and_archives_of_documents_are_named(tm
                        "notes.tar.gz: a tar archive, not JSONL passages: unpack it and build from its folder")
 
 
+def test_adding_a_second_folder_whose_file_takes_the_id_of_the_firsts_says_what_replace_would_do(tmp_path: Path) -> None:
+    """Session 51: `index add ~/home --index notes` (built from ~/work) with a readme.md in both said "already in the
+    index; use --replace to update them", and the --replace it suggested put home's readme in the place of work's."""
+    work, home = tmp_path / "work", tmp_path / "home"
+    work.mkdir()
+    home.mkdir()
+    (work / "readme.md").write_text("# Work\n\nThe work project alpha.\n", encoding="utf-8")
+    (home / "readme.md").write_text("# Home\n\nThe garden plans.\n", encoding="utf-8")
+    assert run("index", "build", str(work), "--index", "notes", "--sparse-only", cwd=tmp_path).returncode == 0
+    assert_clean_error(run("index", "add", str(home), "--index", "notes", cwd=tmp_path), 2,
+                       f"'readme.md' in the index is another file ({(work / 'readme.md').as_uri()}; this one is "
+                       f"{(home / 'readme.md').as_uri()}): --replace would put this one in its place")
+    (work / "readme.md").write_text("# Work\n\nThe work project alpha, updated.\n", encoding="utf-8")
+    result = run("index", "add", str(work), "--index", "notes", cwd=tmp_path)  # the same file, changed: as before
+    assert result.returncode == 2 and "use --replace to update them" in result.stderr
+    assert "another file" not in result.stderr
+
+
 def test_bad_settings_and_missing_index(tmp_path: Path):
     assert_clean_error(run("search", "x", "--profile", "nope", cwd=tmp_path), 6, "unknown profile 'nope'")
     assert_clean_error(run("search", "x", "--retriever", "bm25", cwd=tmp_path), 3, "no index at")

@@ -584,6 +584,7 @@ def add_documents(
     if clash and not replace:
         raise BadInputError(
             f"{len(clash)} passage id(s) already in the index (first: {clash[0]!r}); use --replace to update them"
+            + _other_file(folder, passages, clash)
         )
     new_ids = {p.id for p in passages}
     new_chunks, _ = _chunk_passages(settings, passages, progress)
@@ -626,6 +627,23 @@ def add_documents(
            appended=appended, tail_only=tail_only)
     drop_journal(settings)
     return manifest
+
+
+def _other_file(folder: IndexFolder, passages: Sequence[Passage], clash: Sequence[str]) -> str:
+    """When a clashing id is another file's (a second folder's ``readme.md`` beside the first folder's: ids are paths
+    relative to the folder given), what ``--replace`` would do, said before it does it (session 51: the suggested
+    --replace put the second folder's file in the place of the first's); "" otherwise (an updated copy of the same
+    file, or record corpora)."""
+    new = {p.id: p.url for p in passages if p.id in set(clash) and p.url.startswith("file:")}
+    if not new:
+        return ""
+    stored = next((c for c in folder.chunks if c.passage_id in new and c.url.startswith("file:")
+                   and c.url != new[c.passage_id]), None)
+    if stored is None:
+        return ""
+    return (f", but {stored.passage_id!r} in the index is another file ({stored.url}; this one is "
+            f"{new[stored.passage_id]}): --replace would put this one in its place. To keep both, build the index from "
+            "a folder that holds both (ids are paths relative to the folder given)")
 
 
 def _can_take_tail(folder: IndexFolder, added: int) -> bool:
