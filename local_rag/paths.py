@@ -78,6 +78,13 @@ def default_runs_dir() -> Path:
     return Path("runs") if in_checkout() else user_data_dir() / "runs"
 
 
+def default_reports_dir() -> Path:
+    """``docs/benchmarks`` in a checkout (where the committed figures live), else ``<user data dir>/benchmarks``: the
+    report files of `local-rag bench` run from a pip install (before, a ``docs/benchmarks`` folder appeared in
+    whatever folder the user was in)."""
+    return Path("docs/benchmarks") if in_checkout() else user_data_dir() / "benchmarks"
+
+
 def user_config_file() -> Path | None:
     """The user config file: ``LOCAL_RAG_USER_CONFIG`` when set (empty = none), else ``config.yaml`` in the user
     config directory when it exists. None when there is none."""

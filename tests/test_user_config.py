@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from local_rag.errors import SettingsError
-from local_rag.paths import default_runs_dir, in_checkout
+from local_rag.paths import default_reports_dir, default_runs_dir, in_checkout
 from local_rag.settings import DEFAULT_PROFILE, list_profiles, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +29,7 @@ def test_checkout_keeps_models_and_indexes_in_place(monkeypatch: pytest.MonkeyPa
     assert in_checkout()
     s = load_settings("cpu-test")
     assert (s.models_dir, s.indexes_dir, default_runs_dir()) == (Path("models"), Path("indexes"), Path("runs"))
+    assert default_reports_dir() == Path("docs/benchmarks")  # where the committed figures live
 
 
 def test_outside_a_checkout_the_user_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -39,6 +40,8 @@ def test_outside_a_checkout_the_user_data_dir(tmp_path: Path, monkeypatch: pytes
     s = load_settings("cpu-test")
     assert s.models_dir == tmp_path / "home" / "models" and s.indexes_dir == tmp_path / "home" / "indexes"
     assert default_runs_dir() == tmp_path / "home" / "runs"  # `train adapt`'s work: a rerun from anywhere resumes
+    # session 51: `local-rag bench` from a pip install wrote docs/benchmarks/ into whatever folder the user was in
+    assert default_reports_dir() == tmp_path / "home" / "benchmarks"
     monkeypatch.delenv("LOCAL_RAG_HOME")
     import platformdirs
 

@@ -9,6 +9,7 @@ import click
 
 from local_rag.cli.ask import pipeline_settings, stage_options
 from local_rag.cli.main import handle_errors, settings_options
+from local_rag.paths import default_reports_dir
 
 
 @click.command()
@@ -26,7 +27,9 @@ from local_rag.cli.main import handle_errors, settings_options
               "corpus, else the bundled docs).")
 @click.option("--no-bandwidth", is_flag=True, help="Skip the memory-bandwidth measurement.")
 @click.option("--no-plot", is_flag=True, help="Skip the PNG charts (no matplotlib needed).")
-@click.option("--out", "out_dir", default="docs/benchmarks", show_default=True, help="Folder for the report files.")
+@click.option("--out", "out_dir", default=lambda: str(default_reports_dir()),
+              show_default="docs/benchmarks in a checkout, else benchmarks/ in the user data directory",
+              help="Folder for the report files.")
 @click.option("--name", help="Report file stem (default: bench-<profile>-<index>).")
 @click.option("--json", "as_json", is_flag=True, help="Print the headline figures as JSON.")
 @handle_errors

@@ -8,6 +8,7 @@ import click
 
 from local_rag.cli.main import handle_errors
 from local_rag.cli.search import positive_ints
+from local_rag.paths import default_reports_dir
 
 SPLIT = click.option("--split", default="test", show_default=True, type=click.Choice(["train", "test"]))
 MODE = click.option("--mode", default="b", show_default=True, type=click.Choice(["b", "c"]),
@@ -121,7 +122,8 @@ def profile_cmd(profile, tokens, repeats, threads, out_dir):
 @click.option("--repeats", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--gpu-layers", type=int, default=-1, show_default=True, help="-1 = all that fit, 0 = CPU only.")
 @THREADS
-@click.option("--out", "out_file", default="docs/benchmarks/levers/llm-speed.json", show_default=True)
+@click.option("--out", "out_file", default=lambda: str(default_reports_dir() / "levers" / "llm-speed.json"),
+              show_default="docs/benchmarks/levers/llm-speed.json in a checkout, else under the user data directory")
 @handle_errors
 def llm_speed_cmd(ggufs, shapes, vocab_from, work, prompt_tokens, new_tokens, repeats, gpu_layers, threads, out_file):
     """Prefill and decode speed through local-rag's llama.cpp backend, of GGUF files or of model shapes with random
