@@ -103,6 +103,22 @@ def test_adding_a_second_folder_whose_file_takes_the_id_of_the_firsts_says_what_
     assert "another file" not in result.stderr
 
 
+@needs_minilm
+def test_sync_builds_a_new_sparse_only_index_when_asked(tmp_path: Path) -> None:
+    """Session 51: `index sync FOLDER --index NEW` built a new index with vectors and had no `--sparse-only`, so a
+    BM25-only index of a folder could not be kept by sync from the start."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "cats.md").write_text("# Cats\n\nCats sleep twelve hours a day.\n", encoding="utf-8")
+    result = run("index", "sync", str(notes), "--index", "bm25", "--sparse-only", cwd=tmp_path)
+    assert result.returncode == 0 and "no index bm25 yet: built it" in result.stdout, result.stderr
+    assert json.loads((tmp_path / "indexes" / "bm25" / "manifest.json").read_text())["dense"] is None
+    assert run("index", "sync", str(notes), "--index", "bm25", "--sparse-only", cwd=tmp_path).returncode == 0
+    assert run("index", "build", str(notes), "--index", "full", cwd=tmp_path).returncode == 0
+    assert_clean_error(run("index", "sync", str(notes), "--index", "full", "--sparse-only", cwd=tmp_path), 2,
+                       "--sparse-only is for a new index; full has vectors, which a sync keeps")
+
+
 def test_bad_settings_and_missing_index(tmp_path: Path):
     assert_clean_error(run("search", "x", "--profile", "nope", cwd=tmp_path), 6, "unknown profile 'nope'")
     assert_clean_error(run("search", "x", "--retriever", "bm25", cwd=tmp_path), 3, "no index at")

@@ -176,14 +176,25 @@ def remove(ids, profile, config_file, index_name, by, from_file):
               "sync leaves them out).")
 @click.option("--replace", is_flag=True, help="Make the index follow FOLDER even though it holds none of the index's "
               "files (without it, syncing another folder that would remove them all is refused).")
+@click.option("--sparse-only", is_flag=True, help="A new index: BM25 only, as `index build --sparse-only` (an index "
+              "that exists keeps what it has).")
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace):
+def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
+    from local_rag.errors import BadInputError
     from local_rag.index import sync as sync_mod
+    from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
     settings = load(profile, config_file, index_name, as_built=True)
+    if sparse_only:
+        exists = (settings.index_dir / MANIFEST_FILE).exists()
+        if exists and IndexManifest.load(settings.index_dir).dense is not None:
+            raise BadInputError(f"--sparse-only is for a new index; {settings.index} has vectors, which a sync keeps "
+                                f"(`local-rag index build {folder} --index {settings.index} --sparse-only` "
+                                "rebuilds it without them)")
+        settings = sparse_only_settings(settings)
     embedder = _embedder_for(settings)
     first = [restore]
 
