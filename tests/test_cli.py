@@ -119,6 +119,19 @@ def test_sync_builds_a_new_sparse_only_index_when_asked(tmp_path: Path) -> None:
                        "--sparse-only is for a new index; full has vectors, which a sync keeps")
 
 
+def test_verify_json_for_a_scheduled_check(tmp_path: Path) -> None:
+    """Session 51: `index verify` printed only lines for people; a scheduled check now reads {index, ok, problems}."""
+    corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
+    assert run("index", "build", str(corpus), "--index", "v", "--sparse-only", cwd=tmp_path).returncode == 0
+    result = run("index", "verify", "v", "--json", cwd=tmp_path)
+    assert result.returncode == 0 and json.loads(result.stdout) | {"path": ""} == {
+        "index": "v", "path": "", "deep": False, "ok": True, "problems": []}
+    (tmp_path / "indexes" / "v" / "chunks.jsonl").write_text("")
+    result = run("index", "verify", "v", "--json", "--deep", cwd=tmp_path)
+    report = json.loads(result.stdout)
+    assert result.returncode == 3 and report["ok"] is False and report["deep"] and report["problems"]
+
+
 def test_bad_settings_and_missing_index(tmp_path: Path):
     assert_clean_error(run("search", "x", "--profile", "nope", cwd=tmp_path), 6, "unknown profile 'nope'")
     assert_clean_error(run("search", "x", "--retriever", "bm25", cwd=tmp_path), 3, "no index at")

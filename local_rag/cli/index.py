@@ -355,15 +355,21 @@ def info(profile, config_file, index_name, as_json, name):
 @index.command()
 @settings_options
 @click.option("--deep", is_flag=True, help="Also check contents: vector norms, NaN/inf, FAISS, BM25 structure, chunk texts.")
+@click.option("--json", "as_json", is_flag=True, help="Print {index, ok, problems} as JSON (for a scheduled check; exit 3 "
+              "on problems as without it).")
 @click.argument("name", required=False)
 @handle_errors
-def verify(profile, config_file, index_name, deep, name):
+def verify(profile, config_file, index_name, deep, as_json, name):
     """Check the files of index NAME (or --index) against the sha256 in its manifest (exit 3 on problems)."""
     from local_rag.errors import IndexError_
     from local_rag.index.verify import verify_index
 
     settings = load(profile, config_file, _named(index_name, name))
     problems = verify_index(settings.index_dir, deep=deep)
+    if as_json:
+        click.echo(json.dumps({"index": settings.index, "path": str(settings.index_dir), "deep": deep,
+                               "ok": not problems, "problems": problems}, indent=2))
+        sys.exit(IndexError_.exit_code if problems else 0)
     if problems:
         for problem in problems:
             click.echo(f"problem: {problem}", err=True)
