@@ -61,3 +61,23 @@ def test_real_tokenizer_windows_are_substrings_with_configured_overlap(words: li
     for a, b in zip(chunks, chunks[1:], strict=False):
         shared = [o for o in offsets if o[0] >= b.start and o[1] <= a.end]
         assert len(shared) == overlap
+
+
+@needs_minilm
+def test_a_text_longer_than_a_block_is_tokenized_in_blocks_to_the_same_chunks(monkeypatch) -> None:
+    """Session 51: a 15 MB record was tokenized whole (2.5 GB of memory, 17 s); longer than `BLOCK_CHARS` it is now
+    tokenized in blocks cut at whitespace, where the pre-tokenizer splits anyway: the same offsets and chunks
+    (the 15 MB record: byte-identical chunks.jsonl, 743 MB, 11 s)."""
+    from local_rag.corpus import chunking
+
+    words = "alpha beta, gamma. delta épsilon zeta-eta theta's iota kappa1 lambda\n".split(" ")
+    text = " ".join(words[i % len(words)] for i in range(6000)) + " " + "x" * 300
+    tokenizer = load_tokenizer(MODELS / "all-MiniLM-L6-v2")
+    whole = tokenizer.offsets([text])[0]
+    monkeypatch.setattr(chunking, "BLOCK_CHARS", 997)
+    assert tokenizer.offsets(["short text", text])[1] == whole
+    chunker = Chunker(tokenizer, size=64, overlap=16)
+    passage = Passage("p", text)
+    blocked = [c.text for c in chunker.chunk([passage])]
+    monkeypatch.setattr(chunking, "BLOCK_CHARS", 10**9)
+    assert blocked == [c.text for c in chunker.chunk([passage])] and len(blocked) > 20

@@ -34,6 +34,9 @@ class WhitespaceTokenizer:
         return [[m.span() for m in re.finditer(r"\S+", text)] for text in texts]
 
 
+BLOCK_CHARS = 100_000  # a longer text is tokenized in blocks (`HFTokenizer._long_offsets`); MTRAG's passages are far shorter
+
+
 class HFTokenizer:
     """A Hugging Face fast tokenizer read from a model folder's ``tokenizer.json`` (no transformers needed)."""
 
@@ -48,8 +51,28 @@ class HFTokenizer:
         self.name = name or Path(folder).name
 
     def offsets(self, texts: Sequence[str]) -> list[list[tuple[int, int]]]:
-        encodings = self._tok.encode_batch(list(texts), add_special_tokens=False)
-        return [[span for span in enc.offsets if span[1] > span[0]] for enc in encodings]
+        texts = list(texts)
+        short = [i for i, text in enumerate(texts) if len(text) <= BLOCK_CHARS]
+        encodings = self._tok.encode_batch([texts[i] for i in short], add_special_tokens=False)
+        out: list[list[tuple[int, int]] | None] = [None] * len(texts)
+        for i, enc in zip(short, encodings, strict=True):
+            out[i] = [span for span in enc.offsets if span[1] > span[0]]
+        return [spans if spans is not None else self._long_offsets(texts[i]) for i, spans in enumerate(out)]
+
+    def _long_offsets(self, text: str) -> list[tuple[int, int]]:
+        """The offsets of a text longer than `BLOCK_CHARS`, tokenized in blocks cut at whitespace (where the
+        pre-tokenizer splits anyway: the same tokens). Whole, a 15 MB record took 2.5 GB to tokenize (session 51)."""
+        spans: list[tuple[int, int]] = []
+        start = 0
+        while start < len(text):
+            end = min(start + BLOCK_CHARS, len(text))
+            if end < len(text):
+                space = next((j for j in range(end, max(start, end - 10_000), -1) if text[j - 1].isspace()), end)
+                end = space
+            enc = self._tok.encode(text[start:end], add_special_tokens=False)
+            spans.extend((a + start, b + start) for a, b in enc.offsets if b > a)
+            start = end
+        return spans
 
 
 def load_tokenizer(name_or_folder: str | Path, label: str = "") -> Tokenizer:
