@@ -74,6 +74,24 @@ def test_answer_stream_sends_only_the_answer() -> None:
     assert "".join(out) == "Twelve hours [1]."
 
 
+def test_a_broken_answer_then_the_final_one_is_written_once_in_the_chat() -> None:
+    """Session 51, seen with the real 1.5B in `chat --mode agentic`: a step's answer cut by the token budget (an
+    unclosed <answer>) streamed, then the loop's forced "I don't know" streamed and was written a second time behind
+    "agent> ". The chat's writer now starts a new step at the break, says so, and writes the final answer once."""
+    import io
+
+    from local_rag.cli.lines import Streamer
+
+    out = io.StringIO()
+    writer = Streamer("agent> ", out)
+    stream = AnswerStream(writer)
+    stream("<think>t</think><answer>To keep an index in step, use")
+    stream.reset()  # the step broke off; the loop goes on
+    stream("<answer>I don't know.</answer>")
+    writer.finish("I don't know.", False)
+    assert out.getvalue() == "agent> To keep an index in step, use\n(that answer broke off; the agent goes on)\nI don't know.\n"
+
+
 # ------------------------------------------------------------------ rollouts over the real tiny index
 def test_search_then_answer_cites_the_passages_read(index_settings: tuple[Any, Any]) -> None:
     pipe, llm = agent(index_settings, [

@@ -104,8 +104,12 @@ class AnswerStream:
         """A new LLM step starts: its text is a new buffer (after a step that streamed an answer it then broke, e.g.
         an unclosed ``<answer>``, a new line keeps the next answer apart). ``hold``: this step's answer would not be
         taken (an answer before any search is sent back), so none of it reaches the user."""
-        if self.sent:
-            self.on_token("\n")
+        if self.sent:  # a writer that knows steps (`cli.lines.Streamer.restart`) starts a new one; else a new line
+            restart = getattr(self.on_token, "restart", None)
+            if callable(restart):
+                restart()
+            else:
+                self.on_token("\n")
         self.buffer, self.sent, self.held = "", 0, hold
 
     def __call__(self, piece: str) -> None:

@@ -67,6 +67,15 @@ class Streamer:
         self.out.write(piece)
         self.out.flush()
 
+    def restart(self) -> None:
+        """An agentic step broke the answer it was streaming (an unclosed ``<answer>``): a new line, and the next
+        answer is what `finish` compares the final text with (before, a final "I don't know" streamed after a broken
+        answer was written a second time)."""
+        if self.started:
+            self.out.write("\n(that answer broke off; the agent goes on)\n")
+            self.out.flush()
+            self.shown = []
+
     def status(self, line: str) -> None:
         """A progress line before the answer ("Searching…", "3 sources: …"): what a user sees while the CPU
         prefills; none once the answer streams."""
