@@ -182,6 +182,31 @@ def test_agentic_mode_streams_only_the_answer_and_returns_the_trace(index):
     assert extra["citations"][0]["passage_id"] == "d1-1" and extra["queries"][0]["mode"] == "agent"
 
 
+def test_agentic_stream_marks_a_broken_answer_and_sends_the_final_one_once(index):
+    """Session 51, seen with the real 1.5B: an answer cut by the step's token budget (an unclosed <answer>) streamed,
+    then the forced "I don't know" streamed and was sent a second time after a blank line. The stream now marks the
+    break and compares the final answer with what came after it: sent once."""
+    from local_rag.agent.tags import BROKE_OFF
+    from local_rag.modes import make_pipeline
+
+    settings, retriever = index
+    settings = settings.model_copy(update={"pipeline": settings.pipeline.model_copy(update={"mode": "agentic"})})
+    idk = settings.generate.idk_answer
+
+    def reply(messages: Any, _stage: Any) -> str:
+        if idk in messages[-1]["content"]:  # the forced last step
+            return f"<answer>{idk}</answer>"
+        return {1: "<think>Sleep.</think>\n<search>how long does a cat sleep</search>",
+                2: "<think>[1] says it.</think>\n<answer>A cat sleeps twelve"}.get(len(llm.seen), "hmm")
+
+    llm = SlowLLM(reply)
+    with running(create_app(settings, make_pipeline(settings, retriever=retriever, llm=llm))) as url:
+        chunks = list(client(url).chat.completions.create(model="m", messages=CONV, stream=True))
+    text = "".join(c.choices[0].delta.content or "" for c in chunks)
+    assert text == f"A cat sleeps twelve\n({BROKE_OFF})\n{idk}", text
+    assert chunks[-1].model_extra["local_rag"]["answer"] == idk
+
+
 def test_models_and_healthz(index):
     with running(app_for(index, SlowLLM(), model_name="my-rag")) as url:
         health = httpx.get(f"{url}/healthz").json()

@@ -81,6 +81,9 @@ def lenient_answer(text: str) -> str:
     return " ".join(_TAG.sub(" ", text).split())
 
 
+BROKE_OFF = "that answer broke off; the agent goes on"  # written where a streamed answer's step broke off
+
+
 class AnswerStream:
     """Passes on only what the model writes inside ``<answer>...</answer>`` to ``on_token`` (streaming to a user),
     holding back characters that may start ``</answer>``.

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from local_rag.agent.tags import BROKE_OFF
+
 
 def history_file() -> Path:
     from local_rag.paths import user_data_dir
@@ -72,7 +74,7 @@ class Streamer:
         answer is what `finish` compares the final text with (before, a final "I don't know" streamed after a broken
         answer was written a second time)."""
         if self.started:
-            self.out.write("\n(that answer broke off; the agent goes on)\n")
+            self.out.write(f"\n({BROKE_OFF})\n")
             self.out.flush()
             self.shown = []
 

@@ -25,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 
 from local_rag import __version__
 from local_rag.adaptation import in_use
+from local_rag.agent.tags import BROKE_OFF
 from local_rag.decide.support import revision_note
 from local_rag.errors import BadInputError, LocalRagError
 from local_rag.records import Conversation, TurnResult
@@ -225,11 +226,15 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
     cid = protocol.completion_id()
     yield protocol.sse(protocol.chunk(cid, model, {"role": "assistant", "content": ""}))
     prefix = ClarifyPrefix(settings.generate.clarify)
-    sent = ""
+    sent = ""  # since the last break of an agentic step: what the final answer is compared with
     kind, value = first
     while kind != "done":
         if kind == "status":
             yield protocol.sse(protocol.chunk(cid, model, {}, local_rag={"status": value}))
+        elif kind == "restart":  # an agentic step broke the answer it was streaming; the next one stands alone
+            if sent:
+                yield protocol.sse(protocol.chunk(cid, model, {"content": f"\n({BROKE_OFF})\n"}))
+            sent = ""
         elif text := prefix.feed(value):
             sent += text
             yield protocol.sse(protocol.chunk(cid, model, {"content": text}))

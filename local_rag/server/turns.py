@@ -103,6 +103,21 @@ class TurnRunner:
         return {"busy": self.busy, "waiting": self.waiting, "queue": self.queue, **dict(self.counts)}
 
 
+class TokenSink:
+    """A turn's ``on_token``: each piece to its stream, and (``restart``, which `local_rag.agent.tags.AnswerStream`
+    calls) where an agentic step broke off the answer it was streaming, so that the stream compares the final answer
+    with what came after the break (before, a forced "I don't know" after a broken answer was sent twice)."""
+
+    def __init__(self, turn: Turn) -> None:
+        self.turn = turn
+
+    def __call__(self, piece: str) -> None:
+        self.turn._on_token(piece)
+
+    def restart(self) -> None:
+        self.turn._on_restart()
+
+
 class Turn:
     """One admitted turn: its worker future, the stream of token events and a cancel flag."""
 
@@ -123,6 +138,10 @@ class Turn:
         if self.stream:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("piece", piece))
 
+    def _on_restart(self) -> None:  # runs in the worker thread: an agentic step broke the answer it was streaming
+        if self.stream:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, ("restart", None))
+
     def _on_status(self, text: str) -> None:  # runs in the worker thread: "Searching…", "3 sources: …"
         if self.stream and self.runner.stream_status:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("status", text))
@@ -130,7 +149,8 @@ class Turn:
     def start(self, conversation: Conversation) -> None:
         self.conversation = conversation
         self.runner.active = self
-        self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, self._on_token, self._on_status)
+        self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, TokenSink(self),
+                                                  self._on_status)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
 
     def _finished(self) -> None:  # on the event loop, once the worker thread is done
