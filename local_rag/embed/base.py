@@ -47,8 +47,10 @@ class Embedder(ABC):
         its folder's ``sentence_bert_config.json`` gives (what sentence-transformers applies); None when unknown."""
         if self.config.max_length:
             return self.config.max_length
+        if self.folder is None:
+            return None
         try:
-            return int(json.loads((Path(self.folder or "") / "sentence_bert_config.json").read_text(encoding="utf-8"))
+            return int(json.loads((Path(self.folder) / "sentence_bert_config.json").read_text(encoding="utf-8"))
                        ["max_seq_length"])
         except (OSError, ValueError, KeyError, TypeError):
             return None
