@@ -22,6 +22,15 @@ if TYPE_CHECKING:
 Kind = Literal["query", "passage"]
 
 
+def sentence_transformers_limit(folder: Path) -> int | None:
+    """``max_seq_length`` of the model folder's ``sentence_bert_config.json``: where sentence-transformers cuts a
+    text; None without one."""
+    try:
+        return int(json.loads((Path(folder) / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 class Embedder(ABC):
     """Turns texts into L2-normalized float32 vectors.
 
@@ -47,13 +56,7 @@ class Embedder(ABC):
         its folder's ``sentence_bert_config.json`` gives (what sentence-transformers applies); None when unknown."""
         if self.config.max_length:
             return self.config.max_length
-        if self.folder is None:
-            return None
-        try:
-            return int(json.loads((Path(self.folder) / "sentence_bert_config.json").read_text(encoding="utf-8"))
-                       ["max_seq_length"])
-        except (OSError, ValueError, KeyError, TypeError):
-            return None
+        return sentence_transformers_limit(self.folder) if self.folder is not None else None
 
     @abstractmethod
     def embed_batch(self, texts: list[str], kind: Kind) -> np.ndarray:

@@ -13,12 +13,12 @@ were. ``embedder.query_onnx: false`` turns the twin off.
 
 from __future__ import annotations
 
-import json
 import logging
 import warnings
 from pathlib import Path
 
 from local_rag.device import cpu_has_amx, nvml_gpus
+from local_rag.embed.base import sentence_transformers_limit
 from local_rag.embed.onnx import OnnxEmbedder, export_onnx
 from local_rag.modelstore.manifest import query_twin_folder as twin_folder
 from local_rag.settings import EmbedderConfig
@@ -38,12 +38,7 @@ def eligible(config: EmbedderConfig) -> bool:
 
 def _max_length(config: EmbedderConfig, source: Path) -> int:
     """The truncation sentence-transformers applies: ``max_length``, else the model's ``max_seq_length``."""
-    if config.max_length:
-        return config.max_length
-    try:
-        return int(json.loads((source / "sentence_bert_config.json").read_text(encoding="utf-8"))["max_seq_length"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 512
+    return config.max_length or sentence_transformers_limit(source) or 512
 
 
 def open_twin(config: EmbedderConfig, models_dir: Path, checksum: str, source: Path) -> OnnxEmbedder | None:
