@@ -91,9 +91,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
     from local_rag.modes import make_pipeline
     from local_rag.records import Conversation, Turn
 
-    if bool(question) == bool(conversation_file):
-        raise BadInputError("give either a QUESTION or --conversation FILE")
-    question = read_question(question)
+    question = read_question(question, conversation_file)
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
                                  adapted=True, index_adaptation=adaptation)
     if conversation_file:

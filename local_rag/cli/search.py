@@ -21,16 +21,22 @@ if TYPE_CHECKING:
 MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
 
 
-def read_question(question: str | None) -> str | None:
+def read_question(question: str | None, conversation_file: str | None) -> str | None:
     """QUESTION as given, or read from standard input when it is ``-`` (``echo "..." | local-rag ask -``, as
-    ``--conversation -`` reads a conversation); before, ``-`` was searched for and answered as the question."""
+    ``--conversation -`` reads a conversation); before, ``-`` was searched for and answered as the question.
+
+    Raises:
+        BadInputError: both QUESTION and ``--conversation``, or neither; a question on standard input not UTF-8.
+    """
+    from local_rag.errors import BadInputError
+
+    if bool(question) == bool(conversation_file):
+        raise BadInputError("give either a QUESTION or --conversation FILE")
     if question != "-":
         return question
     try:
         return sys.stdin.read().strip()
     except UnicodeDecodeError as exc:
-        from local_rag.errors import BadInputError
-
         raise BadInputError("the question on standard input is not UTF-8 text") from exc
 
 
@@ -134,9 +140,7 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     from local_rag.retrieve.queries import conversation_queries
     from local_rag.retrieve.stack import open_retriever
 
-    if bool(question) == bool(conversation_file):
-        raise BadInputError("give either a QUESTION or --conversation FILE")
-    question = read_question(question)
+    question = read_question(question, conversation_file)
     settings = load(profile, config_file, index_name, adapted=True, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
         "fusion.method": fusion, "retrieval.top_k": top_k, "pipeline.cross_encoder": cross_encoder,
