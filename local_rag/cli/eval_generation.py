@@ -219,10 +219,11 @@ def compare(run_a, run_b, resamples, seed, domains, tasks_root, generation_tasks
 
     a, b = Path(run_a), Path(run_b)
     wanted = [d.strip() for d in domains.split(",") if d.strip()] if domains else None
-    if is_retrieval_run(a) != is_retrieval_run(b):
-        kinds = ("a retrieval run", "a generation run") if is_retrieval_run(a) else ("a generation run", "a retrieval run")
-        raise BadInputError(f"{run_a} is {kinds[0]} and {run_b} {kinds[1]}: compare two runs of one kind")
-    if is_retrieval_run(a):
+    retrieval = is_retrieval_run(a), is_retrieval_run(b)
+    if retrieval[0] != retrieval[1]:
+        kind_a, kind_b = ("a retrieval run" if r else "a generation run" for r in retrieval)
+        raise BadInputError(f"{run_a} is {kind_a} and {run_b} {kind_b}: compare two runs of one kind")
+    if retrieval[0]:
         result = compare_runs(a, b, Path(tasks_root) if tasks_root else None, wanted, resamples=resamples, seed=seed,
                               generation_tasks=Path(generation_tasks) if generation_tasks else None)
     else:
