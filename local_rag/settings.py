@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from pydantic_settings import BaseSettings, EnvSettingsSource, SettingsConfigDict
 
 from local_rag.errors import SettingsError
+from local_rag.origins import parse_origins
 from local_rag.paths import default_indexes_dir, default_models_dir, name_problem, user_config_file
 from local_rag.settings_env import check_names, describe_value_errors, read_env
 
@@ -441,6 +442,21 @@ class ServerConfig(_Config):
     sources_footer: bool = Field(
         False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
     )
+    cors_origins: str = Field(
+        "", description="web pages that may call the server from a browser, besides this machine's own "
+        "(localhost, any port): comma-separated origins such as http://192.168.1.5:3000, 'null' for a page opened "
+        "from a file, '*' for any (needs api_key); other pages are refused with 403",
+    )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, value: str) -> str:
+        return ",".join(parse_origins(value))
+
+    @property
+    def origins(self) -> tuple[str, ...]:
+        """`cors_origins` as a tuple (`local_rag.origins`)."""
+        return tuple(o for o in self.cors_origins.split(",") if o)
 
 
 class Settings(BaseSettings):

@@ -315,6 +315,51 @@ def test_no_key_means_loopback_only():
         check_bind(ServerConfig(host="0.0.0.0"))
 
 
+def test_browser_pages_of_this_machine_and_those_named_are_answered_others_refused(index, caplog):
+    """Session 52: a web page at http://localhost:3000 calling the server got 405 for its preflight (the browser said
+    "Failed to fetch"; no setting allowed it), while any site one opened could send a "simple" cross-site POST
+    (text/plain) that the server answered in full, unseen."""
+    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization,content-type"}
+    body = json.dumps({"model": "m", "messages": CONV}).encode()
+    llm = SlowLLM()
+    with running(app_for(index, llm, cors_origins="http://192.168.1.5:3000/")) as url:
+        for page in ("http://localhost:3000", "http://127.0.0.1:5173", "http://[::1]:8080", "http://192.168.1.5:3000"):
+            r = httpx.options(f"{url}/v1/chat/completions", headers={"Origin": page, **preflight})
+            assert r.status_code == 200 and "authorization" in r.headers["access-control-allow-headers"].lower()
+            r = httpx.post(f"{url}/v1/chat/completions", headers={"Origin": page}, json={"model": "m", "messages": CONV})
+            assert r.status_code == 200 and r.headers["access-control-allow-origin"] in ("*", page)
+            assert r.json()["choices"][0]["message"]["content"] == ANSWER
+        with httpx.stream("POST", f"{url}/v1/chat/completions", headers={"Origin": "http://localhost:3000"},
+                          json={"model": "m", "messages": CONV, "stream": True}) as r:
+            assert r.headers["access-control-allow-origin"] and "[DONE]" in r.read().decode()
+        calls = len(llm.seen)
+        with caplog.at_level("WARNING", logger="local_rag.server"):
+            for _ in range(2):
+                r = httpx.post(f"{url}/v1/chat/completions", headers={"Origin": "https://evil.example",
+                                                                       "Content-Type": "text/plain"}, content=body)
+                assert r.status_code == 403 and r.json()["error"]["code"] == "origin_not_allowed"
+                assert "--cors-origins https://evil.example" in r.json()["error"]["message"]
+            r = httpx.options(f"{url}/v1/chat/completions", headers={"Origin": "https://evil.example", **preflight})
+            assert r.status_code == 403 and "access-control-allow-origin" not in r.headers
+            assert httpx.get(f"{url}/healthz", headers={"Origin": "null"}).status_code == 403  # a page from a file
+        assert len(llm.seen) == calls  # no turn ran for a refused page
+        said = [m for m in caplog.messages if "may not use this server" in m]
+        assert len(said) == 2 and "evil.example" in said[0] and "origin null" in said[1]  # once per page
+        assert client(url).chat.completions.create(model="m", messages=CONV).choices[0].message.content == ANSWER
+
+
+def test_cors_origins_are_checked_and_any_page_needs_a_key():
+    from local_rag.errors import SettingsError
+
+    assert ServerConfig(cors_origins=" HTTP://Chat.lan/ ,null,http://chat.lan").origins == ("http://chat.lan", "null")
+    for bad in ("http://chat.lan/app", "chat.lan:3000", "ftp://x", "http://a b"):
+        with pytest.raises(ValueError, match="is not a web page's origin"):
+            ServerConfig(cors_origins=bad)
+    check_bind(ServerConfig(cors_origins="*", api_key="k"))
+    with pytest.raises(SettingsError, match=r"refusing --cors-origins '\*' without an API key"):
+        check_bind(ServerConfig(cors_origins="*"))
+
+
 def test_without_the_server_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch):
     import sys
 

@@ -57,6 +57,7 @@ def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
     click.echo(
         f"local-rag serve: index {settings.index}{', ' + adapted if adapted else ''}, model {settings.llm.model}, "
         f"mode {settings.pipeline.mode}, "
-        f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}; loading the pipeline...", err=True,
+        f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}, browser pages: localhost"
+        f"{' and ' + cfg.cors_origins.replace(',', ', ') if cfg.cors_origins else ''}; loading the pipeline...", err=True,
     )
     run_server(settings)

@@ -12,12 +12,12 @@ Example:
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 from types import ModuleType
 from typing import Any
 
 from local_rag.errors import MissingDependencyError, SettingsError
+from local_rag.origins import ANY, is_loopback
 from local_rag.settings import ServerConfig, Settings
 
 log = logging.getLogger("local_rag.server")
@@ -36,22 +36,17 @@ def require_server() -> ModuleType:
     return uvicorn
 
 
-def is_loopback(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1); any other name or address is not."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(config: ServerConfig) -> None:
-    """Refuse to listen beyond loopback without an API key."""
+    """Refuse to listen beyond loopback, or to answer any web page (``cors_origins`` ``*``), without an API key."""
     if not is_loopback(config.host) and not config.api_key:
         raise SettingsError(
             f"refusing to bind {config.host} without an API key: set --api-key or LOCAL_RAG_API_KEY "
             "(or bind 127.0.0.1)"
+        )
+    if ANY in config.origins and not config.api_key:
+        raise SettingsError(
+            "refusing --cors-origins '*' without an API key: any web page you open could make the server answer "
+            "from your documents; name the pages' origins (e.g. http://192.168.1.5:3000) or set --api-key"
         )
 
 

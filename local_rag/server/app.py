@@ -30,6 +30,7 @@ from local_rag.decide.support import revision_note
 from local_rag.errors import BadInputError, LocalRagError
 from local_rag.records import Conversation, TurnResult
 from local_rag.server import protocol
+from local_rag.server.cors import OriginGate
 from local_rag.server.embeddings import EmbeddingService
 from local_rag.server.errors import ApiError, ClientGone, error_body
 from local_rag.server.turns import Turn, TurnRunner
@@ -86,6 +87,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
 
     app = FastAPI(title="local-rag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
+    app.add_middleware(OriginGate, allowed=cfg.origins)  # browser pages: this machine's and those named
     app.state.runner = runner
     app.state.settings = settings
 
