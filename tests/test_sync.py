@@ -150,9 +150,10 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
         (folder / rel).write_text(text, encoding="utf-8")
     (folder / "notes" / "loop").symlink_to(folder, target_is_directory=True)  # a link back up is not followed
     (folder / "notes" / "gone.md").symlink_to(tmp_path / "moved-away.md")  # a link to nothing is named, not read
-    files, hidden, broken = folder_files(folder)
+    files, hidden, broken, looped = folder_files(folder)
     assert [p.relative_to(folder).as_posix() for p in files] == ["plan.md"]
     assert hidden == [".draft.md", ".git", ".trash", "notes/.obsidian"] and broken == ["notes/gone.md"]
+    assert looped == []  # a link to a folder inside is read at its own place, without a word
     with caplog.at_level("WARNING", logger="local_rag.corpus"):
         manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
     assert manifest.passages == 1 and "4 hidden folder(s) or file(s) not read" in caplog.text
@@ -161,6 +162,37 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
     plan = plan_sync(folder, {"plan.md": json.loads((fake_settings.index_dir / "files.json").read_text())["plan.md"],
                               ".trash/plan.md": "digest of an index built before"})
     assert plan.removed == [".trash/plan.md"] and plan.unchanged == 1 and not plan.added
+
+
+def test_a_linked_folder_elsewhere_is_read_and_synced_loops_are_named(tmp_path: Path, fake_settings: Settings,
+                                                                      hash_embedder: HashEmbedder, caplog):
+    """Session 52: a vault's ``work -> /mnt/share/work`` (a link to a folder elsewhere) was passed over in silence: its
+    notes were never indexed and nothing said so. Now it is read, its files named through the link, and kept by
+    sync; links to a folder above them (a loop) or to one already read through another link are named, not read."""
+    from local_rag.corpus.readers import folder_files
+
+    share = tmp_path / "share" / "work"
+    share.mkdir(parents=True)
+    (share / "budget.md").write_text("# Budget\n\nThe travel budget is 4,000 euros.\n", encoding="utf-8")
+    folder = tmp_path / "vault"
+    (folder / "daily").mkdir(parents=True)
+    (folder / "plan.md").write_text("The launch date is May 3.", encoding="utf-8")
+    (folder / "work").symlink_to(share, target_is_directory=True)
+    (folder / "daily" / "work-again").symlink_to(share, target_is_directory=True)  # read once, through `work`
+    (folder / "daily" / "up").symlink_to(tmp_path, target_is_directory=True)  # holds the vault: a loop
+    (share / "back").symlink_to(share.parent, target_is_directory=True)  # a loop inside the linked folder
+    found = folder_files(folder)
+    assert [p.relative_to(folder).as_posix() for p in found.files] == ["plan.md", "work/budget.md"]
+    assert found.looped == ["daily/up", "daily/work-again", "work/back"]
+    with caplog.at_level("WARNING", logger="local_rag.corpus"):
+        first = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert sorted(first.plan.added) == ["plan.md", "work/budget.md"]
+    assert "3 link(s) to a folder above them or read through another link, not followed: daily/up" in caplog.text
+    (share / "budget.md").write_text("# Budget\n\nThe travel budget is 5,500 euros.\n", encoding="utf-8")
+    again = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert again.plan.changed == ["work/budget.md"] and again.plan.unchanged == 1
+    texts = {c.doc_id: c.text for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks}
+    assert "5,500 euros" in texts["work/budget.md"]
 
 
 def test_add_remove_and_rebuild_keep_what_sync_knows_and_a_removed_document_stays_out(

@@ -305,11 +305,14 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
     silence; so are the hidden folders and files left out and the links to nothing (``found``: `folder_files`)."""
-    files, hidden, broken = found
+    files, hidden, broken, looped = found
     unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
     if broken:
         report.skipped += [f"{folder / b}: a link to nothing, not read" for b in broken]
         log.warning("note: %d link(s) to nothing skipped: %s", len(broken), _first_five(broken))
+    if looped:
+        log.warning("note: %d link(s) to a folder above them or read through another link, not followed: %s",
+                    len(looped), _first_five(looped))
     if hidden:
         folders = sorted((h for h in hidden if (folder / h).is_dir()), key=lambda h: h.endswith(".git"))  # stable
         hint = f" (to index a hidden folder, name it: `index build {folder / folders[0]}`)" if folders else ""
@@ -372,13 +375,16 @@ class FolderFiles(NamedTuple):
     files: list[Path]  # the files read or named as unsupported, sorted
     hidden: list[str]  # hidden folders and files left out (paths under the folder)
     broken: list[str]  # links to nothing (paths under the folder)
+    looped: list[str] = []  # links to a folder above them or already read, not followed (paths under the folder)
 
 
 def folder_files(folder: Path) -> FolderFiles:
-    """The files under ``folder``, sorted, the hidden folders and files left out and the links that point nowhere
-    (their paths under ``folder``): a name that starts with a dot is skipped with all it holds, as git, ripgrep and
-    file managers hide them (a notes vault's ``.trash`` of deleted notes, ``.git``, a ``.venv`` full of package
-    READMEs). Links to folders are not followed (a link back up would loop); links to files are read.
+    """The files under ``folder``, sorted, the hidden folders and files left out, the links that point nowhere and
+    the links to folders not followed (their paths under ``folder``): a name that starts with a dot is skipped with
+    all it holds, as git, ripgrep and file managers hide them (a notes vault's ``.trash`` of deleted notes, ``.git``,
+    a ``.venv`` full of package READMEs). Links to files are read; a link to a folder elsewhere (a vault's
+    ``work -> /mnt/share/work``) is followed, its files named through the link, unless its folder is inside
+    ``folder`` (read at its own place), above the link (a loop) or already read through another link.
 
     Example:
         >>> folder_files(Path("notes")).hidden  # doctest: +SKIP
@@ -387,10 +393,21 @@ def folder_files(folder: Path) -> FolderFiles:
     files: list[Path] = []
     hidden: list[str] = []
     broken: list[str] = []
-    for root, dirs, names in os.walk(folder):
+    looped: list[str] = []
+    top = Path(os.path.realpath(folder))
+    followed: set[Path] = set()
+    for root, dirs, names in os.walk(folder, followlinks=True):
         here = Path(root)
         hidden += [relative_name(folder, here / name) for name in dirs if name.startswith(".")]
         dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for d in [d for d in dirs if (here / d).is_symlink()]:
+            target = Path(os.path.realpath(here / d))
+            if target.is_relative_to(top) or target in followed or Path(os.path.realpath(here)).is_relative_to(target):
+                dirs.remove(d)
+                if not target.is_relative_to(top):
+                    looped.append(relative_name(folder, here / d))
+            else:
+                followed.add(target)
         for name in names:
             path = here / name
             if name.startswith("."):
@@ -399,7 +416,7 @@ def folder_files(folder: Path) -> FolderFiles:
                 files.append(path)
             elif path.is_symlink():
                 broken.append(relative_name(folder, path))
-    return FolderFiles(sorted(files), sorted(hidden), sorted(broken))
+    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped))
 
 
 def relative_name(folder: Path, path: Path) -> str:
