@@ -116,6 +116,36 @@ def test_one_document_is_a_corpus_too(tmp_path: Path, fake_settings: Settings, h
         list(read_corpus(tmp_path / "cut.pdf"))
 
 
+def test_front_matter_gives_the_title_and_is_not_indexed_as_text(tmp_path: Path, fake_settings: Settings,
+                                                                 hash_embedder):
+    """Session 52: an Obsidian note's or a Jekyll/Hugo post's front matter was indexed as text (``title: ...``,
+    ``date: ...``, ``layout: post`` in every first chunk) and the title was the file name
+    (``2024-03-01-rotating-keys``). Now its title is the document's, its description and tags open the text, the
+    rest is left out; a document that merely opens with a rule, or a block that is not YAML/TOML, stays as it was."""
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "2024-03-01-rotating-keys.md").write_text(
+        '---\nlayout: post\ntitle: "Rotating API keys"\ndate: 2024-03-01\ntags: [security, ops]\n'
+        "description: How to rotate the signing keys without downtime.\n---\n\nKeys are rotated every 90 days.\n\n"
+        "## Steps\n\nCreate the new key first.\n", encoding="utf-8")
+    (folder / "hugo.md").write_text('+++\ntitle = "Barley yields"\nweight = 3\n+++\nBarley gave six tonnes.\n')
+    (folder / "rule.md").write_text("---\n\nA page that opens with a rule.\n\n---\n\nThe lake froze.\n")
+    (folder / "broken.md").write_text("---\ntitle: [unclosed\n---\n\nStill read.\n")
+    passages = {p.doc_id: p for p in read_corpus(folder)}
+    post = passages["2024-03-01-rotating-keys.md"]
+    assert post.title == "Rotating API keys" and "layout" not in post.text and "2024-03-01" not in post.text
+    assert post.text.startswith("How to rotate the signing keys without downtime.\n\nTags: security, ops\n\nKeys")
+    assert passages["hugo.md"].title == "Barley yields" and passages["hugo.md"].text == "Barley gave six tonnes."
+    assert passages["rule.md"].title == "rule" and passages["rule.md"].text.startswith("---\n\nA page")
+    assert passages["broken.md"].text.startswith("---\ntitle: [unclosed")
+    build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings,
+                                hash_embedder)
+    top = retriever.search([Query("how often are the API keys rotated every 90 days")], top_k=1)[0]
+    assert top.doc_id == "2024-03-01-rotating-keys.md" and top.title == "Rotating API keys"
+    assert "Steps" in {c.section for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks}
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_rag._optional import require
+from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 
@@ -208,7 +209,8 @@ def _pdf_heading(line: str) -> str | None:
 
 def _markdown(path: Path) -> Document:
     text, encoding = decode_text(path.read_bytes())
-    document = _markdown_document(text.strip(), path.stem)
+    title, text = split_front_matter(text.strip())  # a note's or page's YAML/TOML block: its title, not its text
+    document = _markdown_document(text, path.stem, title)
     document.encoding = encoding
     return document
 
