@@ -247,9 +247,14 @@ def test_bad_input_is_a_4xx_json_error_and_the_server_lives_on(index):
             assert error["code"] == code and error["message"] and error["type"] == "invalid_request_error", name
         chunked = http.post("/v1/chat/completions", content=iter([b"{" + b" " * 600_000] * 3))  # no Content-Length
         assert chunked.status_code == 413 and chunked.json()["error"]["code"] == "body_too_large"
-        for method, path, status in (("GET", "/v1/chat/completions", 405), ("GET", "/nowhere", 404)):
+        for method, path, status, said in (
+                ("GET", "/v1/chat/completions", 405, "GET /v1/chat/completions is not served: use POST"),
+                ("GET", "/nowhere", 404, "no route GET /nowhere: local-rag serves POST /v1/chat/completions, "),
+                # session 52: a client given http://127.0.0.1:8000 as its base URL, and the legacy API, got "Not Found"
+                ("POST", "/chat/completions", 404, "lacks /v1: give http://HOST:PORT/v1"),
+                ("POST", "/v1/completions", 404, "the legacy completions API is not served")):
             r = http.request(method, path)
-            assert r.status_code == status and r.json()["error"]["message"]
+            assert r.status_code == status and said in r.json()["error"]["message"]
         assert http.get("/healthz").json()["status"] == "ok"
         ok = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "cats?"}]})
         assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == ANSWER

@@ -32,7 +32,7 @@ from local_rag.records import Conversation, TurnResult
 from local_rag.server import protocol
 from local_rag.server.cors import OriginGate
 from local_rag.server.embeddings import EmbeddingService
-from local_rag.server.errors import ApiError, ClientGone, error_body
+from local_rag.server.errors import ApiError, ClientGone, error_body, route_message
 from local_rag.server.turns import Turn, TurnRunner
 from local_rag.settings import Settings
 
@@ -106,7 +106,9 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return JSONResponse(error_body(exc.status_code, str(exc.detail), code), exc.status_code, headers=exc.headers)
+        message = (route_message(request.method, request.url.path, exc.status_code) if exc.status_code in (404, 405)
+                   else str(exc.detail))
+        return JSONResponse(error_body(exc.status_code, message, code), exc.status_code, headers=exc.headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -35,5 +35,27 @@ def error_body(status: int, message: str, code: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
+ROUTES = ("POST /v1/chat/completions", "POST /v1/embeddings", "GET /v1/models", "GET /healthz")
+
+
+def route_message(method: str, path: str, status: int) -> str:
+    """What a 404 or 405 says: the routes served, and the likely slip (a base URL without ``/v1``, the legacy
+    completions API, a GET of a POST route).
+
+    Example:
+        >>> print(route_message("POST", "/chat/completions", 404).split(": ")[0])
+        no route POST /chat/completions (the client's base URL lacks /v1
+    """
+    if status == 405:
+        allowed = [r.split()[0] for r in ROUTES if r.split()[1] == path]
+        return f"{method} {path} is not served: use {' or '.join(allowed) or 'another method'}"
+    hint = ""
+    if f"POST /v1{path}" in ROUTES or f"GET /v1{path}" in ROUTES:
+        hint = " (the client's base URL lacks /v1: give http://HOST:PORT/v1)"
+    elif path.rstrip("/") in ("/v1/completions", "/completions"):
+        hint = " (the legacy completions API is not served: use chat completions)"
+    return f"no route {method} {path}{hint}: local-rag serves {', '.join(ROUTES)}"
+
+
 class ClientGone(Exception):  # noqa: N818 - not an error of the server: the reader left
     """Raised from the token callback when the client disconnected: it stops the generation."""
