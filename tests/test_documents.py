@@ -146,6 +146,32 @@ def test_front_matter_gives_the_title_and_is_not_indexed_as_text(tmp_path: Path,
     assert "Steps" in {c.section for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks}
 
 
+def test_sphinx_and_asciidoc_pages_are_read_with_their_titles_and_sections(tmp_path: Path, fake_settings: Settings,
+                                                                           hash_embedder):
+    """Session 52: a Sphinx (.rst) or Antora (.adoc) docs folder was skipped whole: "note: 2 file(s) of .adoc, .rst
+    skipped", then "no .txt, .md, ... files found". Now both are read, their titles and section headings found."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "install.rst").write_text(
+        "=============\nInstall guide\n=============\n\nRun the installer.\n\n.. code-block:: bash\n\n   make\n"
+        "   -----\n\nUpgrading\n---------\n\nThe upgrade keeps the barley settings.\n\n----\n\nAfter a rule.\n",
+        encoding="utf-8")
+    (folder / "ops.adoc").write_text(
+        "= Operations manual\n:toc:\n\nIntro text.\n\n== Backups\n\nBackups run nightly at 02:00.\n\n"
+        "----\n== not a heading? a listing\n----\n", encoding="utf-8")
+    rst, adoc = (read_document(folder / name) for name in ("install.rst", "ops.adoc"))
+    assert rst.title == "Install guide" and [h for _, h in rst.sections[0].headings] == ["Install guide", "Upgrading"]
+    assert adoc.title == "Operations manual" and [h for _, h in adoc.sections[0].headings][:2] == [
+        "Operations manual", "Backups"]
+    build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    chunks = open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks
+    assert {(c.doc_id, c.title) for c in chunks} == {("install.rst", "Install guide"), ("ops.adoc", "Operations manual")}
+    assert "Upgrading" in {c.section for c in chunks}  # a section title seen by the chunk headers
+    hit = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings,
+                          hash_embedder).search([Query("when do backups run nightly")], top_k=1)[0]
+    assert hit.doc_id == "ops.adoc"
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -21,10 +21,11 @@ from pathlib import Path
 
 from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
+from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm", ".pdf", ".docx", ".pptx")
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".html", ".htm", ".pdf", ".docx", ".pptx")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -222,6 +223,23 @@ def _markdown_document(text: str, fallback_title: str, title: str = "") -> Docum
     return Document(title, [Section(text, headings=headings)])
 
 
+def _rst(path: Path) -> Document:
+    """A reStructuredText file (Sphinx): its section titles are headings, the first its title."""
+    text, encoding = decode_text(path.read_bytes())
+    text = text.strip()
+    headings = rst_headings(text)
+    return Document(headings[0][1] if headings else path.stem, [Section(text, headings=headings)], encoding=encoding)
+
+
+def _asciidoc(path: Path) -> Document:
+    """An AsciiDoc file (Antora, Asciidoctor): ``= Title`` is its title, ``==`` lines its headings."""
+    text, encoding = decode_text(path.read_bytes())
+    text = text.strip()
+    headings = split_headings(text, asciidoc_heading)
+    title = next((h for off, h in headings if text[off:].startswith("= ")), "") or path.stem
+    return Document(title, [Section(text, headings=headings)], encoding=encoding)
+
+
 def _plain_text(path: Path) -> Document:
     text, encoding = decode_text(path.read_bytes())
     text = text.strip()
@@ -410,6 +428,8 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".txt": _plain_text,
     ".md": _markdown,
     ".markdown": _markdown,
+    ".rst": _rst,
+    ".adoc": _asciidoc,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,
