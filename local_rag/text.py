@@ -25,6 +25,25 @@ _OPEN_WORDS = frozenset("a an the of to and or nor but in on at for with by from
 _UNSPACED = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
 
 
+# what PDF text layers, word processors and web pages put inside words that is not a letter of them: typeset
+# ligatures (U+FB00-FB06: "ﬁnancial" is not the word "financial" for BM25 or the embedder's tokenizer), soft
+# hyphens (HTML ``&shy;``), zero-width spaces, word joiners and stray byte-order marks; ZWJ/ZWNJ (U+200C/D) stay:
+# they are part of Persian, Indic and emoji spelling
+_TYPESET = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                          "\ufb05": "st", "\ufb06": "st", "\u00ad": None, "\u200b": None, "\u2060": None,
+                          "\ufeff": None})
+
+
+def plain_letters(text: str) -> str:
+    """``text`` with typeset ligatures spelt out and invisible characters inside words dropped.
+
+    Example:
+        >>> plain_letters("The \ufb01nancial of\ufb01ce: infor\u00admation")
+        'The financial office: information'
+    """
+    return text.translate(_TYPESET)
+
+
 def unspaced_share(text: str) -> float:
     """The share of the letters of ``text`` in scripts written without spaces between words (Chinese, Japanese,
     Thai, ...), where BM25's word tokens (runs of letters between spaces and punctuation) are whole phrases.

@@ -172,6 +172,40 @@ def test_sphinx_and_asciidoc_pages_are_read_with_their_titles_and_sections(tmp_p
     assert hit.doc_id == "ops.adoc"
 
 
+def test_typeset_ligatures_and_soft_hyphens_do_not_hide_words(tmp_path: Path, fake_settings: Settings, hash_embedder):
+    """Session 52: a PDF set with ligatures (LaTeX, InDesign) gave pypdf's "ﬁnancial ofﬁce", which BM25 and the
+    embedder's tokenizer do not match with "financial office"; soft hyphens (``Ver&shy;sicherung``, common in German
+    pages) stayed in a page's title, a .txt, a .md or a .docx and split words the same way. Now they are spelt out
+    and dropped as documents are read."""
+    import os
+
+    from fpdf import FPDF
+
+    matplotlib = pytest.importorskip("matplotlib")  # its DejaVu Sans holds the ligature glyphs
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pdf = FPDF()
+    pdf.add_font("dejavu", fname=os.path.join(matplotlib.get_data_path(), "fonts/ttf/DejaVuSans.ttf"))
+    pdf.set_font("dejavu", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "The \ufb01nancial of\ufb01ce moved to the \ufb02oor above the e\u200bstuary.")
+    pdf.output(str(folder / "report.pdf"))
+    from pypdf import PdfReader
+
+    assert "\ufb01nancial" in PdfReader(folder / "report.pdf").pages[0].extract_text()  # what the parser gives
+    (folder / "page.html").write_text("<html><head><title>Ver&shy;sicherung</title></head><body><p>Die Ver&shy;"
+                                      "sicherung zahlt bei Hoch&shy;wasser.</p></body></html>", encoding="utf-8")
+    passages = {p.doc_id: p for p in read_corpus(folder)}
+    assert passages["report.pdf"].text == "The financial office moved to the floor above the estuary."
+    assert "Versicherung zahlt bei Hochwasser" in passages["page.html"].text
+    assert passages["page.html"].title == "Versicherung"
+    build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings,
+                                hash_embedder)
+    assert retriever.search([Query("financial office floor")], top_k=1)[0].doc_id == "report.pdf"
+    assert retriever.search([Query("Hochwasser Versicherung")], top_k=1)[0].doc_id == "page.html"
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -17,6 +17,7 @@ import re
 import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from pathlib import Path
 
 from local_rag._optional import require
@@ -24,6 +25,7 @@ from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
+from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".html", ".htm", ".pdf", ".docx", ".pptx")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
@@ -141,12 +143,23 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"not UTF-8 ({exc.reason} at byte {exc.start})") from exc
     except Exception as exc:  # noqa: BLE001 - every parser error of a user's file is reported, not raised
         raise UnreadableFile(f"cannot be parsed as {suffix[1:].upper()} ({type(exc).__name__}: {exc})") from exc
-    document.sections = [s for s in document.sections if s.text.strip()]
+    document.sections = [s for s in map(_plain, document.sections) if s.text.strip()]
     if not document.sections:
         raise UnreadableFile("empty document (no text)")
     document.notes = notes
-    document.title = printable_name(document.title)  # a title taken from a file name
+    document.title = printable_name(plain_letters(document.title))  # a title taken from a file name
     return document
+
+
+def _plain(section: Section) -> Section:
+    """`text.plain_letters` of a section, its heading offsets moved with the characters dropped or spelt out."""
+    if section.text == plain_letters(section.text):
+        return section
+    cuts = [0, *(off for off, _ in section.headings), len(section.text)]
+    parts = [plain_letters(section.text[a:b]) for a, b in zip(cuts, cuts[1:], strict=False)]
+    starts = list(accumulate(len(p) for p in parts))[:len(section.headings)]
+    headings = [(start, plain_letters(h)) for start, (_, h) in zip(starts, section.headings, strict=True)]
+    return Section("".join(parts), plain_letters(section.heading), section.page, headings)
 
 
 def printable_name(name: str) -> str:
