@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from local_rag.decide.support import SupportChecker
     from local_rag.embed.base import Embedder
     from local_rag.evidence.compress import Compressor
-    from local_rag.llm.base import LLM
+    from local_rag.llm.base import LLM, Message
     from local_rag.llm.judge import RelevanceJudge
     from local_rag.llm.rerank import ListwiseReranker
     from local_rag.llm.warm import Warmed, Warmer
@@ -343,6 +343,21 @@ class Pipeline:
         timings["total"] = sum(v for k, v in timings.items() if "." not in k)
         return TurnResult(answer, queries, retrieved, passages, timings, self.take_calls(calls_before), list(self.skipped),
                           decision=decision, support=support)
+
+    def client_task(self, messages: list[Message], on_token: Callable[[str], None] | None = None,
+                    max_tokens: int = 200) -> TurnResult:
+        """A client's own background task (a chat title, tags, follow-up questions: `server.protocol.client_task`)
+        answered by the model alone, with the client's messages as they are: no retrieval, no grounding prompt, no
+        citations. Kind ``chitchat`` (a reply that searched nothing); the trace says why."""
+        self.stop_warming()
+        before = len(self.llm.calls)
+        started = time.perf_counter()
+        done = self.llm.run(messages, stage="client-task", max_tokens=max_tokens, on_token=on_token)
+        seconds = time.perf_counter() - started
+        skip: TraceStep = {"type": "skip", "stage": "retrieval", "text": "a client's own task: answered by the model "
+                           "alone, without retrieval"}
+        return TurnResult(Answer(done.text.strip(), "chitchat", raw=done.text, call=done.call), [], [], [],
+                          {"client_task": seconds, "total": seconds}, self.take_calls(before), [skip])
 
     def take_calls(self, before: int) -> list[LLMCall]:
         """The turn's LLM calls, taken out of the models' logs: the pipeline LLM's since ``before`` and those of a

@@ -442,6 +442,11 @@ class ServerConfig(_Config):
     sources_footer: bool = Field(
         False, description="append a plain-text 'Sources:' list to each answer, for clients that show only the text"
     )
+    client_tasks: bool = Field(
+        True, description="answer a chat front-end's own background tasks (Open WebUI's '### Task:' requests for a "
+        "chat title, tags, follow-up questions) with the model alone, without retrieval: seconds, not a whole turn",
+    )
+    task_max_tokens: int = Field(200, ge=16, description="tokens a client's background task may write")
     cors_origins: str = Field(
         "", description="web pages that may call the server from a browser, besides this machine's own "
         "(localhost, any port): comma-separated origins such as http://192.168.1.5:3000, 'null' for a page opened "

@@ -642,3 +642,51 @@ def test_the_server_warms_the_next_turn_with_its_own_answer(index):
         again = oa.chat.completions.create(model="any", messages=[*CONV, {"role": "assistant", "content": ANSWER},
                                                                    {"role": "user", "content": "and dogs?"}])
     assert again.choices[0].message.content == ANSWER
+
+
+TITLE_TASK = ("### Task:\nWrite a short title, at most five words, for the chat below.\n### Output:\n"
+              'JSON: { "title": "the title" }\n### Chat History:\n<chat_history>\nUSER: how long do cats sleep?\n'
+              f"ASSISTANT: {ANSWER}\n</chat_history>")
+
+
+class TaskLLM(WarmedLLM):
+    """Writes a JSON title for a client's task, the grounded answer otherwise; keeps each call's token budget."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reply = lambda messages, schema: '{"title": "Cat sleep"}' if "### Task:" in messages[-1]["content"] else ANSWER
+        self.budgets: list[int | None] = []
+
+    def complete(self, messages, *, stage, schema=None, max_tokens=None, on_token=None, **kw):  # type: ignore[no-untyped-def]
+        self.budgets.append(max_tokens)
+        return super().complete(messages, stage=stage, schema=schema, max_tokens=max_tokens, on_token=on_token, **kw)
+
+
+def test_a_clients_background_task_is_answered_by_the_model_alone(index):
+    """Session 52: Open WebUI asks the chat's model, after each exchange, for a title, tags and follow-up questions
+    ("### Task: ..." with the chat in it). Each was a whole turn: retrieval on the prompt, five passages before it,
+    the reply cited and checked against them (a title took 822 prompt tokens and 7.4 s of the one generation slot
+    with Qwen2.5-Coder-1.5B on 2 cores; 184 and 3.7 s now), the user's next question queued behind it.
+    Now the model answers the client's own prompt, as it is, within ``task_max_tokens``; the chat's conversation is
+    warmed again after it; ``client_tasks`` off gives the old behaviour."""
+    llm = TaskLLM()
+    task = [{"role": "system", "content": "client rules"}, {"role": "user", "content": TITLE_TASK}]
+    with running(app_for(index, llm, task_max_tokens=50)) as url:
+        oa = client(url)
+        oa.chat.completions.create(model="any", messages=CONV)
+        reply = oa.chat.completions.create(model="any", messages=task)
+        extra = reply.model_extra["local_rag"]
+        assert reply.choices[0].message.content == '{"title": "Cat sleep"}' and extra["kind"] == "chitchat"
+        assert extra["passages"] == [] and extra["queries"] == [] and extra["client_task"].startswith("Write a short")
+        assert llm.seen[-1] == task and llm.budgets[-1] == 50  # the client's prompt as it is, within the budget
+        assert [c["stage"] for c in extra["llm_calls"]] == ["client-task"]
+        deadline = time.time() + 10
+        while ANSWER not in llm.prefilled[-1][1] and time.time() < deadline:
+            time.sleep(0.01)
+        assert "how long do cats sleep?" in llm.prefilled[-1][1]  # the chat is warmed again, not the task
+        streamed = "".join(c.choices[0].delta.content or "" for c in oa.chat.completions.create(
+            model="any", messages=task, stream=True) if c.choices)
+        assert streamed == '{"title": "Cat sleep"}'
+    with running(app_for(index, TaskLLM(), client_tasks=False)) as url:
+        extra = client(url).chat.completions.create(model="any", messages=task).model_extra["local_rag"]
+        assert extra["kind"] == "answer" and extra["passages"] and "client_task" not in extra

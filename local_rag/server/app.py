@@ -152,7 +152,12 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
         if await request.is_disconnected():
             runner.release()
             return Response(status_code=204)
-        turn = runner.start(conversation, stream=chat.stream)
+        task = protocol.client_task(conversation) if cfg.client_tasks else None
+        if task is not None:
+            notes["client_task"] = task
+        budget = cfg.task_max_tokens if task is not None else max_tokens(settings)
+        turn = runner.start(conversation, stream=chat.stream,
+                            task=(protocol.task_messages(chat), budget) if task is not None else None)
         handed_off = False
         try:
             kind, first = await turn.next_event(request.is_disconnected)
@@ -160,12 +165,12 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
                 result = turn_result(turn)
                 if not chat.stream:
                     extra = {**result.to_json(), **notes}
-                    body = protocol.completion(protocol.completion_id(), model, result, extra, max_tokens(settings))
+                    body = protocol.completion(protocol.completion_id(), model, result, extra, budget)
                     if cfg.sources_footer:
                         body["choices"][0]["message"]["content"] += protocol.sources_footer(result)
                     return JSONResponse(body)
             handed_off = True
-            events = stream_events(turn, (kind, first), model, notes, settings)
+            events = stream_events(turn, (kind, first), model, notes, settings, budget)
             return TurnStream(events, turn, media_type="text/event-stream", headers=SSE_HEADERS)
         finally:
             if not handed_off:
@@ -221,7 +226,8 @@ class TurnStream(StreamingResponse):
             self.turn.close()
 
 
-async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: dict[str, Any], settings: Settings) -> AsyncIterator[bytes]:
+async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: dict[str, Any], settings: Settings,
+                        budget: int) -> AsyncIterator[bytes]:
     """The SSE stream: a role chunk, status chunks while the turn searches (an empty delta and
     ``local_rag: {"status": "3 sources: …"}``, which OpenAI clients pass over), content chunks as the model writes,
     a final chunk with ``finish_reason``, ``usage`` and the ``local_rag`` field, then ``data: [DONE]``. A draft that
@@ -261,7 +267,7 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
     if rest:
         yield protocol.sse(protocol.chunk(cid, model, {"content": rest}))
     extra = {**result.to_json(), **notes}
-    final = protocol.chunk(cid, model, {}, protocol.finish_reason(result, max_tokens(settings)),
+    final = protocol.chunk(cid, model, {}, protocol.finish_reason(result, budget),
                            usage=protocol.usage(result), local_rag=extra)
     yield protocol.sse(final)
     yield protocol.sse("[DONE]")

@@ -53,6 +53,7 @@ class TurnRunner:
         self.counts: Counter[str] = Counter()
         self._lock: asyncio.Lock | None = None
         self.active: Turn | None = None  # the turn running now
+        self.last: Conversation | None = None  # the last conversation answered, with its answer: warmed between turns
 
     # ------------------------------------------------------------ the slot
     async def admit(self) -> bool:
@@ -87,10 +88,12 @@ class TurnRunner:
         elapsed = time.perf_counter() - self.active.started if self.active is not None else 0.0
         return max(1, min(600, math.ceil(typical - elapsed)))
 
-    def start(self, conversation: Conversation, stream: bool) -> Turn:
-        """Run the pipeline on ``conversation`` in the worker thread (the caller holds the slot)."""
+    def start(self, conversation: Conversation, stream: bool,
+              task: tuple[list[dict[str, str]], int] | None = None) -> Turn:
+        """Run the pipeline on ``conversation`` in the worker thread (the caller holds the slot); with ``task`` (the
+        client's messages and a token budget), `Pipeline.client_task` instead of a turn."""
         turn = Turn(self, asyncio.get_running_loop(), stream)
-        turn.start(conversation)
+        turn.start(conversation, task)
         return turn
 
     def stop(self) -> None:
@@ -146,11 +149,15 @@ class Turn:
         if self.stream and self.runner.stream_status:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("status", text))
 
-    def start(self, conversation: Conversation) -> None:
+    def start(self, conversation: Conversation, task: tuple[list[dict[str, str]], int] | None = None) -> None:
         self.conversation = conversation
+        self.task = task is not None
         self.runner.active = self
-        self.future = self.runner.executor.submit(self.runner.pipeline.answer, conversation, TokenSink(self),
-                                                  self._on_status)
+        pipeline = self.runner.pipeline
+        if task is not None:
+            self.future = self.runner.executor.submit(pipeline.client_task, task[0], TokenSink(self), task[1])
+        else:
+            self.future = self.runner.executor.submit(pipeline.answer, conversation, TokenSink(self), self._on_status)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
 
     def _finished(self) -> None:  # on the event loop, once the worker thread is done
@@ -162,9 +169,13 @@ class Turn:
         self.runner.counts[outcome] += 1
         if outcome == "cancelled":
             log.info("turn stopped: the client disconnected")
+        elif outcome == "served" and self.task:  # a title or tags: the chat's last conversation is still the next
+            if self.runner.last is not None:
+                self.runner.pipeline.warm_later(self.runner.last)
         elif outcome == "served":  # the client's next turn starts with this conversation: prefill it meanwhile
             answer = self.future.result().answer.text
-            self.runner.pipeline.warm_later(Conversation([*self.conversation.turns, ChatTurn("agent", answer)], self.conversation.id))
+            self.runner.last = Conversation([*self.conversation.turns, ChatTurn("agent", answer)], self.conversation.id)
+            self.runner.pipeline.warm_later(self.runner.last)
         self.events.put_nowait(("done", None))
         self._release()  # after warm_later: the next turn's answer() stops that warm-up before it runs
 
