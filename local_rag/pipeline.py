@@ -421,7 +421,7 @@ def support_checked(checker: SupportChecker, answer: Answer, passages: list[Hit]
     if not text.strip():  # nothing the passages support: decline
         return Generator.idk(generate), report.to_json()
     text, numbers, _ = check_citations(text, len(passages))
-    citations = [Citation(n, passages[n - 1].passage_id, passages[n - 1].title, passages[n - 1].url) for n in numbers]
+    citations = [Citation.of(n, passages[n - 1]) for n in numbers]  # with its page or section, as `ask` shows it
     return Answer(text, "answer", citations, answer.invalid_citations, passages, answer.raw, answer.call), report.to_json()
 
 

@@ -225,6 +225,14 @@ class Answer:
     #: the gate that declined before a word was written (``idk``: the generator's own P(IDK)); None otherwise
     gate: Literal["idk"] | None = None
 
+    def sources(self) -> tuple[list[Citation], bool]:
+        """What a reader is shown as the answer's sources: its citations (True), or, when it cites none, the passages
+        it was written from, numbered as the model saw them (False); a decline, a clarifying question or small talk
+        cites what it cites (usually nothing)."""
+        if self.citations or self.kind != "answer":
+            return self.citations, True
+        return [Citation.of(n, hit) for n, hit in enumerate(self.passages, 1)], False
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["passages"] = [h.to_json() for h in self.passages]

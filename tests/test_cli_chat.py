@@ -38,6 +38,30 @@ def test_ask_json_has_answer_citations_rewrite_passages_timings(workdir: Path):
         assert citation["passage_id"] in {p["passage_id"] for p in data["passages"]}
 
 
+def test_ask_shows_where_an_answer_came_from_cited_or_not(workdir: Path):
+    """Session 52: `ask` printed an answer the model left uncited with nothing under it (the sources were printed
+    from the citations alone); now every answer lists where it came from: its citations, or the passages it was
+    written from under a line that says it cites none."""
+    from local_rag.cli.ask import print_sources
+    from local_rag.records import Answer, Hit, TurnResult
+
+    result = run("ask", "How long do cats sleep?", "--no-rewrite", cwd=workdir, env=ENV)
+    assert result.returncode == 0, result.stderr
+    answer, *rest = result.stdout.strip().splitlines()
+    if not any(w in answer for w in ("I don't know", "I'm sorry", "not sure")):  # the small model may decline
+        assert any(line.startswith("  [") for line in rest), result.stdout
+        assert ("cites no passage" in result.stdout) == ("[" not in answer)
+    given = [Hit("d1-1", 1.0, title="Cats", doc_id="d1"), Hit("report.pdf#p2", 0.5, title="Report", doc_id="report.pdf",
+                                                                page=2)]
+    lines: list[str] = []
+    print_sources(TurnResult(Answer("Cats sleep a lot.", passages=given), [], given, given), lines.append)
+    assert lines == ["  (the answer cites no passage; it was written from these 2:)", "  [1] Cats (d1-1)",
+                     "  [2] Report (report.pdf p. 2)"]
+    lines.clear()
+    print_sources(TurnResult(Answer("I don't know.", "decline", passages=given), [], given, given), lines.append)
+    assert lines == []
+
+
 def test_ask_bad_inputs(workdir: Path):
     assert_clean_error(run("ask", "   ", cwd=workdir, env=ENV), 2, "the question is empty")
     bad = workdir / "bad.json"

@@ -43,6 +43,12 @@ def test_sources_footer_in_the_text_streamed_or_not(index):  # noqa: F811
         assert text.startswith(ANSWER) and text.endswith("\n\nSources:\n[1] Cats (d1-1) u1")
     with running(app_for(index, SlowLLM())) as url:  # off by default
         assert client(url).chat.completions.create(model="any", messages=CONV).choices[0].message.content == ANSWER
+    # session 52: an answer that cites nothing had no footer at all: no clue where it came from
+    with running(app_for(index, SlowLLM("Cats sleep most of the day."), sources_footer=True)) as url:
+        reply = client(url).chat.completions.create(model="any", messages=CONV)
+    text, given = reply.choices[0].message.content, reply.model_extra["local_rag"]["passages"]
+    head = "Cats sleep most of the day.\n\nSources (the answer cites none; it was written from these):\n[1] "
+    assert text.startswith(head) and text.count("\n[") == len(given) >= 1 and given[0]["passage_id"] in text
 
 
 def test_langchain_chat_and_embeddings_against_the_live_server(index):  # noqa: F811

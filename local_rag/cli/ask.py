@@ -69,7 +69,12 @@ def checked_draft(result: Any) -> tuple[bool, str]:
 
 
 def print_sources(result: Any, echo: Any = click.echo) -> None:
-    for c in result.answer.citations:
+    """The answer's citations under it; for an answer that cites none, the passages it was written from (before,
+    nothing: an uncited answer gave no clue where it came from)."""
+    sources, cited = result.answer.sources()
+    if sources and not cited:
+        echo(f"  (the answer cites no passage; it was written from these {len(sources)}:)")
+    for c in sources:
         where = f" <{c.url}>" if c.url else ""
         echo(f"  [{c.n}] {c.label}{where}")
     if result.answer.invalid_citations:

@@ -56,7 +56,10 @@ def demo(profile, config_file, index_name, retrieval_only):
             console.print(f"  [bold]({result.answer.kind})[/bold]")
         for q in result.queries:
             console.print(f"  [dim]query ({q.mode}): {escape(q.text)}[/dim]")
-        for c in result.answer.citations:
+        sources, cited = result.answer.sources()
+        if sources and not cited:
+            console.print("  [dim](the answer cites no passage; it was written from these:)[/dim]")
+        for c in sources:
             console.print(f"  [green]source \\[{c.n}][/green] {escape(c.label)}")
         if result.answer.attributed:
             console.print("  [dim](the model cited nothing: sources found by word overlap with the passages)[/dim]")

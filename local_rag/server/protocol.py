@@ -188,12 +188,17 @@ def completion(cid: str, model: str, result: Any, extra: dict[str, Any], max_tok
 def sources_footer(result: Any) -> str:
     """The answer's citations as plain text, for clients that show only the message text (``server.sources_footer``):
     a blank line, ``Sources:``, then ``[n] title (where)`` per cited passage (`Citation.label`: the passage id, a
-    PDF's page or a long file's section). Empty without citations."""
-    citations = getattr(getattr(result, "answer", None), "citations", None) or []
+    PDF's page or a long file's section); for an answer that cites none, the passages it was written from, under a
+    heading that says so. Empty for a decline, a clarifying question or small talk."""
+    answer = getattr(result, "answer", None)
+    if answer is None:
+        return ""
+    citations, cited = answer.sources()
     if not citations:
         return ""
     lines = [f"[{c.n}] {c.label}" + (f" {c.url}" if c.url else "") for c in citations]
-    return "\n\nSources:\n" + "\n".join(lines)
+    head = "Sources:" if cited else "Sources (the answer cites none; it was written from these):"
+    return f"\n\n{head}\n" + "\n".join(lines)
 
 
 def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
