@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 from local_rag.index import build_index, open_index
@@ -133,6 +134,29 @@ def test_a_file_name_that_is_not_utf8_is_indexed_and_synced(tmp_path: Path, fake
     texts = {c.doc_id: (c.title, c.text) for c in index.chunks}
     assert "Fridays" in texts["caf\\xe9 menu.txt"][1] and texts["caf\\xe9 menu.txt"][0] == "caf\\xe9 menu"
     assert json.loads((fake_settings.index_dir / "files.json").read_text()).keys() == texts.keys()
+
+
+def test_renamed_and_moved_files_keep_their_vectors(tmp_path: Path, fake_settings: Settings,
+                                                   hash_embedder: HashEmbedder):
+    """Session 52: a renamed or moved file is a deletion plus an addition, and its every chunk was embedded again (a
+    folder of PDFs reorganised into subfolders cost as much as its first build). Now a new chunk whose indexed text
+    (header and chunk) a removed or changed file's chunk had takes that chunk's vector; the index still equals a
+    fresh build of the folder."""
+    folder = make_folder(tmp_path / "docs")
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    chunks_of = Counter(c.doc_id for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks)
+    (folder / "2024").mkdir()
+    (folder / "report.pdf").rename(folder / "2024" / "report.pdf")  # moved: its title and pages come from the PDF
+    (folder / "notes.md").rename(folder / "field-notes.md")  # renamed: its title is its first heading
+    before = hash_embedder.calls
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert sorted(result.plan.added) == ["2024/report.pdf", "field-notes.md"]
+    assert sorted(result.plan.removed) == ["notes.md", "report.pdf"]
+    assert result.embedded_chunks == 0 and hash_embedder.calls == before  # nothing embedded again
+    assert result.reused_chunks == chunks_of["report.pdf"] + chunks_of["notes.md"]
+    fresh = fake_settings.model_copy(update={"index": "fresh"})
+    build_index(fresh, folder, embedder=hash_embedder, progress=False)
+    assert state(fake_settings, hash_embedder) == state(fresh, hash_embedder)
 
 
 def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_settings: Settings,

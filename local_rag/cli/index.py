@@ -206,7 +206,8 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
                 "index": settings.index, "built": result.built, "added": result.plan.added,
                 "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
                 "left_out": result.plan.left_out, "copies": result.plan.copies,
-                "embedded_chunks": result.embedded_chunks, "seconds": round(result.seconds, 3),
+                "embedded_chunks": result.embedded_chunks, "reused_chunks": result.reused_chunks,
+                "seconds": round(result.seconds, 3),
                 "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
             }))
         elif result.built:
@@ -219,7 +220,9 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
                        "nothing to do")
         else:
             click.echo(f"synced {settings.index} with {folder} in {result.seconds:.1f}s: {result.plan.summary()}; "
-                       f"embedded {result.embedded_chunks} chunk(s); now {result.manifest.passages} passages, "
+                       f"embedded {result.embedded_chunks} chunk(s)"
+                       f"{f', {result.reused_chunks} kept their vectors (the same text, moved or renamed)' if result.reused_chunks else ''}"
+                       f"; now {result.manifest.passages} passages, "
                        f"{result.manifest.chunks} chunks")
         if not as_json and result.unreadable:
             click.echo(f"could not read {len(result.unreadable)} file(s) (not indexed):")

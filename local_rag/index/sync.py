@@ -3,7 +3,9 @@
 Every file's bytes are hashed (sha256) and compared with the digests the index stored when it last saw the folder
 (``files.json``, written by `build_index` and by each sync). New files are read, chunked and embedded; changed ones
 are re-read and re-embedded; deleted ones leave the index; a renamed file is a deletion plus an addition (its title,
-url and passage ids change with its name). Unchanged files are neither read nor embedded, and their vectors are kept.
+url and passage ids change with its name). Unchanged files are neither read nor embedded, and their vectors are kept;
+so are the vectors of any new chunk whose indexed text a removed or changed file's chunk had (`reusable`: a renamed
+or moved file, the untouched start of an edited one).
 A second sync of an unchanged folder finds nothing to do and writes nothing.
 
 The result equals a fresh build of the folder (same passages, chunks, corpus hash and search results); only the row
@@ -45,9 +47,11 @@ from local_rag.index.folder import (
     build_index,
     drop_journal,
     format_stats,
+    index_text,
 )
 from local_rag.index.lock import one_writer
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest, same_place
+from local_rag.records import Chunk
 from local_rag.settings import Settings
 
 T = TypeVar("T")
@@ -85,8 +89,28 @@ class SyncResult:
     manifest: IndexManifest
     built: bool = False  # there was no index: a full build
     embedded_chunks: int = 0
+    reused_chunks: int = 0  # new chunks whose vectors were the stored ones of the same text (`reusable`)
     seconds: float = 0.0
     unreadable: dict[str, str] = field(default_factory=dict)
+
+
+def reusable(stored: list[Chunk], touched: set[str], new_chunks: list[Chunk], header: str) -> dict[int, int]:
+    """Position in ``new_chunks`` -> the row of ``stored`` (a chunk of a file removed or changed: ``touched``) whose
+    indexed text (`index_text`: header and chunk) is the same, so its vector and learned-sparse row serve again.
+
+    A renamed or moved file is a deletion plus an addition; before, its every chunk was embedded again (a reorganised
+    folder of PDFs: as long as the first build). A changed file's chunks before the change are found too.
+
+    Example:
+        >>> old = [Chunk("a.md#0", "a.md", "a.md", "Rotate keys.", title="Keys")]
+        >>> reusable(old, {"a.md"}, [Chunk("b/a.md#0", "b/a.md", "b/a.md", "Rotate keys.", title="Keys")], "title")
+        {0: 0}
+    """
+    rows: dict[str, int] = {}
+    for i, chunk in enumerate(stored):
+        if chunk.doc_id in touched:
+            rows.setdefault(index_text(chunk, header), i)
+    return {j: rows[text] for j, chunk in enumerate(new_chunks) if (text := index_text(chunk, header)) in rows}
 
 
 def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = ()) -> SyncPlan:
@@ -144,12 +168,13 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
-    restore: bool = False, replace: bool = False,
+    restore: bool = False, replace: bool = False, reuse: bool = True,
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
     The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again. Another folder
-    than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all)."""
+    than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all).
+    ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference)."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -190,6 +215,12 @@ def sync_index(
         passages.extend(read_file_passages(folder, plan.paths[rel], report))
     note_read(report)
     new_chunks, _ = _chunk_passages(settings, passages, progress)
+    # a renamed or moved file, a changed file's unchanged parts: their vectors serve again (``reuse``: the benchmark's
+    # before)
+    again = reusable(stored, touched, new_chunks, settings.chunker.header) if reuse else {}
+    fresh = [c for j, c in enumerate(new_chunks) if j not in again]
+    new_chunks = [new_chunks[j] for j in again] + fresh  # rows: the reused first, then the embedded
+    rows = list(again.values())
     chunks = [stored[i] for i in keep] + new_chunks
     if not chunks:
         raise BadInputError(f"{folder}: no readable documents left; the index {settings.index} would be empty")
@@ -199,15 +230,16 @@ def sync_index(
             raise ValueError("this index has a dense part: syncing needs the embedder")
         old = _stored_vectors(index)
         assert old is not None
-        new_vectors = _embed(embedder, new_chunks, progress, settings)
-        vectors = new_vectors if not keep else (np.concatenate([old[keep], new_vectors]) if new_chunks else old[keep])
+        new_vectors = _embed(embedder, fresh, progress, settings) if fresh else old[:0]
+        assert new_vectors is not None
+        vectors = np.concatenate([old[keep], old[rows], new_vectors])
     lexical = _stored_lexical(index)
     if lexical is not None:
         from scipy import sparse
 
-        parts = [lexical[keep]]  # type: ignore[index]
-        if new_chunks:
-            parts.append(_lexical(embedder, new_chunks, settings))
+        parts = [lexical[keep], lexical[rows]]  # type: ignore[index]
+        if fresh:
+            parts.append(_lexical(embedder, fresh, settings))
         lexical = sparse.vstack(parts).tocsr()
     for pid in {c.passage_id for c in stored if c.doc_id in touched}:
         digests.pop(pid, None)
@@ -223,7 +255,8 @@ def sync_index(
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
     _write(settings, index.path, chunks, digests, vectors, manifest, progress, lexical, {FILES_FILE: files})
     drop_journal(settings)
-    return SyncResult(plan, manifest, embedded_chunks=len(new_chunks) if vectors is not None else 0,
+    return SyncResult(plan, manifest, embedded_chunks=len(fresh) if vectors is not None else 0,
+                      reused_chunks=len(rows) if vectors is not None else 0,
                       seconds=time.perf_counter() - started, unreadable=dict(report.unreadable))
 
 
