@@ -206,6 +206,31 @@ def test_typeset_ligatures_and_soft_hyphens_do_not_hide_words(tmp_path: Path, fa
     assert retriever.search([Query("Hochwasser Versicherung")], top_k=1)[0].doc_id == "page.html"
 
 
+def test_jupyter_notebooks_are_read_as_markdown_and_code_without_outputs(tmp_path: Path):
+    """Session 52: a project folder's notebooks (.ipynb) were skipped ("note: 1 file(s) of .ipynb skipped"). Now their
+    Markdown cells are read as Markdown (the first heading the title), their code cells as fenced code, their outputs
+    (plots as base64, tables of numbers) left out; a notebook that is not JSON is listed as unreadable."""
+    import json
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    notebook = {"nbformat": 4, "metadata": {"language_info": {"name": "python"}}, "cells": [
+        {"cell_type": "markdown", "source": ["# Churn analysis\n", "\n", "We load the customer table."]},
+        {"cell_type": "code", "source": ["# read the table\n", "df = pd.read_parquet('customers.parquet')"],
+         "outputs": [{"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo" * 500}}]},
+        {"cell_type": "markdown", "source": "## Model\n\nA gradient-boosted model predicts churn with AUC 0.81."}]}
+    (folder / "churn.ipynb").write_text(json.dumps(notebook), encoding="utf-8")
+    (folder / "broken.ipynb").write_text('{"cells": [', encoding="utf-8")
+    report = CorpusReport(progress=False)
+    (passage,) = read_corpus(folder, report=report)
+    assert passage.doc_id == "churn.ipynb" and passage.title == "Churn analysis"
+    assert "```python\n# read the table\ndf = pd.read_parquet('customers.parquet')\n```" in passage.text
+    assert "AUC 0.81" in passage.text and "iVBORw0KGgo" not in passage.text
+    assert report.unreadable["broken.ipynb"].startswith("cannot be parsed as IPYNB")
+    doc = read_document(folder / "churn.ipynb")
+    assert [h for _, h in doc.sections[0].headings] == ["Churn analysis", "Model"]  # not the code's "# read"
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -13,6 +13,7 @@ reader lists it in the build report and goes on.
 
 from __future__ import annotations
 
+import json
 import re
 import zipfile
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".html", ".htm", ".pdf", ".docx", ".pptx")
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".pptx")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -253,6 +254,26 @@ def _asciidoc(path: Path) -> Document:
     return Document(title, [Section(text, headings=headings)], encoding=encoding)
 
 
+def _notebook(path: Path) -> Document:
+    """A Jupyter notebook: its Markdown cells as Markdown (headings, the first ``#`` its title), its code cells as
+    fenced code in the kernel's language, outputs left out (images, tables of numbers, tracebacks)."""
+    data = json.loads(path.read_bytes())
+    if isinstance(data, dict) and isinstance(data.get("worksheets"), list) and data["worksheets"]:  # nbformat 3
+        data = {**data, "cells": data["worksheets"][0].get("cells")}
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise UnreadableFile("not a Jupyter notebook (no cells)")
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    language = str((meta.get("language_info") or {}).get("name") or (meta.get("kernelspec") or {}).get("language") or "")
+    parts = []
+    for cell in (c for c in cells if isinstance(c, dict)):
+        source = cell.get("source", cell.get("input", ""))
+        text = ("".join(source) if isinstance(source, list) else str(source)).strip()
+        if text:
+            parts.append(f"```{language}\n{text}\n```" if cell.get("cell_type") == "code" else text)
+    return _markdown_document("\n\n".join(parts), path.stem)
+
+
 def _plain_text(path: Path) -> Document:
     text, encoding = decode_text(path.read_bytes())
     text = text.strip()
@@ -443,6 +464,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".markdown": _markdown,
     ".rst": _rst,
     ".adoc": _asciidoc,
+    ".ipynb": _notebook,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,
