@@ -231,6 +231,34 @@ def test_jupyter_notebooks_are_read_as_markdown_and_code_without_outputs(tmp_pat
     assert [h for _, h in doc.sections[0].headings] == ["Churn analysis", "Model"]  # not the code's "# read"
 
 
+def test_a_pdf_page_that_cannot_be_read_loses_that_page_only(tmp_path: Path, caplog):
+    """Session 52: one page whose content stream pypdf cannot decode (a filter it lacks, a corrupt LZW stream) made
+    the whole PDF unreadable, its other pages lost ("encrypted PDF that cannot be opened (Unsupported filter ...)",
+    or "corrupt PDF (LZW code ...)"). Now that page is left out and named; the rest is indexed."""
+    import pypdf
+    from pypdf.generic import NameObject, StreamObject
+
+    def with_page_two(filter_name: str, data: bytes, name: str) -> Path:
+        writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(
+            make_pdf(tmp_path / "clean.pdf", ["Barley report\nBarley gave six tonnes.", "Oats gave four tonnes.",
+                                              "Rye gave three tonnes per hectare."])))
+        stream = StreamObject()
+        stream._data = data
+        stream[NameObject("/Filter")] = NameObject(filter_name)
+        writer.pages[1][NameObject("/Contents")] = stream
+        writer.write(tmp_path / name)
+        return tmp_path / name
+
+    for path, why in ((with_page_two("/JBIG3Decode", b"abc", "filter.pdf"), "Unsupported filter /JBIG3Decode"),
+                      (with_page_two("/LZWDecode", b"\xff\xff\xff", "lzw.pdf"), "LZW code")):
+        doc = read_document(path)
+        assert [s.page for s in doc.sections] == [1, 3] and "Rye gave three tonnes" in doc.sections[1].text
+        assert doc.notes[0].startswith("page 2 not read: ") and why in doc.notes[0]
+    with caplog.at_level("WARNING", logger="local_rag.corpus"):
+        passages = list(read_corpus(tmp_path / "lzw.pdf"))
+    assert [p.page for p in passages] == [1, 3] and "lzw.pdf (page 2 not read: LZW code" in caplog.text
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

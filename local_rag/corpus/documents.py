@@ -147,7 +147,7 @@ def read_document(path: Path) -> Document:
     document.sections = [s for s in map(_plain, document.sections) if s.text.strip()]
     if not document.sections:
         raise UnreadableFile("empty document (no text)")
-    document.notes = notes
+    document.notes = [*document.notes, *notes]  # the reader's own (pages lost), then the parser's warnings
     document.title = printable_name(plain_letters(document.title))  # a title taken from a file name
     return document
 
@@ -376,7 +376,7 @@ def _pdf(path: Path) -> Document:
         reader = pypdf.PdfReader(str(path))
         if reader.is_encrypted and not reader.decrypt(""):
             raise UnreadableFile("encrypted PDF: it needs a password (save an unencrypted copy to index it)")
-        pages = [_dehyphenate(page.extract_text() or "") for page in reader.pages]
+        pages, lost = _pdf_pages(reader)
     except FileNotDecryptedError as exc:
         raise UnreadableFile("encrypted PDF: it needs a password (save an unencrypted copy to index it)") from exc
     except (PdfReadError, ValueError, KeyError) as exc:
@@ -385,6 +385,8 @@ def _pdf(path: Path) -> Document:
         raise UnreadableFile(f"encrypted PDF that cannot be opened ({exc})") from exc
     if not pages:
         raise UnreadableFile("PDF with no pages")
+    if len(lost) == len(pages):
+        raise UnreadableFile(f"corrupt PDF: no page could be read ({lost[0].split(': ', 1)[1]})")
     if not any(len(t.strip()) >= MIN_CHARS_PER_PAGE for t in pages):
         raise UnreadableFile(f"scanned PDF: {len(pages)} page(s) with no text layer (run OCR, e.g. ocrmypdf, first)")
     meta_title = ""
@@ -401,7 +403,26 @@ def _pdf(path: Path) -> Document:
         sections.append(Section(text.strip(), heading=heading, page=number, headings=headings))
         if headings:
             heading = headings[-1][1]
-    return Document(meta_title, sections, pages=len(pages))
+    return Document(meta_title, sections, pages=len(pages), notes=lost)
+
+
+def _pdf_pages(reader: object) -> tuple[list[str], list[str]]:
+    """Each page's text ("" for a page that cannot be read) and a note per page lost: a damaged content stream on
+    one page (an unsupported filter, a corrupt LZW stream) made the whole PDF unreadable before, its other pages
+    lost with it, under "encrypted PDF that cannot be opened" for a mere filter pypdf lacks."""
+    from pypdf.errors import FileNotDecryptedError
+
+    pages: list[str] = []
+    lost: list[str] = []
+    for number, page in enumerate(reader.pages, start=1):  # type: ignore[attr-defined]
+        try:
+            pages.append(_dehyphenate(page.extract_text() or ""))
+        except FileNotDecryptedError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any parser error of one page of a user's file: the rest is read
+            pages.append("")
+            lost.append(f"page {number} not read: {exc or type(exc).__name__}")
+    return pages, lost
 
 
 def _docx(path: Path) -> Document:
