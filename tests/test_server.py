@@ -258,6 +258,11 @@ def test_bad_input_is_a_4xx_json_error_and_the_server_lives_on(index):
         assert http.get("/healthz").json()["status"] == "ok"
         ok = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "cats?"}]})
         assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == ANSWER
+        # session 52: unset options sent as null (the OpenAI API's "or null") were a 400 ("stream: Input should be a
+        # valid boolean"); they mean the default
+        nulls = {"model": None, "stream": None, "n": None, "temperature": None, "max_tokens": None, "stop": None}
+        ok = http.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "cats?"}], **nulls})
+        assert ok.status_code == 200 and ok.json()["choices"][0]["message"]["content"] == ANSWER
 
 
 class FailingLLM(SlowLLM):

@@ -27,11 +27,15 @@ def test_embeddings_with_the_openai_client_are_the_index_embedders(index):  # no
 
 @pytest.mark.parametrize("body, code", [({"input": [[1, 2, 3]]}, "invalid_input"), ({"input": []}, "invalid_input"),
                                         ({"model": "x"}, "invalid_request"),
-                                        ({"input": "a", "encoding_format": "int8"}, "invalid_request")])
+                                        ({"input": "a", "encoding_format": "int8"}, "invalid_request"),
+                                        # session 52: these two were a 500 (RecursionError, ValueError) on this route
+                                        (b'{"input": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", "invalid_json"),
+                                        (b'{"input": "a", "user": ' + b"9" * 5000 + b"}", "invalid_json")])
 def test_bad_embedding_requests_get_a_400(index, body, code):  # noqa: F811
     with running(app_for(index, SlowLLM())) as url:
-        r = httpx.post(f"{url}/v1/embeddings", json=body, timeout=30)
-    assert r.status_code == 400 and r.json()["error"]["code"] == code
+        r = httpx.post(f"{url}/v1/embeddings", timeout=30, **({"content": body} if isinstance(body, bytes) else {"json": body}))
+        assert r.status_code == 400 and r.json()["error"]["code"] == code
+        assert httpx.post(f"{url}/v1/embeddings", json={"input": "cats"}, timeout=30).status_code == 200
 
 
 def test_sources_footer_in_the_text_streamed_or_not(index):  # noqa: F811

@@ -20,7 +20,7 @@ import time
 import uuid
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from local_rag import safejson
 from local_rag.errors import BadInputError
@@ -56,6 +56,15 @@ class ChatRequest(BaseModel):
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
     n: int = 1
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_defaults(cls, data: Any) -> Any:
+        """``"stream": null``, ``"n": null`` (the OpenAI API's "or null": sent by clients that serialise unset
+        options) mean the default, as OpenAI reads them; they were a 400 ("stream: Input should be a valid boolean")."""
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if not (v is None and k in ("model", "stream", "n"))}
+        return data
 
 
 def parse_request(body: bytes, max_messages: int = MAX_MESSAGES) -> ChatRequest:
