@@ -45,6 +45,18 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     named.write_bytes(b"\xef\xbb\xbf" + (json.dumps(CORPUS[0]) + "\n").encode())
     assert run("index", "build", str(named), "--sparse-only", "--index", "named", cwd=tmp_path).returncode == 0
     assert not (tmp_path / "indexes" / "default").exists()
+    # session 52: with no models yet, a web address or a mistyped folder was answered "model 'all-MiniLM-L6-v2' is
+    # not in ..."; with them, "corpus not found: https:/docs.example.com"; a quoted ~ was not explained
+    empty = {"LOCAL_RAG_MODELS_DIR": str(tmp_path / "no-models")}
+    for args, said in ((("index", "build", "https://docs.example.com/guide/"), "https://docs.example.com/guide/ is a "
+                        "web address: local-rag reads files on this machine and never goes online; save the pages first"),
+                       (("index", "sync", "www.example.com"), "www.example.com is a web address"),
+                       (("index", "add", "file:///srv/notes%20old"), "is a file URL: give the path itself (/srv/notes old)"),
+                       (("index", "build", str(tmp_path / "typo")), f"corpus not found: {tmp_path / 'typo'}")):
+        assert_clean_error(run(*args, cwd=tmp_path, env=empty), 2, said)
+    home = {**empty, "HOME": str(tmp_path)}
+    assert_clean_error(run("index", "build", "~/bad.jsonl", cwd=tmp_path, env=home), 2,
+                       f"corpus not found: ~/bad.jsonl (the shell did not expand ~ inside quotes: write {bad})")
     ok = run("index", "build", str(bad), "--sparse-only", "--skip-bad", cwd=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "skipped 1" in ok.stdout

@@ -57,11 +57,13 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
     .pdf/.docx/.pptx/.html/.md/.rst/.adoc/.ipynb/.txt, or one such document). Files that cannot be read are listed at the end; the build
     goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
+    from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
     from local_rag.index import build_index
     from local_rag.index.folder import chunk_limit_note
     from local_rag.index.manifest import built_from_elsewhere
 
+    check_corpus_path(corpus)  # a web address or a mistyped path before any model is looked for
     settings = load(profile, config_file, index_name, **{
         "chunker.size": chunk_size, "chunker.overlap": chunk_overlap, "dense.factory": factory,
         "backend.name": backend, "backend.url": backend_url,
@@ -135,8 +137,10 @@ def echo_report(manifest, echo=click.echo) -> None:
 @handle_errors
 def add(corpus, profile, config_file, index_name, replace, skip_bad):
     """Add the passages of CORPUS to an index, embedding only them."""
+    from local_rag.corpus.readers import check_corpus_path
     from local_rag.index import add_documents
 
+    check_corpus_path(corpus)
     settings = load(profile, config_file, index_name, as_built=True)
     manifest = add_documents(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, replace=replace)
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
@@ -183,10 +187,12 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
+    from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
     from local_rag.index import sync as sync_mod
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
+    check_corpus_path(folder)
     settings = load(profile, config_file, index_name, as_built=True)
     if sparse_only:
         exists = (settings.index_dir / MANIFEST_FILE).exists()

@@ -40,7 +40,7 @@ from local_rag.safejson import problem
 
 log = logging.getLogger("local_rag.corpus")
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "document_files", "mtrag_doc_id", "note_read", "read_corpus",
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "check_corpus_path", "document_files", "mtrag_doc_id", "note_read", "read_corpus",
            "originals", "read_file_passages", "relative_name"]
 
 
@@ -102,10 +102,9 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         >>> passages = list(read_corpus("corpus.jsonl", report=report))  # doctest: +SKIP
         >>> report.corpus_hash  # doctest: +SKIP
     """
+    check_corpus_path(path)
     path = Path(path)
     report = report if report is not None else CorpusReport()
-    if not path.exists():
-        raise BadInputError(f"corpus not found: {path}")
     seen: set[str] = set()
     if path.is_dir():
         beir = path / "corpus.jsonl"
@@ -124,6 +123,34 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         seen.add(passage.id)
         report.add(passage)
         yield passage
+
+
+_WEB_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.)", re.IGNORECASE)
+
+
+def check_corpus_path(path: str | Path) -> None:
+    """Refuse, in one line, a corpus that is not on this machine: the commands call it before loading any model (a
+    web address or a mistyped path was named only after "model ... is not in ...", or as ``https:/docs.example.com``).
+
+    Raises:
+        BadInputError: a web address (local-rag never goes online: save the pages first), or no such file or folder
+            (with a hint when a quoted ``~`` was not expanded by the shell).
+    """
+    text = str(path)
+    if text.lower().startswith("file://"):
+        from urllib.parse import unquote, urlsplit
+
+        raise BadInputError(f"{text} is a file URL: give the path itself ({unquote(urlsplit(text).path)})")
+    if _WEB_ADDRESS.match(text):
+        raise BadInputError(f"{text} is a web address: local-rag reads files on this machine and never goes online; "
+                            "save the pages first (a browser's Save Page As, or `wget --mirror --convert-links "
+                            f"--adjust-extension {text}`) and build from that folder")
+    if Path(text).exists():
+        return
+    if text.startswith("~") and Path(text).expanduser().exists():
+        raise BadInputError(f"corpus not found: {text} (the shell did not expand ~ inside quotes: write "
+                            f"{Path(text).expanduser()})")
+    raise BadInputError(f"corpus not found: {text}")
 
 
 def _check_jsonl_like(path: Path) -> None:
