@@ -649,7 +649,7 @@ def _validated(merged: dict[str, Any]) -> Settings:
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
-        raise SettingsError(f"invalid settings: {describe_value_errors([dict(e) for e in exc.errors()])}") from exc
+        raise SettingsError(f"invalid settings: {describe_value_errors([dict(e) for e in exc.errors()], Settings)}") from exc
 
 
 def load_settings(

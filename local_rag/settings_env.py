@@ -103,10 +103,18 @@ def variable_of(loc: tuple[Any, ...]) -> str:
     return ""
 
 
-def describe_value_errors(errors: list[dict[str, Any]]) -> str:
+def describe_value_errors(errors: list[dict[str, Any]], model: type[BaseModel] | None = None) -> str:
+    """The validation errors in one line; with ``model``, a key that names no setting (in a settings file, a profile,
+    an override) is "unknown setting chunker.szie (did you mean chunker.size?)", as an unknown variable is (before:
+    "chunker.szie: Extra inputs are not permitted")."""
+    names = sorted(n.lower().replace("__", ".") for n in setting_names(model)[0]) if model is not None else []
     parts = []
     for err in errors:
         where = ".".join(str(p) for p in err["loc"])
+        if err.get("type") == "extra_forbidden" and names:
+            guess = difflib.get_close_matches(where.lower(), names, n=1)
+            parts.append(f"unknown setting {where}" + (f" (did you mean {guess[0]}?)" if guess else ""))
+            continue
         var = variable_of(tuple(err["loc"]))
         parts.append(f"{where}: {err['msg']}" + (f" (from {var}={json.dumps(os.environ[var])[:60]})" if var else ""))
     return "; ".join(parts)

@@ -62,6 +62,13 @@ def test_unknown_keys_are_refused(tmp_path: Path):
     bad.write_text("retrieval:\n  topk: 3\n")
     with pytest.raises(SettingsError, match="topk"):
         load_settings(config_file=bad)
+    # session 52: a misspelt key of a settings file said "chunker.szie: Extra inputs are not permitted", where a
+    # misspelt variable was given the closest name
+    bad.write_text("chunker:\n  szie: 512\nretrival:\n  k: 3\nzzz: 1\n")
+    with pytest.raises(SettingsError) as caught:
+        load_settings(config_file=bad)
+    assert str(caught.value) == ("invalid settings: unknown setting chunker.szie (did you mean chunker.size?); "
+                                 "unknown setting retrival (did you mean retrieval?); unknown setting zzz")
 
 
 def test_overlap_must_be_below_size():
