@@ -60,6 +60,27 @@ def test_ask_shows_where_an_answer_came_from_cited_or_not(workdir: Path):
     lines.clear()
     print_sources(TurnResult(Answer("I don't know.", "decline", passages=given), [], given, given), lines.append)
     assert lines == []
+    # pieces of one file under one heading share a line; a citation its sentence shares no word with is marked (the
+    # demo's "The capital of France is Paris [1]" over a page about settings)
+    pages = [Hit("configuration.md", 1.0, title="Settings and profiles", doc_id="configuration.md",
+                 text="All settings live in one typed settings model."),
+             Hit("indexing.md#s0", 0.9, title="Building an index", doc_id="indexing.md", section="Building an index",
+                 text="index sync keeps an index in step with a folder."),
+             Hit("indexing.md#s1", 0.8, title="Building an index", doc_id="indexing.md", section="Building an index",
+                 text="A sync embeds only new and changed files.")]
+    lines.clear()
+    print_sources(TurnResult(Answer("The capital of France is Paris [1].", passages=pages), [], pages, pages),
+                  lines.append)
+    assert lines == ["  (the answer cites no passage; it was written from these 3:)",
+                     "  [1] Settings and profiles (configuration.md)", "  [2][3] Building an index (indexing.md)"]
+    from local_rag.records import Citation
+
+    cited = Answer("The capital of France is Paris [1]. A sync embeds only changed files [2, 3].", passages=pages,
+                   citations=[Citation.of(n, pages[n - 1]) for n in (1, 2, 3)])
+    lines.clear()
+    print_sources(TurnResult(cited, [], pages, pages), lines.append)
+    assert lines == ["  [1] Settings and profiles (configuration.md) (cited, but no word of the sentence citing it is "
+                     "in this passage)", "  [2][3] Building an index (indexing.md)"]
 
 
 def test_ask_bad_inputs(workdir: Path):

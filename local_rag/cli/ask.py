@@ -69,14 +69,17 @@ def checked_draft(result: Any) -> tuple[bool, str]:
 
 
 def print_sources(result: Any, echo: Any = click.echo) -> None:
-    """The answer's citations under it; for an answer that cites none, the passages it was written from (before,
-    nothing: an uncited answer gave no clue where it came from)."""
-    sources, cited = result.answer.sources()
-    if sources and not cited:
-        echo(f"  (the answer cites no passage; it was written from these {len(sources)}:)")
-    for c in sources:
-        where = f" <{c.url}>" if c.url else ""
-        echo(f"  [{c.n}] {c.label}{where}")
+    """The answer's sources under it (`local_rag.sources`): its citations, pieces of one file on one line, a citation
+    the sentence citing it shares no word with marked; for an answer that cites none, the passages it was written
+    from (before, nothing: an uncited answer gave no clue where it came from)."""
+    from local_rag.sources import BASELESS, numbers, source_lines
+
+    heading, lines = source_lines(result.answer)
+    if heading:
+        echo(f"  ({heading}:)")
+    for line in lines:
+        where = f" <{line.url}>" if line.url else ""
+        echo(f"  {numbers(line)} {line.label}{where}" + (f" ({BASELESS})" if line.baseless else ""))
     if result.answer.invalid_citations:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 

@@ -23,6 +23,7 @@ def demo(profile, config_file, index_name, retrieval_only):
     from local_rag.demo import DEMO_INDEX, DEMO_OVERRIDES, SCRIPT, demo_profile, docs_folder, ensure_demo_index
     from local_rag.pipeline import Pipeline
     from local_rag.records import Conversation, Turn
+    from local_rag.sources import BASELESS, numbers, source_lines
 
     console = Console(highlight=False)
     if not profile and not config_file:
@@ -56,11 +57,12 @@ def demo(profile, config_file, index_name, retrieval_only):
             console.print(f"  [bold]({result.answer.kind})[/bold]")
         for q in result.queries:
             console.print(f"  [dim]query ({q.mode}): {escape(q.text)}[/dim]")
-        sources, cited = result.answer.sources()
-        if sources and not cited:
-            console.print("  [dim](the answer cites no passage; it was written from these:)[/dim]")
-        for c in sources:
-            console.print(f"  [green]source \\[{c.n}][/green] {escape(c.label)}")
+        heading, lines = source_lines(result.answer)
+        if heading:
+            console.print(f"  [dim]({heading}:)[/dim]")
+        for line in lines:
+            mark = f" [yellow]({BASELESS})[/yellow]" if line.baseless else ""
+            console.print(f"  [green]source {escape(numbers(line))}[/green] {escape(line.label)}{mark}")
         if result.answer.attributed:
             console.print("  [dim](the model cited nothing: sources found by word overlap with the passages)[/dim]")
         if result.answer.invalid_citations:
