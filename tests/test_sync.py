@@ -174,7 +174,7 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
         (folder / rel).write_text(text, encoding="utf-8")
     (folder / "notes" / "loop").symlink_to(folder, target_is_directory=True)  # a link back up is not followed
     (folder / "notes" / "gone.md").symlink_to(tmp_path / "moved-away.md")  # a link to nothing is named, not read
-    files, hidden, broken, looped = folder_files(folder)
+    files, hidden, broken, looped, _ = folder_files(folder)
     assert [p.relative_to(folder).as_posix() for p in files] == ["plan.md"]
     assert hidden == [".draft.md", ".git", ".trash", "notes/.obsidian"] and broken == ["notes/gone.md"]
     assert looped == []  # a link to a folder inside is read at its own place, without a word
@@ -217,6 +217,29 @@ def test_a_linked_folder_elsewhere_is_read_and_synced_loops_are_named(tmp_path: 
     assert again.plan.changed == ["work/budget.md"] and again.plan.unchanged == 1
     texts = {c.doc_id: c.text for c in open_index(fake_settings, model_checksum=hash_embedder.checksum).chunks}
     assert "5,500 euros" in texts["work/budget.md"]
+
+
+def test_folders_of_installed_packages_are_left_out_and_named(tmp_path: Path, fake_settings: Settings,
+                                                             hash_embedder: HashEmbedder, caplog):
+    """Session 52: `index build ~/project` read every installed package's README and licence (node_modules, a
+    `venv`, `__pycache__`), which then answered questions beside the project's own documents. Now such folders are
+    left out and named, with the way to index one."""
+    from local_rag.corpus.readers import folder_files
+
+    folder = tmp_path / "project"
+    for rel, text in {"docs/guide.md": "# Guide\n\nOur API returns JSON.", "node_modules/left-pad/README.md": "# left-pad",
+                      "venv/lib/python3.11/site-packages/x/README.md": "# x", "venv/pyvenv.cfg": "home = /usr/bin",
+                      "src/__pycache__/notes.txt": "cache", "src/notes.txt": "The build runs nightly."}.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text, encoding="utf-8")
+    found = folder_files(folder)
+    assert [p.relative_to(folder).as_posix() for p in found.files] == ["docs/guide.md", "src/notes.txt"]
+    assert found.packages == ["node_modules", "src/__pycache__", "venv"]
+    with caplog.at_level("WARNING", logger="local_rag.corpus"):
+        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert manifest.passages == 2
+    assert ("3 folder(s) of installed packages not read: node_modules, src/__pycache__, venv (to index one, name it: "
+            f"`index build {folder / 'node_modules'}`)") in caplog.text
 
 
 def test_add_remove_and_rebuild_keep_what_sync_knows_and_a_removed_document_stays_out(

@@ -332,11 +332,14 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
     silence; so are the hidden folders and files left out and the links to nothing (``found``: `folder_files`)."""
-    files, hidden, broken, looped = found
+    files, hidden, broken, looped, packages = found
     unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
     if broken:
         report.skipped += [f"{folder / b}: a link to nothing, not read" for b in broken]
         log.warning("note: %d link(s) to nothing skipped: %s", len(broken), _first_five(broken))
+    if packages:
+        log.warning("note: %d folder(s) of installed packages not read: %s (to index one, name it: `index build "
+                    "%s`)", len(packages), _first_five(packages), folder / packages[0])
     if looped:
         log.warning("note: %d link(s) to a folder above them or read through another link, not followed: %s",
                     len(looped), _first_five(looped))
@@ -403,6 +406,7 @@ class FolderFiles(NamedTuple):
     hidden: list[str]  # hidden folders and files left out (paths under the folder)
     broken: list[str]  # links to nothing (paths under the folder)
     looped: list[str] = []  # links to a folder above them or already read, not followed (paths under the folder)
+    packages: list[str] = []  # folders of installed packages left out (`installed_packages`)
 
 
 def folder_files(folder: Path) -> FolderFiles:
@@ -421,12 +425,15 @@ def folder_files(folder: Path) -> FolderFiles:
     hidden: list[str] = []
     broken: list[str] = []
     looped: list[str] = []
+    packages: list[str] = []
     top = Path(os.path.realpath(folder))
     followed: set[Path] = set()
     for root, dirs, names in os.walk(folder, followlinks=True):
         here = Path(root)
         hidden += [relative_name(folder, here / name) for name in dirs if name.startswith(".")]
         dirs[:] = [d for d in dirs if not d.startswith(".")]
+        packages += [relative_name(folder, here / d) for d in dirs if installed_packages(here / d)]
+        dirs[:] = [d for d in dirs if not installed_packages(here / d)]
         for d in [d for d in dirs if (here / d).is_symlink()]:
             target = Path(os.path.realpath(here / d))
             if target.is_relative_to(top) or target in followed or Path(os.path.realpath(here)).is_relative_to(target):
@@ -443,7 +450,17 @@ def folder_files(folder: Path) -> FolderFiles:
                 files.append(path)
             elif path.is_symlink():
                 broken.append(relative_name(folder, path))
-    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped))
+    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped), sorted(packages))
+
+
+PACKAGE_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "bower_components"})
+
+
+def installed_packages(path: Path) -> bool:
+    """A folder of installed packages, not of one's documents: ``node_modules``, ``__pycache__``, ``site-packages``,
+    or a Python environment (it holds ``pyvenv.cfg``: ``venv``, ``env``). A project folder indexed whole read every
+    package's README and licence (a Node project: thousands), which then answered questions beside one's own notes."""
+    return path.name in PACKAGE_FOLDERS or (path / "pyvenv.cfg").is_file()
 
 
 def relative_name(folder: Path, path: Path) -> str:
