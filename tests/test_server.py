@@ -211,9 +211,14 @@ def test_models_and_healthz(index):
     with running(app_for(index, SlowLLM(), model_name="my-rag")) as url:
         health = httpx.get(f"{url}/healthz").json()
         models = httpx.get(f"{url}/v1/models").json()
+        # session 52: the openai SDK's models.retrieve (clients that check the configured model) was a 404
+        one = client(url).models.retrieve("my-rag")
+        with pytest.raises(openai.NotFoundError, match="no model 'gpt-4o': this server answers with 'my-rag'"):
+            client(url).models.retrieve("gpt-4o")
     assert health["status"] == "ok" and health["index"] == "test" and health["model"] == "my-rag"
     assert health["turns"]["busy"] is False and health["reranker"] is None and health["adaptation"] is None
     assert models["object"] == "list" and models["data"][0]["id"] == "my-rag"
+    assert one.id == "my-rag" and one.owned_by == "local-rag"
 
 
 BAD: list[tuple[str, Any, int, str]] = [

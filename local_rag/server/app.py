@@ -129,10 +129,21 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
         check_key(request)  # the schema is behind the key like /v1
         return JSONResponse(app.openapi())
 
+    listed = {"id": model, "object": "model", "created": 0, "owned_by": "local-rag"}
+
     @app.get("/v1/models")
     async def models(request: Request) -> dict[str, Any]:
         check_key(request)
-        return {"object": "list", "data": [{"id": model, "object": "model", "created": 0, "owned_by": "local-rag"}]}
+        return {"object": "list", "data": [listed]}
+
+    @app.get("/v1/models/{name:path}")
+    async def one_model(request: Request, name: str) -> dict[str, Any]:
+        """The one model (``openai`` SDK ``models.retrieve``; clients that check a configured model exists)."""
+        check_key(request)
+        if name != model:
+            raise ApiError(404, f"no model {name!r}: this server answers with {model!r} (GET /v1/models)",
+                           "model_not_found")
+        return listed
 
     @app.post("/v1/embeddings")
     async def create_embeddings(request: Request) -> dict[str, Any]:
