@@ -62,6 +62,26 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     assert "skipped 1" in ok.stdout
 
 
+def test_a_missing_tokenizer_is_said_before_any_document_is_read(tmp_path: Path) -> None:
+    """Session 52: `index build notes --sparse-only` (help: "no embedding model needed") on a machine without the
+    embedder's folder read every document (5,000 notes: the whole progress bar), then stopped on "model
+    'all-MiniLM-L6-v2' is not in ...": the chunker cuts with that model's tokenizer. Now the model is looked for first,
+    the message says why a BM25-only index needs it and how to do without."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(3):
+        (notes / f"n{i}.md").write_text(f"# Note {i}\n\nGlaciers carve moraines over centuries.\n", encoding="utf-8")
+    empty = {"LOCAL_RAG_MODELS_DIR": str(tmp_path / "no-models")}
+    failed = run("index", "build", str(notes), "--sparse-only", cwd=tmp_path, env=empty)
+    assert_clean_error(failed, 4, "a --sparse-only index is chunked with its tokenizer too; "
+                                  "LOCAL_RAG_CHUNKER__TOKENIZER=whitespace chunks at spaces instead")
+    assert "reading" not in failed.stderr  # no document was read
+    spaces = {**empty, "LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    assert run("index", "build", str(notes), "--sparse-only", cwd=tmp_path, env=spaces).returncode == 0
+    found = run("search", "moraines", cwd=tmp_path, env=empty)  # the index's own tokenizer: no model needed
+    assert found.returncode == 0 and "n0.md" in found.stdout, found.stderr
+
+
 def test_json_arrays_of_passages_are_read_and_archives_of_documents_are_named(tmp_path: Path) -> None:
     """Session 51: a `.json` array of passages (as many tools export them) stopped at "line 1: not valid JSON"
     (pretty-printed) or "expected a JSON object, got list"; a zip of Markdown notes said "the archive holds no .jsonl

@@ -44,7 +44,8 @@ def index() -> None:
 @click.option("--chunk-size", type=int, help="Tokens per chunk (settings: chunker.size).")
 @click.option("--chunk-overlap", type=int, help="Tokens of overlap (settings: chunker.overlap).")
 @click.option("--factory", help="FAISS index factory string, e.g. Flat, HNSW32, IVF1024,Flat.")
-@click.option("--sparse-only", is_flag=True, help="Build only the BM25 index (no embedding model needed).")
+@click.option("--sparse-only", is_flag=True, help="Build only the BM25 index: no vectors (the chunks are still cut with "
+              "the embedder's tokenizer, unless LOCAL_RAG_CHUNKER__TOKENIZER=whitespace).")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed, empty or duplicate records instead of stopping.")
 @click.option("--backend", type=click.Choice(["local", "qdrant"]), help="Where vectors and BM25 terms live "
               "(settings: backend.name; qdrant needs the `qdrant` extra).")

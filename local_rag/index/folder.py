@@ -37,7 +37,7 @@ from local_rag.corpus.digest import corpus_hash, passage_digest
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.embed.journal import EmbeddingJournal, journal_folder
-from local_rag.errors import BadInputError, IndexError_
+from local_rag.errors import BadInputError, IndexError_, ModelError
 from local_rag.index import integrity
 from local_rag.index.chunkfile import ChunkFile
 from local_rag.index.dense import DenseIndex
@@ -138,10 +138,19 @@ def _dense_section(settings: Settings, embedder: Embedder | None) -> dict[str, A
 
 
 def _tokenizer_for(settings: Settings) -> tuple[Tokenizer, str]:
+    """The chunker's tokenizer, resolved before any document is read (a build, add or sync of thousands of files
+    read them all, then stopped on a missing model); a missing embedder folder says that even a BM25-only index
+    chunks with its tokenizer, and how to do without."""
     name = settings.chunker.tokenizer or settings.embedder.model
     if name == "whitespace":
         return load_tokenizer("whitespace"), "whitespace"
-    folder, _ = resolve_model(name, settings.models_dir)
+    try:
+        folder, _ = resolve_model(name, settings.models_dir)
+    except ModelError as exc:
+        if settings.chunker.tokenizer or settings.dense.enabled:
+            raise
+        raise ModelError(f"{exc} (a --sparse-only index is chunked with its tokenizer too; "
+                         "LOCAL_RAG_CHUNKER__TOKENIZER=whitespace chunks at spaces instead)") from exc
     return load_tokenizer(folder, name), name
 
 
@@ -407,9 +416,10 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool) -> tuple[list[Chunk], str]:
-    tokenizer, tokenizer_name = _tokenizer_for(settings)
-    chunker = Chunker(tokenizer, settings.chunker.size, settings.chunker.overlap)
+def _chunk_passages(settings: Settings, passages: list[Passage], progress: bool,
+                    tokenizer: tuple[Tokenizer, str] | None = None) -> tuple[list[Chunk], str]:
+    tok, tokenizer_name = tokenizer or _tokenizer_for(settings)
+    chunker = Chunker(tok, settings.chunker.size, settings.chunker.overlap)
     stream: Iterable[Passage] = passages
     if progress:
         from tqdm import tqdm
@@ -493,11 +503,12 @@ def build_index(
         raise ValueError("a dense index needs an embedder")
     if embedder is not None and settings.dense.enabled and settings.backend.name == "local":
         check_factory(settings.dense.factory, embedder.dimension)  # a bad --factory: before hours of embedding
+    tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
     started = time.perf_counter()
     passages, report = _read_all(corpus, skip_bad, progress)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
-    chunks, tokenizer_name = _chunk_passages(settings, passages, progress)
+    chunks, tokenizer_name = _chunk_passages(settings, passages, progress, tokenizer)
     chunk_s = time.perf_counter() - started
     started = time.perf_counter()
     vectors = _embed(embedder if settings.dense.enabled else None, chunks, progress, settings)
@@ -579,6 +590,7 @@ def add_documents(
     An add that replaces nothing appends: the stored chunk list is copied as bytes, never parsed, BM25 gets one more
     segment and FAISS the new vectors (`_write` with ``tail_only``); otherwise the kept rows are carried over."""
     folder, digests = _open_for_update(settings, embedder)
+    tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
     passages, report = _read_all(corpus, skip_bad)
     clash = [p.id for p in passages if p.id in digests]
     if clash and not replace:
@@ -587,7 +599,7 @@ def add_documents(
             + _other_file(folder, passages, clash)
         )
     new_ids = {p.id for p in passages}
-    new_chunks, _ = _chunk_passages(settings, passages, progress)
+    new_chunks, _ = _chunk_passages(settings, passages, progress, tokenizer)
     if folder.manifest.dense is not None and embedder is None:
         raise ValueError("this index has a dense part: adding needs the embedder")
     tail_only = not clash and _can_take_tail(folder, len(new_chunks))

@@ -43,6 +43,7 @@ from local_rag.index.folder import (
     _open_for_update,
     _stored_lexical,
     _stored_vectors,
+    _tokenizer_for,
     _write,
     build_index,
     drop_journal,
@@ -210,11 +211,12 @@ def sync_index(
     touched = set(plan.changed) | set(plan.removed) | set(plan.dropped)
     keep = [i for i, c in enumerate(stored) if c.doc_id not in touched]
     report = CorpusReport(progress=False, originals=originals)
+    tokenizer = _tokenizer_for(settings) if plan.added or plan.changed else None  # a missing model before reading
     passages = []
     for rel in _bar(plan.added + plan.changed, progress, "reading"):
         passages.extend(read_file_passages(folder, plan.paths[rel], report))
     note_read(report)
-    new_chunks, _ = _chunk_passages(settings, passages, progress)
+    new_chunks, _ = _chunk_passages(settings, passages, progress, tokenizer)
     # a renamed or moved file, a changed file's unchanged parts: their vectors serve again (``reuse``: the benchmark's
     # before)
     again = reusable(stored, touched, new_chunks, settings.chunker.header) if reuse else {}
