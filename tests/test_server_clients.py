@@ -28,6 +28,7 @@ def test_embeddings_with_the_openai_client_are_the_index_embedders(index):  # no
 @pytest.mark.parametrize("body, code", [({"input": [[1, 2, 3]]}, "invalid_input"), ({"input": []}, "invalid_input"),
                                         ({"model": "x"}, "invalid_request"),
                                         ({"input": "a", "encoding_format": "int8"}, "invalid_request"),
+                                        ({"input": ["cats", "  "]}, "invalid_input"),  # session 52: was embedded
                                         # session 52: these two were a 500 (RecursionError, ValueError) on this route
                                         (b'{"input": ' + b"[" * 200_000 + b"]" * 200_000 + b"}", "invalid_json"),
                                         (b'{"input": "a", "user": ' + b"9" * 5000 + b"}", "invalid_json")])

@@ -54,6 +54,9 @@ def parse_inputs(body: bytes, max_chars: int) -> tuple[list[str], str]:
                        "LangChain: OpenAIEmbeddings(check_embedding_ctx_length=False))", "invalid_input")
     if len(texts) > MAX_INPUTS:
         raise ApiError(400, f"at most {MAX_INPUTS} inputs per request", "too_many_inputs")
+    empty = [i for i, t in enumerate(texts) if not t.strip()]
+    if empty:  # OpenAI refuses them too; the vector of nothing would match everything equally
+        raise ApiError(400, f"input[{empty[0]}] is empty: every input must hold some text", "invalid_input")
     fmt = data.get("encoding_format") or "float"
     if fmt not in ("float", "base64"):
         raise ApiError(400, "encoding_format must be 'float' or 'base64'", "invalid_request")
