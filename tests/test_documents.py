@@ -259,6 +259,48 @@ def test_a_pdf_page_that_cannot_be_read_loses_that_page_only(tmp_path: Path, cap
     assert [p.page for p in passages] == [1, 3] and "lzw.pdf (page 2 not read: LZW code" in caplog.text
 
 
+W_NS = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+TEXT_BOX = (f'<w:r xmlns:w="{W_NS}" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+            'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"><mc:AlternateContent>'
+            '<mc:Choice Requires="wps"><w:drawing><wps:wsp><wps:txbx><w:txbxContent><w:p><w:r><w:t>The harvest '
+            'festival is on 3 May.</w:t></w:r></w:p></w:txbxContent></wps:txbx></wps:wsp></w:drawing></mc:Choice>'
+            '<mc:Fallback><w:pict><w:txbxContent><w:p><w:r><w:t>The harvest festival is on 3 May.</w:t></w:r></w:p>'
+            '</w:txbxContent></w:pict></mc:Fallback></mc:AlternateContent></w:r>')
+FOOTNOTES = (f'<w:footnotes xmlns:w="{W_NS}"><w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:t>--</w:t></w:r>'
+             '</w:p></w:footnote><w:footnote w:id="1"><w:p><w:r><w:t>Measured at the Ely station in 2023.</w:t>'
+             '</w:r></w:p></w:footnote></w:footnotes>')
+
+
+def test_docx_text_boxes_and_footnotes_are_read(tmp_path: Path):
+    """Session 52: python-docx reads neither text boxes (a flyer's, a form's, a newsletter's columns) nor footnotes;
+    their text never reached the index, and a document made of text boxes was "empty document (no text)". Now each
+    box is read once after its anchor paragraph (Word writes it twice: as the drawing and as its fallback), and the
+    footnotes and endnotes close the document under "Notes"."""
+    import docx
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml.parser import parse_xml
+
+    document = docx.Document()
+    document.add_paragraph("Barley yields rose this year.")
+    anchor = document.add_paragraph("See the box.")
+    anchor._p.append(parse_xml(TEXT_BOX))
+    part = Part(PackURI("/word/footnotes.xml"),
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml", FOOTNOTES.encode(),
+                document.part.package)
+    document.part.relate_to(part, RELATIONSHIP_TYPE.FOOTNOTES)
+    document.save(str(tmp_path / "news.docx"))
+    only_box = docx.Document()
+    only_box.add_paragraph("")._p.append(parse_xml(TEXT_BOX))
+    only_box.save(str(tmp_path / "flyer.docx"))
+
+    text = read_document(tmp_path / "news.docx").sections[0].text
+    assert text == ("Barley yields rose this year.\n\nSee the box.\nThe harvest festival is on 3 May.\n\n## Notes\n\n"
+                    "[^1] Measured at the Ely station in 2023.")
+    assert read_document(tmp_path / "flyer.docx").sections[0].text == "The harvest festival is on 3 May."
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -436,10 +436,13 @@ def _docx(path: Path) -> Document:
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
             text = block.text.strip()
-            if not text:
+            boxes = _docx_text_boxes(block._p)  # noqa: SLF001 - python-docx reads no text box
+            if not text and not boxes:
                 continue
             style = (block.style.name if block.style is not None else "") or ""
-            if style == "Title":
+            if not text:
+                pass
+            elif style == "Title":
                 title = title or text
                 lines.append(f"# {text}")
             elif style.startswith("Heading"):
@@ -447,13 +450,61 @@ def _docx(path: Path) -> Document:
                 lines.append(f"{'#' * (int(level) + 1 if level.isdigit() else 2)} {text}")
             else:
                 lines.append(text)
+            lines.extend(boxes)
         elif isinstance(block, Table):
             for row in block.rows:
                 cells = [" ".join(c.text.split()) for c in row.cells]
                 lines.append(" | ".join(dict.fromkeys(cells)))  # merged cells repeat: keep each once
         lines.append("")
+    notes = _docx_notes(document.part)
+    if notes:
+        lines += ["## Notes", "", *notes]
     text = "\n".join(lines).strip()
     return _markdown_document(text, path.stem, title)
+
+
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+
+
+def _docx_paragraph_texts(element: object) -> list[str]:
+    """The text of each ``w:p`` under ``element`` (its ``w:t`` runs), blank ones left out."""
+    out = []
+    for p in element.iter(f"{_W}p"):  # type: ignore[attr-defined]
+        text = "".join(t.text or "" for t in p.iter(f"{_W}t")).strip()
+        if text:
+            out.append(text)
+    return out
+
+
+def _docx_text_boxes(paragraph: object) -> list[str]:
+    """The text of the text boxes anchored in a paragraph (a flyer's, a form's, a newsletter's columns), which
+    python-docx does not read: each box once (Word writes it twice, as the drawing and as its ``mc:Fallback``)."""
+    out: list[str] = []
+    for box in paragraph.iter(f"{_W}txbxContent"):  # type: ignore[attr-defined]
+        ancestors = {a.tag for a in box.iterancestors()}
+        if _MC_FALLBACK in ancestors or f"{_W}txbxContent" in ancestors:
+            continue
+        out += _docx_paragraph_texts(box)
+    return out
+
+
+def _docx_notes(part: object) -> list[str]:
+    """The footnotes and endnotes of a document (python-docx reads neither), one line each, numbered as in it."""
+    from docx.oxml.parser import parse_xml  # python-docx's own lxml parser (entities not resolved)
+
+    out: list[str] = []
+    for rel in part.rels.values():  # type: ignore[attr-defined]
+        if rel.is_external or not rel.reltype.endswith(("/footnotes", "/endnotes")):
+            continue
+        root = parse_xml(rel.target_part.blob)
+        for note in root:
+            if note.get(f"{_W}type") in ("separator", "continuationSeparator", "continuationNotice"):
+                continue
+            text = " ".join(_docx_paragraph_texts(note))
+            if text:
+                out.append(f"[^{note.get(f'{_W}id')}] {text}")
+    return out
 
 
 def _pptx(path: Path) -> Document:
