@@ -492,6 +492,12 @@ def test_serve_refuses_a_public_address_without_a_key(monkeypatch: pytest.Monkey
     assert CliRunner().invoke(cli, ["index", "build", str(corpus), "--sparse-only", "--index", "s"], env=env).exit_code == 0
     result = CliRunner().invoke(cli, ["serve", "--profile", "cpu-test", "--host", "0.0.0.0", "--index", "s"], env=env)
     assert result.exit_code == 6 and "refusing to bind 0.0.0.0 without an API key" in result.output
+    # session 52 (noticed in 51): a flag out of range named the setting, "server.queue: Input should be ...", after
+    # the settings loaded; now click's own line names the flag
+    for flag, value, said in (("--queue", "-1", "Invalid value for '--queue': -1 is not in the range x>=0"),
+                              ("--port", "70000", "Invalid value for '--port': 70000 is not in the range 0<=x<=65535")):
+        result = CliRunner().invoke(cli, ["serve", "--index", "s", flag, value], env=env)
+        assert result.exit_code == 2 and said in result.output
 
 
 def test_serve_says_a_port_in_use_or_a_foreign_host_before_anything_loads(monkeypatch: pytest.MonkeyPatch,

@@ -27,7 +27,11 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
             func = click.option(f"--{flag}/--no-{flag}", name, default=None,
                                 help=f"{field.description} [default: {field.default}]")(func)
             continue
-        kind = field.annotation if field.annotation in (int, str, float) else str
+        kind: Any = field.annotation if field.annotation in (int, str, float) else str
+        low = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
+        high = next((m.le for m in field.metadata if hasattr(m, "le")), None)
+        if kind is int and (low is not None or high is not None):  # "--queue: -1 is not in the range x>=0", not
+            kind = click.IntRange(low, high)  # "server.queue: Input should be ..." after the settings loaded
         func = click.option(
             f"--{name.replace('_', '-')}", name, type=kind, default=None, envvar=ENVVARS.get(name),
             help=f"{field.description} [default: {field.default}]",
