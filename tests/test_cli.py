@@ -101,6 +101,10 @@ def test_json_arrays_of_passages_are_read_and_archives_of_documents_are_named(tm
     report.write_text(json.dumps({"command": "x", "tasks": 3}, indent=2), encoding="utf-8")
     assert_clean_error(run("index", "build", str(report), "--sparse-only", cwd=tmp_path), 2,
                        "report.json: one JSON object (keys: command, tasks), not passages")
+    one = tmp_path / "one.json"  # session 52 (noticed in 51): one passage, pretty-printed, was "line 1: not valid JSON"
+    one.write_text(json.dumps(CORPUS[0], indent=2), encoding="utf-8")
+    built = run("index", "build", str(one), "--sparse-only", "--index", "one", cwd=tmp_path)
+    assert built.returncode == 0 and "1 passages" in built.stdout, built.stderr
     lines = write_jsonl(tmp_path / "lines.json", CORPUS)  # JSON lines under a .json name: read as before
     assert run("index", "build", str(lines), "--sparse-only", "--index", "lines", cwd=tmp_path).returncode == 0
     notes = tmp_path / "notes"

@@ -256,7 +256,9 @@ def _json_array(path: Path) -> list[Any] | None:
         return None  # JSON lines under a .json name (one object a line), or broken: read line by line, as before
     if isinstance(data, list):
         return data
-    if isinstance(data, dict) and "\n" in head.decode("utf-8", "replace").strip() and "text" not in data:
+    if isinstance(data, dict) and "\n" in head.decode("utf-8", "replace").strip():
+        if "text" in data:  # one passage, pretty-printed (on one line it is a JSON line, read as before)
+            return [data]
         keys = ", ".join(list(map(str, data))[:5])
         raise BadInputError(f"{path}: one JSON object (keys: {keys}), not passages: a corpus is JSON lines (one "
                             "passage object a line: _id, title, text, url) or a JSON array of such objects")
