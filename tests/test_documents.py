@@ -301,6 +301,24 @@ def test_docx_text_boxes_and_footnotes_are_read(tmp_path: Path):
     assert read_document(tmp_path / "flyer.docx").sections[0].text == "The harvest festival is on 3 May."
 
 
+def test_text_inside_grouped_shapes_of_a_slide_is_read(tmp_path: Path):
+    """Session 52: a slide's grouped shapes (most diagrams: boxes and labels grouped) were passed over: only the
+    top-level shapes' text was read. Now groups are walked, nested ones included, in order."""
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[5])
+    slide.shapes.title.text = "Architecture"
+    group = slide.shapes.add_group_shape()
+    group.shapes.add_textbox(Inches(1), Inches(2), Inches(3), Inches(1)).text_frame.text = "BM25 and dense lists are fused."
+    inner = group.shapes.add_group_shape()
+    inner.shapes.add_textbox(Inches(1), Inches(3), Inches(3), Inches(1)).text_frame.text = "A reranker scores 20."
+    deck.save(str(tmp_path / "arch.pptx"))
+    section = read_document(tmp_path / "arch.pptx").sections[0]
+    assert section.text == "Architecture\nBM25 and dense lists are fused.\nA reranker scores 20." and section.page == 1
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -16,10 +16,11 @@ from __future__ import annotations
 import json
 import re
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
@@ -516,18 +517,29 @@ def _pptx(path: Path) -> Document:
         heading = ""
         if slide.shapes.title is not None and slide.shapes.title.has_text_frame:
             heading = " ".join(slide.shapes.title.text_frame.text.split())
-        parts = []
-        for shape in slide.shapes:
-            if shape.has_text_frame:
-                parts.append(shape.text_frame.text.strip())
-            elif getattr(shape, "has_table", False) and shape.has_table:
-                for row in shape.table.rows:
-                    parts.append(" | ".join(" ".join(c.text.split()) for c in row.cells))
+        parts = _slide_texts(slide.shapes)
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
             parts.append(slide.notes_slide.notes_text_frame.text.strip())
         sections.append(Section(_dehyphenate("\n".join(p for p in parts if p)), heading=heading, page=number))
         title = title or heading
     return Document(title or path.stem, sections, pages=len(sections))
+
+
+def _slide_texts(shapes: Iterable[Any]) -> list[str]:
+    """The text of a slide's shapes in order: text frames, tables row by row, and the shapes inside groups, nested
+    groups included (before, a group's text, as in most diagrams, was never read)."""
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    parts: list[str] = []
+    for shape in shapes:
+        if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+            parts += _slide_texts(shape.shapes)
+        elif shape.has_text_frame:
+            parts.append(shape.text_frame.text.strip())
+        elif getattr(shape, "has_table", False) and shape.has_table:
+            for row in shape.table.rows:
+                parts.append(" | ".join(" ".join(c.text.split()) for c in row.cells))
+    return parts
 
 
 _READERS: dict[str, Callable[[Path], Document]] = {
