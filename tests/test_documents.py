@@ -319,6 +319,24 @@ def test_text_inside_grouped_shapes_of_a_slide_is_read(tmp_path: Path):
     assert section.text == "Architecture\nBM25 and dense lists are fused.\nA reranker scores 20." and section.page == 1
 
 
+def test_windows_and_old_mac_line_ends_are_read_as_new_lines(tmp_path: Path):
+    """Session 52: a Windows file's CRLF line ends stayed in its passages (in `--json`, the prompt, the chat's
+    output), and an old Mac file's lone CR line ends were not paragraphs to the piece cutter: a long one was cut at
+    spaces (30 pieces where the same text with LF gives 18). Now both are LF as a text file is read."""
+    from local_rag.corpus.pieces import HUGE_CHARS
+
+    crlf = tmp_path / "notes.md"
+    crlf.write_bytes(b"# Field notes\r\n\r\nIntro line.\r\n\r\n## Sampling\r\n\r\nWe sampled lake water weekly.\r\n")
+    doc = read_document(crlf)
+    assert "\r" not in doc.sections[0].text and [h for _, h in doc.sections[0].headings] == ["Field notes", "Sampling"]
+    paragraph = ("The river rose after the storm and the fields flooded again. " * 40).strip()
+    long_text = "\r\r".join(f"{i}. {paragraph}" for i in range(HUGE_CHARS // len(paragraph) * 3))
+    (tmp_path / "mac.txt").write_bytes(long_text.encode())
+    (tmp_path / "lf.txt").write_bytes(long_text.replace("\r", "\n").encode())
+    mac, lf = (list(read_corpus(tmp_path / name)) for name in ("mac.txt", "lf.txt"))
+    assert [p.text for p in mac] == [p.text for p in lf] and len(lf) > 1
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those
