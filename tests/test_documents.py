@@ -337,6 +337,50 @@ def test_windows_and_old_mac_line_ends_are_read_as_new_lines(tmp_path: Path):
     assert [p.text for p in mac] == [p.text for p in lf] and len(lf) > 1
 
 
+def make_epub(path: Path, chapters: list[tuple[str, str]], title: str = "Field Manual", drm: bool = False) -> Path:
+    """A minimal EPUB 3: the package lists the chapters in reverse, the spine in reading order."""
+    import zipfile
+
+    opf = ('<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
+           f'<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{title}</dc:title></metadata><manifest>'
+           + "".join(f'<item id="c{i}" href="text/ch%20{i}.xhtml" media-type="application/xhtml+xml"/>'
+                     for i in reversed(range(len(chapters))))
+           + '<item id="css" href="style.css" media-type="text/css"/></manifest><spine>'
+           + "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters))) + "</spine></package>")
+    with zipfile.ZipFile(path, "w") as book:
+        book.writestr("mimetype", "application/epub+zip")
+        book.writestr("META-INF/container.xml", '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:'
+                      'tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type='
+                      '"application/oebps-package+xml"/></rootfiles></container>')
+        book.writestr("OEBPS/content.opf", opf)
+        book.writestr("OEBPS/style.css", "p { margin: 0 }")
+        for i, (heading, body) in enumerate(chapters):
+            book.writestr(f"OEBPS/text/ch {i}.xhtml", f"<html><head><title>{heading}</title></head><body><h1>{heading}"
+                          f"</h1><p>{body}</p><p>{body.replace('.', ' again.')}</p></body></html>")
+        if drm:
+            book.writestr("META-INF/encryption.xml", "<encryption/>")
+    return path
+
+
+def test_epub_books_are_read_chapter_by_chapter(tmp_path: Path):
+    """Session 52: an `.epub` (manuals, books) was refused: "not a corpus local-rag reads". Now its chapters are read
+    in reading order, each a section named by its heading, the book's title from its metadata; a book with DRM is
+    listed as unreadable with the reason."""
+    folder = tmp_path / "books"
+    folder.mkdir()
+    make_epub(folder / "manual.epub", [("Installing", "Unpack the archive into the tools folder."),
+                                       ("Maintenance", "Oil the hinges every spring.")])
+    make_epub(folder / "locked.epub", [("One", "Secret text.")], drm=True)
+    doc = read_document(folder / "manual.epub")
+    assert doc.title == "Field Manual" and doc.pages == 2
+    assert [s.headings[0][1] for s in doc.sections] == ["Installing", "Maintenance"]  # the spine's order
+    assert "Oil the hinges every spring." in doc.sections[1].text
+    report = CorpusReport(progress=False)
+    passages = list(read_corpus(folder, report=report))
+    assert [(p.id, p.section) for p in passages] == [("manual.epub#s0", "Installing"), ("manual.epub#s1", "Maintenance")]
+    assert report.unreadable["locked.epub"].startswith("EPUB with DRM")
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -29,7 +29,8 @@ from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".pptx")
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".pptx",
+                ".epub")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -141,7 +142,7 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".pptx") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+    if suffix in (".docx", ".pptx", ".epub") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
         raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
                              f"a {suffix} name)")
     try:
@@ -295,10 +296,17 @@ def _plain_text(path: Path) -> Document:
 def _html(path: Path) -> Document:
     """Main text by trafilatura (navigation, footers and scripts dropped). Its XML output is walked rather than its
     Markdown one, which loses text inside formatted code blocks (measured: half the words of zlib's example page)."""
+    html, encoding = decode_text(path.read_bytes())
+    title, text, headings = html_text(html)
+    return Document(title or (headings[0][1] if headings else path.stem), [Section(text, headings=headings)],
+                    encoding=encoding)
+
+
+def html_text(html: str) -> tuple[str, str, list[tuple[int, str]]]:
+    """An HTML page's ``<title>``, main text (paragraphs apart by a blank line) and headings (offset, text)."""
     trafilatura = require("trafilatura", "reading HTML files")
     from xml.etree import ElementTree
 
-    html, encoding = decode_text(path.read_bytes())
     title = ""
     match = re.search(r"<title[^>]*>(.*?)</title\s*>", html, re.IGNORECASE | re.DOTALL)
     if match:
@@ -330,8 +338,42 @@ def _html(path: Path) -> Document:
                     offset += len(piece) + 2
     if not lines:  # trafilatura keeps no main text of a fragment (`<div>...` alone) or an XML feed under .html
         lines = visible_text(html)
-    return Document(title or (headings[0][1] if headings else path.stem), [Section("\n\n".join(lines), headings=headings)],
-                    encoding=encoding)
+    return title, "\n\n".join(lines), headings
+
+
+def _epub(path: Path) -> Document:
+    """An EPUB book: its chapters in reading order (the package's spine), each read by `chapter_text`, one section
+    each, so that a citation names the chapter's heading; the title from the package metadata. A book with DRM
+    (``META-INF/encryption.xml``) cannot be read."""
+    import posixpath
+    from urllib.parse import unquote
+    from xml.etree import ElementTree
+
+    with zipfile.ZipFile(path) as book:
+        names = set(book.namelist())
+        if "META-INF/encryption.xml" in names:
+            raise UnreadableFile("EPUB with DRM (encrypted chapters): export an unprotected copy to index it")
+        if "META-INF/container.xml" not in names:
+            raise UnreadableFile("not an EPUB (no META-INF/container.xml)")
+        container = ElementTree.fromstring(book.read("META-INF/container.xml"))
+        package = next((e.get("full-path") for e in container.iter() if e.tag.endswith("rootfile")), None)
+        if not package or package not in names:
+            raise UnreadableFile("not an EPUB (its package file is missing)")
+        opf = ElementTree.fromstring(book.read(package))
+        items = {e.get("id"): e for e in opf.iter() if e.tag.endswith("}item")}
+        title = next((" ".join(e.text.split()) for e in opf.iter() if e.tag.endswith("}title") and e.text), "")
+        sections = []
+        for ref in (e.get("idref") for e in opf.iter() if e.tag.endswith("}itemref")):
+            item = items.get(ref)
+            if item is None or "html" not in (item.get("media-type") or ""):
+                continue
+            name = posixpath.normpath(posixpath.join(posixpath.dirname(package), unquote(item.get("href") or "")))
+            if name not in names:
+                continue
+            text, headings = chapter_text(decode_text(book.read(name))[0])
+            if text.strip():
+                sections.append(Section(text, headings=headings))
+    return Document(title or path.stem, sections, pages=len(sections))
 
 
 def visible_text(html: str) -> list[str]:
@@ -342,36 +384,83 @@ def visible_text(html: str) -> list[str]:
         >>> visible_text("<div>Tides <b>rise</b> twice a day.<script>x()</script></div><p>Moons.</p>")
         ['Tides rise twice a day.', 'Moons.']
     """
-    from html.parser import HTMLParser
+    return [text for text, _ in _blocks(html)]
 
-    hidden_tags = {"script", "style", "noscript", "template"}
-    inline = {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "i", "kbd", "mark", "q", "s", "samp",
-              "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr", "font"}
+
+def chapter_text(html: str) -> tuple[str, list[tuple[int, str]]]:
+    """An e-book chapter's text (its ``<body>``: a block a paragraph) and its ``<h1>``-``<h6>`` headings (offset,
+    text). Trafilatura, made to strip a web page's boilerplate, is not used: a chapter has none, and trafilatura
+    merged a short one's heading and paragraphs into one line.
+
+    Example:
+        >>> chapter_text("<html><head><title>T</title></head><body><h1>Oil</h1><p>Every spring.</p></body></html>")
+        ('Oil\\n\\nEvery spring.', [(0, 'Oil')])
+    """
+    lines: list[str] = []
+    headings: list[tuple[int, str]] = []
+    offset = 0
+    for text, heading in _blocks(html, body_only=True):
+        if heading:
+            headings.append((offset, text))
+        lines.append(text)
+        offset += len(text) + 2
+    return "\n\n".join(lines), headings
+
+
+_HIDDEN_TAGS = frozenset({"script", "style", "noscript", "template"})
+_INLINE_TAGS = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "i", "kbd", "mark", "q",
+                          "s", "samp", "small", "span", "strong", "sub", "sup", "time", "u", "var", "wbr", "font"})
+_HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+
+
+def _blocks(html: str, body_only: bool = False) -> list[tuple[str, bool]]:
+    """(text, is a heading) of each block of a page outside scripts and styles, whitespace collapsed; a line break
+    of the page ends a block too, unless ``body_only`` (a chapter: its ``<body>`` alone, a paragraph one block)."""
+    from html.parser import HTMLParser
 
     class Text(HTMLParser):
         def __init__(self) -> None:
             super().__init__(convert_charrefs=True)
+            self.blocks: list[tuple[str, bool]] = []
             self.parts: list[str] = []
             self.hidden = 0
+            self.heading = False
+
+        def flush(self) -> None:
+            text = " ".join("".join(self.parts).split())
+            if text:
+                self.blocks.append((text, self.heading))
+            self.parts = []
 
         def handle_starttag(self, tag: str, attrs: object) -> None:
-            self.hidden += tag in hidden_tags
-            if tag not in inline:
-                self.parts.append("\n")
+            self.hidden += tag in _HIDDEN_TAGS or (body_only and tag == "head")
+            if tag not in _INLINE_TAGS:
+                self.flush()
+                self.heading = tag in _HEADING_TAGS
 
         def handle_endtag(self, tag: str) -> None:
-            self.hidden -= tag in hidden_tags and self.hidden > 0
-            if tag not in inline:
-                self.parts.append("\n")
+            self.hidden -= (tag in _HIDDEN_TAGS or (body_only and tag == "head")) and self.hidden > 0
+            if tag not in _INLINE_TAGS:
+                self.flush()
+                self.heading = False
 
         def handle_data(self, data: str) -> None:
-            if not self.hidden:
+            if self.hidden:
+                return
+            if body_only:
                 self.parts.append(data)
+                return
+            first, *rest = data.split("\n")  # a page's line breaks end lines too (`visible_text`, as before)
+            self.parts.append(first)
+            for piece in rest:
+                self.flush()
+                self.parts.append(piece)
 
     parser = Text()
     parser.feed(html)
     parser.close()
-    return [line for line in (" ".join(block.split()) for block in "".join(parser.parts).split("\n")) if line]
+    parser.flush()
+    return parser.blocks
 
 
 def _dehyphenate(text: str) -> str:
@@ -559,6 +648,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".rst": _rst,
     ".adoc": _asciidoc,
     ".ipynb": _notebook,
+    ".epub": _epub,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,

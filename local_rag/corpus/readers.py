@@ -155,7 +155,7 @@ def check_corpus_path(path: str | Path) -> None:
 
 def _check_jsonl_like(path: Path) -> None:
     """Refuse a file that is neither a document local-rag reads nor JSONL passages (a ``.csv``, a ``.tsv``, an
-    ``.epub``): it was read as JSONL and said "line 1: not valid JSON", as if the file were a broken corpus."""
+    ``.odt``): it was read as JSONL and said "line 1: not valid JSON", as if the file were a broken corpus."""
     name = path.name.lower()
     if name.endswith((".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")) and tarfile.is_tarfile(path):
         raise BadInputError(f"{path}: a tar archive, not JSONL passages: unpack it and build from its folder "
