@@ -381,6 +381,39 @@ def test_epub_books_are_read_chapter_by_chapter(tmp_path: Path):
     assert report.unreadable["locked.epub"].startswith("EPUB with DRM")
 
 
+ODT_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+  xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0">
+<office:body><office:text>
+<text:h text:outline-level="1">Flood plan</text:h>
+<text:p>Sandbags are stored<text:s/>at the depot.<text:note text:note-class="footnote"><text:note-citation>1</text:note-citation>
+<text:note-body><text:p>Depot 4, by the bridge.</text:p></text:note-body></text:note></text:p>
+<text:h text:outline-level="2">Contacts</text:h>
+<text:list><text:list-item><text:p>Call the warden first.</text:p></text:list-item></text:list>
+<table:table><table:table-row><table:table-cell><text:p>Warden</text:p></table:table-cell>
+<table:table-cell><text:p>0123 456</text:p></table:table-cell></table:table-row></table:table>
+</office:text></office:body></office:document-content>"""
+
+
+def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path: Path):
+    """Session 52: a LibreOffice Writer document (.odt, the format some public administrations require) was
+    refused ("not a corpus local-rag reads"), or skipped in a folder. Now its headings, paragraphs, list items and
+    table rows are read in order, its footnotes under "Notes"."""
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "plan.odt", "w") as package:
+        package.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        package.writestr("content.xml", ODT_CONTENT)
+    doc = read_document(tmp_path / "plan.odt")
+    assert doc.title == "Flood plan"
+    assert doc.sections[0].text == ("# Flood plan\n\nSandbags are stored at the depot.[^1]\n\n## Contacts\n\n"
+                                    "Call the warden first.\n\nWarden | 0123 456\n\n## Notes\n\n[^1] Depot 4, by the bridge.")
+    assert [h for _, h in doc.sections[0].headings] == ["Flood plan", "Contacts", "Notes"]
+    (tmp_path / "fake.odt").write_text("not a zip")
+    with pytest.raises(UnreadableFile, match="corrupt ODT: not a ZIP package"):
+        read_document(tmp_path / "fake.odt")
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

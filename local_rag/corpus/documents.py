@@ -29,8 +29,8 @@ from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".pptx",
-                ".epub")
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".odt",
+                ".pptx", ".epub")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -142,7 +142,7 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".pptx", ".epub") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+    if suffix in (".docx", ".odt", ".pptx", ".epub") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
         raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
                              f"a {suffix} name)")
     try:
@@ -339,6 +339,67 @@ def html_text(html: str) -> tuple[str, str, list[tuple[int, str]]]:
     if not lines:  # trafilatura keeps no main text of a fragment (`<div>...` alone) or an XML feed under .html
         lines = visible_text(html)
     return title, "\n\n".join(lines), headings
+
+
+_ODF_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_ODF_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
+
+
+def _odt(path: Path) -> Document:
+    """An OpenDocument text (LibreOffice Writer, the format some public administrations require): its headings
+    (``text:h``, the first its title unless the metadata has one), paragraphs, list items and table rows in order, as
+    Markdown; notes (footnotes, endnotes) close it under "Notes"."""
+    from xml.etree import ElementTree
+
+    with zipfile.ZipFile(path) as package:
+        if "content.xml" not in package.namelist():
+            raise UnreadableFile("not an OpenDocument text (no content.xml)")
+        root = ElementTree.fromstring(package.read("content.xml"))
+        meta = ElementTree.fromstring(package.read("meta.xml")) if "meta.xml" in package.namelist() else None
+    title = next((" ".join(e.text.split()) for e in (meta.iter() if meta is not None else [])
+                  if e.tag.endswith("}title") and e.text and e.text.strip()), "")
+    body = root.find(".//{urn:oasis:names:tc:opendocument:xmlns:office:1.0}text")
+    lines: list[str] = []
+    notes: list[str] = []
+
+    def words(element: ElementTree.Element) -> str:
+        parts = [element.text or ""]
+        for child in element:
+            if child.tag == f"{_ODF_TEXT}note":  # a footnote's body goes to the notes, its mark stays
+                citation = child.find(f"{_ODF_TEXT}note-citation")
+                mark = "".join(citation.itertext()) if citation is not None else str(len(notes) + 1)
+                note_body = child.find(f"{_ODF_TEXT}note-body")
+                notes.append(f"[^{mark}] " + " ".join(" ".join(words(p).split()) for p in (note_body if note_body is not None else [])))
+                parts.append(f"[^{mark}]")
+            elif child.tag in (f"{_ODF_TEXT}s", f"{_ODF_TEXT}tab", f"{_ODF_TEXT}line-break"):
+                parts.append(" ")
+            else:
+                parts.append(words(child))
+            parts.append(child.tail or "")
+        return "".join(parts)
+
+    def walk(element: ElementTree.Element) -> None:
+        for child in element:
+            if child.tag == f"{_ODF_TEXT}h":
+                level = int(child.get(f"{_ODF_TEXT}outline-level") or 1)
+                text = " ".join(words(child).split())
+                if text:
+                    lines.extend([f"{'#' * min(level, 6)} {text}", ""])
+            elif child.tag == f"{_ODF_TEXT}p":
+                text = " ".join(words(child).split())
+                if text:
+                    lines.extend([text, ""])
+            elif child.tag == f"{_ODF_TABLE}table-row":
+                cells = [" ".join(words(c).split()) for c in child if c.tag == f"{_ODF_TABLE}table-cell"]
+                lines.append(" | ".join(dict.fromkeys(c for c in cells if c)))
+            else:
+                walk(child)  # lists, sections, tables, frames
+
+    if body is not None:
+        walk(body)
+    if notes:
+        lines += ["", "## Notes", "", *notes]
+    return _markdown_document("\n".join(lines).strip(), path.stem, title)
 
 
 def _epub(path: Path) -> Document:
@@ -649,6 +710,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".adoc": _asciidoc,
     ".ipynb": _notebook,
     ".epub": _epub,
+    ".odt": _odt,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,
