@@ -414,6 +414,33 @@ def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path
         read_document(tmp_path / "fake.odt")
 
 
+def test_saved_emails_are_read_with_their_headers_and_body(tmp_path: Path):
+    """Session 52: e-mails saved as .eml (a support team's threads) were skipped: "note: ... of .eml skipped". Now the
+    subject is the title, sender, date and recipients open the text, then the plain body (the HTML body's text when
+    there is no plain one); attachments are left out; a file with no mail header is unreadable."""
+    from email.message import EmailMessage
+
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "Ana <ana@example.org>", "ops@example.org", "Re: pump station 4"
+    mail["Date"] = "Mon, 3 Nov 2025 09:12:00 +0100"
+    mail.set_content("The pump at station 4 was replaced on Friday.\n\nAna")
+    mail.add_alternative("<p>The pump at station 4 was <b>replaced</b> on Friday.</p>", subtype="html")
+    mail.add_attachment(b"%PDF-1.4 not read", maintype="application", subtype="pdf", filename="invoice.pdf")
+    (tmp_path / "pump.eml").write_bytes(bytes(mail))
+    html_only = EmailMessage()
+    html_only["Subject"] = "Newsletter"
+    html_only.set_content("<html><body><p>Dam inspection moved to June.</p></body></html>", subtype="html")
+    (tmp_path / "news.eml").write_bytes(bytes(html_only))
+    (tmp_path / "notes.eml").write_text("just some text\n")
+    doc = read_document(tmp_path / "pump.eml")
+    assert doc.title == "Re: pump station 4"
+    assert doc.sections[0].text == ("From: Ana <ana@example.org>\nDate: Mon, 03 Nov 2025 09:12:00 +0100\n"
+                                    "To: ops@example.org\n\nThe pump at station 4 was replaced on Friday.\n\nAna")
+    assert "Dam inspection moved to June." in read_document(tmp_path / "news.eml").sections[0].text
+    with pytest.raises(UnreadableFile, match="not an e-mail"):
+        read_document(tmp_path / "notes.eml")
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

@@ -30,7 +30,7 @@ from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".odt",
-                ".pptx", ".epub")
+                ".pptx", ".epub", ".eml")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -402,6 +402,29 @@ def _odt(path: Path) -> Document:
     return _markdown_document("\n".join(lines).strip(), path.stem, title)
 
 
+def _email(path: Path) -> Document:
+    """An e-mail saved as ``.eml`` (Thunderbird, Outlook, Apple Mail): its subject is the title; its sender, date and
+    recipients open the text, then its plain-text body (its HTML body's text when it has no plain one); attachments
+    are left out (save them beside it to index them)."""
+    from email import policy
+    from email.parser import BytesParser
+
+    message = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    if not any(message.get(h) for h in ("from", "subject", "date", "to")):
+        raise UnreadableFile("not an e-mail (no From, Subject, Date or To header)")
+    head = [f"{name}: {' '.join(str(message.get(name)).split())}" for name in ("From", "Date", "To", "Cc")
+            if message.get(name)]
+    part = message.get_body(preferencelist=("plain", "html"))
+    body = ""
+    if part is not None:
+        body = part.get_content()
+        if part.get_content_type() == "text/html":
+            body = html_text(body)[1]
+    text = "\n".join(head) + "\n\n" + body.replace("\r\n", "\n").strip()
+    subject = " ".join(str(message.get("subject") or "").split())
+    return Document(subject or path.stem, [Section(text.strip())])
+
+
 def _epub(path: Path) -> Document:
     """An EPUB book: its chapters in reading order (the package's spine), each read by `chapter_text`, one section
     each, so that a citation names the chapter's heading; the title from the package metadata. A book with DRM
@@ -711,6 +734,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".ipynb": _notebook,
     ".epub": _epub,
     ".odt": _odt,
+    ".eml": _email,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,
