@@ -333,7 +333,8 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 
 def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the hidden folders and files left out and the links to nothing (``found``: `folder_files`)."""
+    silence; so are the hidden folders and files left out, the links to nothing, the links to folders not followed
+    and the folders of installed packages (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found
     unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
     if broken:

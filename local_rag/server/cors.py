@@ -2,8 +2,8 @@
 ``CORSMiddleware`` for the others (the preflight ``OPTIONS`` and the ``Access-Control-Allow-*`` headers).
 
 Without it a page at ``http://localhost:3000`` got 405 for its preflight (the browser said only "Failed to fetch"),
-while any site one opened could still send a "simple" cross-site POST that the server answered in full, a minute of
-CPU and the one generation slot each, unseen.
+while any site one opened could still send a "simple" cross-site POST that the server answered in full, a whole
+turn of the one generation slot each, unseen.
 """
 
 from __future__ import annotations

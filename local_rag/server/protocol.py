@@ -154,7 +154,7 @@ def client_task(conversation: Conversation) -> str | None:
         'Generate a concise title for the chat.'
     """
     text = conversation.turns[-1].text.lstrip()
-    if not text[:len(TASK_MARK)].lower() == TASK_MARK.lower():
+    if text[:len(TASK_MARK)].lower() != TASK_MARK.lower():
         return None
     rest = text[len(TASK_MARK):].strip()
     return (rest.splitlines()[0].strip() if rest else "")[:120] or "a task"
