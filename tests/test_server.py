@@ -681,7 +681,7 @@ class TaskLLM(WarmedLLM):
 def test_a_clients_background_task_is_answered_by_the_model_alone(index):
     """Session 52: Open WebUI asks the chat's model, after each exchange, for a title, tags and follow-up questions
     ("### Task: ..." with the chat in it). Each was a whole turn: retrieval on the prompt, five passages before it,
-    the reply cited and checked against them (a title took 822 prompt tokens and 7.4 s of the one generation slot
+    the reply checked against them (a title took 822 prompt tokens and 7.4 s of the one generation slot
     with Qwen2.5-Coder-1.5B on 2 cores; 184 and 3.7 s now), the user's next question queued behind it.
     Now the model answers the client's own prompt, as it is, within ``task_max_tokens``; the chat's conversation is
     warmed again after it; ``client_tasks`` off gives the old behaviour."""

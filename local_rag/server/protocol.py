@@ -146,8 +146,8 @@ def client_task(conversation: Conversation) -> str | None:
     Chat front-ends ask the model of a conversation for its title, tags or follow-up questions in requests of their
     own (Open WebUI after each exchange, by default with the chat's model): answered as questions, each was a whole
     turn, retrieval on the prompt and five passages before it (a title: 822 prompt tokens and 7.4 s of the one
-    generation slot with Qwen2.5-Coder-1.5B on 2 cores, against 184 and 3.7 s for the prompt alone), its "answer"
-    cited and checked against passages that have nothing to do with it.
+    generation slot with Qwen2.5-Coder-1.5B on 2 cores, against 184 and 3.7 s for the prompt alone), its reply
+    checked against passages that have nothing to do with it.
 
     Example:
         >>> client_task(Conversation([Turn("user", "### Task:\\nGenerate a concise title for the chat.")]))
