@@ -441,6 +441,38 @@ def test_saved_emails_are_read_with_their_headers_and_body(tmp_path: Path):
         read_document(tmp_path / "notes.eml")
 
 
+ODP_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+  xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0"
+  xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0">
+<office:body><office:presentation>
+<draw:page draw:name="p1"><draw:frame presentation:class="title"><draw:text-box><text:p>Roadmap</text:p></draw:text-box>
+</draw:frame><draw:frame><draw:text-box><text:list><text:list-item><text:p>Ship the offline installer in May.</text:p>
+</text:list-item></text:list></draw:text-box></draw:frame>
+<presentation:notes><draw:frame><draw:text-box><text:p>Mention the proxy issue.</text:p></draw:text-box></draw:frame>
+</presentation:notes></draw:page>
+<draw:page draw:name="p2"><draw:frame><draw:text-box><text:p>Risks</text:p><text:p>Model downloads are blocked.</text:p>
+</draw:text-box></draw:frame></draw:page>
+</office:presentation></office:body></office:document-content>"""
+
+
+def test_opendocument_presentations_are_read_slide_by_slide(tmp_path: Path):
+    """Session 52: a LibreOffice Impress deck (.odp) was skipped. Now each slide is a page, as a PPTX's: its frames'
+    text in order, the speaker notes after it, the first line its heading."""
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "plan.odp", "w") as package:
+        package.writestr("mimetype", "application/vnd.oasis.opendocument.presentation")
+        package.writestr("content.xml", ODP_CONTENT)
+    doc = read_document(tmp_path / "plan.odp")
+    assert doc.title == "Roadmap" and doc.pages == 2
+    assert [(s.page, s.heading, s.text) for s in doc.sections] == [
+        (1, "Roadmap", "Roadmap\nShip the offline installer in May.\nMention the proxy issue."),
+        (2, "Risks", "Risks\nModel downloads are blocked.")]
+    passages = list(read_corpus(tmp_path / "plan.odp"))
+    assert [p.id for p in passages] == ["plan.odp#p1", "plan.odp#p2"]
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

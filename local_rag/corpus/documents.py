@@ -30,7 +30,7 @@ from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".odt",
-                ".pptx", ".epub", ".eml")
+                ".pptx", ".odp", ".epub", ".eml")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -142,7 +142,7 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".odt", ".pptx", ".epub") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
         raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
                              f"a {suffix} name)")
     try:
@@ -343,33 +343,39 @@ def html_text(html: str) -> tuple[str, str, list[tuple[int, str]]]:
 
 _ODF_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _ODF_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
+_ODF_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
+_ODF_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 
 
-def _odt(path: Path) -> Document:
-    """An OpenDocument text (LibreOffice Writer, the format some public administrations require): its headings
-    (``text:h``, the first its title unless the metadata has one), paragraphs, list items and table rows in order, as
-    Markdown; notes (footnotes, endnotes) close it under "Notes"."""
+def _odf(path: Path, kind: str) -> tuple[Any, str]:
+    """An OpenDocument package's ``content.xml`` root and its metadata title ("" without one)."""
     from xml.etree import ElementTree
 
     with zipfile.ZipFile(path) as package:
-        if "content.xml" not in package.namelist():
-            raise UnreadableFile("not an OpenDocument text (no content.xml)")
+        names = package.namelist()
+        if "content.xml" not in names:
+            raise UnreadableFile(f"not an OpenDocument {kind} (no content.xml)")
         root = ElementTree.fromstring(package.read("content.xml"))
-        meta = ElementTree.fromstring(package.read("meta.xml")) if "meta.xml" in package.namelist() else None
+        meta = ElementTree.fromstring(package.read("meta.xml")) if "meta.xml" in names else None
     title = next((" ".join(e.text.split()) for e in (meta.iter() if meta is not None else [])
                   if e.tag.endswith("}title") and e.text and e.text.strip()), "")
-    body = root.find(".//{urn:oasis:names:tc:opendocument:xmlns:office:1.0}text")
+    return root, title
+
+
+def _odf_lines(element: Any) -> tuple[list[str], list[str]]:
+    """The Markdown lines of an OpenDocument element (headings with their levels, paragraphs, list items, table rows,
+    frames' text boxes, in order) and its notes (footnotes, endnotes: ``[^1] ...``, their marks left in the text)."""
     lines: list[str] = []
     notes: list[str] = []
 
-    def words(element: ElementTree.Element) -> str:
-        parts = [element.text or ""]
-        for child in element:
+    def words(node: Any) -> str:
+        parts = [node.text or ""]
+        for child in node:
             if child.tag == f"{_ODF_TEXT}note":  # a footnote's body goes to the notes, its mark stays
                 citation = child.find(f"{_ODF_TEXT}note-citation")
                 mark = "".join(citation.itertext()) if citation is not None else str(len(notes) + 1)
-                note_body = child.find(f"{_ODF_TEXT}note-body")
-                notes.append(f"[^{mark}] " + " ".join(" ".join(words(p).split()) for p in (note_body if note_body is not None else [])))
+                body = child.find(f"{_ODF_TEXT}note-body")
+                notes.append(f"[^{mark}] " + " ".join(" ".join(words(p).split()) for p in (body if body is not None else [])))
                 parts.append(f"[^{mark}]")
             elif child.tag in (f"{_ODF_TEXT}s", f"{_ODF_TEXT}tab", f"{_ODF_TEXT}line-break"):
                 parts.append(" ")
@@ -378,8 +384,8 @@ def _odt(path: Path) -> Document:
             parts.append(child.tail or "")
         return "".join(parts)
 
-    def walk(element: ElementTree.Element) -> None:
-        for child in element:
+    def walk(node: Any) -> None:
+        for child in node:
             if child.tag == f"{_ODF_TEXT}h":
                 level = int(child.get(f"{_ODF_TEXT}outline-level") or 1)
                 text = " ".join(words(child).split())
@@ -393,13 +399,36 @@ def _odt(path: Path) -> Document:
                 cells = [" ".join(words(c).split()) for c in child if c.tag == f"{_ODF_TABLE}table-cell"]
                 lines.append(" | ".join(dict.fromkeys(c for c in cells if c)))
             else:
-                walk(child)  # lists, sections, tables, frames
+                walk(child)  # lists, sections, tables, frames, text boxes
 
-    if body is not None:
-        walk(body)
+    walk(element)
+    return lines, notes
+
+
+def _odt(path: Path) -> Document:
+    """An OpenDocument text (LibreOffice Writer, the format some public administrations require): its headings
+    (``text:h``, the first its title unless the metadata has one), paragraphs, list items and table rows in order, as
+    Markdown; notes (footnotes, endnotes) close it under "Notes"."""
+    root, title = _odf(path, "text")
+    body = root.find(f".//{_ODF_OFFICE}text")
+    lines, notes = _odf_lines(body) if body is not None else ([], [])
     if notes:
         lines += ["", "## Notes", "", *notes]
     return _markdown_document("\n".join(lines).strip(), path.stem, title)
+
+
+def _odp(path: Path) -> Document:
+    """An OpenDocument presentation (LibreOffice Impress): one section a slide, as a PPTX: its frames' text in order,
+    the speaker notes after it; a slide's first line is its heading."""
+    root, title = _odf(path, "presentation")
+    sections = []
+    for number, page in enumerate(root.iter(f"{_ODF_DRAW}page"), start=1):
+        lines, notes = _odf_lines(page)  # the speaker notes (presentation:notes) are inside the page
+        text = "\n".join(line for line in [*lines, *notes] if line)
+        heading = text.split("\n", 1)[0] if text else ""
+        sections.append(Section(text, heading=heading, page=number))
+        title = title or heading
+    return Document(title or path.stem, sections, pages=len(sections))
 
 
 def _email(path: Path) -> Document:
@@ -734,6 +763,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".ipynb": _notebook,
     ".epub": _epub,
     ".odt": _odt,
+    ".odp": _odp,
     ".eml": _email,
     ".html": _html,
     ".htm": _html,
