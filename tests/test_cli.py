@@ -40,7 +40,8 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     csv.write_text("id,text\n1,cats purr\n")
     assert_clean_error(run("index", "build", str(csv), "--sparse-only", cwd=tmp_path), 2,
                        "notes.csv: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR folder, "
-                       "or documents (.txt .md .markdown .rst .adoc .ipynb .html .htm .pdf .docx .odt .pptx .odp .epub .eml) or a folder of them")
+                       "or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .ipynb .html .htm .pdf .docx .odt "
+                       ".pptx .odp .epub .eml) or a folder of them")
     named = tmp_path / "passages.data"  # JSONL under another name still reads, a byte-order mark included
     named.write_bytes(b"\xef\xbb\xbf" + (json.dumps(CORPUS[0]) + "\n").encode())
     assert run("index", "build", str(named), "--sparse-only", "--index", "named", cwd=tmp_path).returncode == 0

@@ -473,6 +473,22 @@ def test_opendocument_presentations_are_read_slide_by_slide(tmp_path: Path):
     assert [p.id for p in passages] == ["plan.odp#p1", "plan.odp#p2"]
 
 
+def test_markdown_dialects_mdx_quarto_and_r_markdown_are_read(tmp_path: Path):
+    """Session 52: a Docusaurus site's `.mdx` pages, Quarto `.qmd` and R Markdown `.Rmd` files were skipped. Now they
+    are read as Markdown, front matter included; an MDX page's `import`/`export` lines are left out, except inside
+    code fences."""
+    (tmp_path / "install.mdx").write_text(
+        "---\ntitle: Install\n---\nimport Tabs from '@theme/Tabs';\nexport const x = 1;\n\nRun the installer.\n\n"
+        "```js\nimport fs from 'fs';\n```\n", encoding="utf-8")
+    (tmp_path / "report.Rmd").write_text("---\ntitle: Yields\n---\n\n# Barley\n\n```{r}\nsummary(yields)\n```\n")
+    (tmp_path / "notes.qmd").write_text("# Quarto notes\n\nTidal turbines.\n")
+    mdx, rmd, qmd = (read_document(tmp_path / n) for n in ("install.mdx", "report.Rmd", "notes.qmd"))
+    assert mdx.title == "Install" and mdx.sections[0].text == "Run the installer.\n\n```js\nimport fs from 'fs';\n```"
+    assert rmd.title == "Yields" and "summary(yields)" in rmd.sections[0].text
+    assert qmd.title == "Quarto notes"
+    assert {p.doc_id for p in read_corpus(tmp_path)} == {"install.mdx", "report.Rmd", "notes.qmd"}
+
+
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                                   caplog: pytest.LogCaptureFixture):
     """pypdf repairs a PDF with bytes before its header or no cross-reference table, and logs each repair; those

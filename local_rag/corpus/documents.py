@@ -29,8 +29,8 @@ from local_rag.corpus.notes import library_notes
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf", ".docx", ".odt",
-                ".pptx", ".odp", ".epub", ".eml")
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
+                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -234,12 +234,25 @@ def _pdf_heading(line: str) -> str | None:
     return line
 
 
+_MDX_STATEMENT = re.compile(r"^(?:import|export)\s.*$\n?", re.MULTILINE)
+
+
 def _markdown(path: Path) -> Document:
+    """Markdown, and the Markdown dialects of documentation and notebooks: MDX (Docusaurus: its ``import``/``export``
+    lines left out), Quarto ``.qmd`` and R Markdown ``.Rmd`` (their code chunks are fenced code)."""
     text, encoding = decode_text(path.read_bytes())
     title, text = split_front_matter(text.strip())  # a note's or page's YAML/TOML block: its title, not its text
+    if path.suffix.lower() == ".mdx":
+        text = _outside_fences(text, lambda part: _MDX_STATEMENT.sub("", part)).strip()
     document = _markdown_document(text, path.stem, title)
     document.encoding = encoding
     return document
+
+
+def _outside_fences(text: str, change: Callable[[str], str]) -> str:
+    """``text`` with ``change`` applied to its parts outside Markdown code fences (```` ``` ```` or ``~~~``)."""
+    parts = re.split(r"(^(?:```|~~~).*?^(?:```|~~~)[^\n]*$)", text, flags=re.MULTILINE | re.DOTALL)
+    return "".join(part if i % 2 else change(part) for i, part in enumerate(parts))
 
 
 def _markdown_document(text: str, fallback_title: str, title: str = "") -> Document:
@@ -758,6 +771,9 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".txt": _plain_text,
     ".md": _markdown,
     ".markdown": _markdown,
+    ".mdx": _markdown,
+    ".qmd": _markdown,
+    ".rmd": _markdown,
     ".rst": _rst,
     ".adoc": _asciidoc,
     ".ipynb": _notebook,
