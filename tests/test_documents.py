@@ -385,6 +385,8 @@ ODT_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
 <office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
   xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0">
 <office:body><office:text>
+<text:tracked-changes><text:changed-region text:id="ct1"><text:deletion><text:p>DELETED: the old depot at Mill Lane.</text:p>
+</text:deletion></text:changed-region></text:tracked-changes>
 <text:h text:outline-level="1">Flood plan</text:h>
 <text:p>Sandbags are stored<text:s/>at the depot.<text:note text:note-class="footnote"><text:note-citation>1</text:note-citation>
 <text:note-body><text:p>Depot 4, by the bridge.</text:p></text:note-body></text:note></text:p>
@@ -398,7 +400,7 @@ ODT_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
 def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path: Path):
     """Session 52: a LibreOffice Writer document (.odt, the format some public administrations require) was
     refused ("not a corpus local-rag reads"), or skipped in a folder. Now its headings, paragraphs, list items and
-    table rows are read in order, its footnotes under "Notes"."""
+    table rows are read in order, its footnotes under "Notes"; the text a recorded change deleted is not."""
     import zipfile
 
     with zipfile.ZipFile(tmp_path / "plan.odt", "w") as package:

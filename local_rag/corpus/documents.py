@@ -411,7 +411,7 @@ def _odf_lines(element: Any) -> tuple[list[str], list[str]]:
             elif child.tag == f"{_ODF_TABLE}table-row":
                 cells = [" ".join(words(c).split()) for c in child if c.tag == f"{_ODF_TABLE}table-cell"]
                 lines.append(" | ".join(dict.fromkeys(c for c in cells if c)))
-            else:
+            elif child.tag != f"{_ODF_TEXT}tracked-changes":  # recorded changes hold the deleted text: not read
                 walk(child)  # lists, sections, tables, frames, text boxes
 
     walk(element)
