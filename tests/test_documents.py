@@ -272,10 +272,12 @@ FOOTNOTES = (f'<w:footnotes xmlns:w="{W_NS}"><w:footnote w:type="separator" w:id
 
 
 def test_docx_text_boxes_and_footnotes_are_read(tmp_path: Path):
-    """Session 52: python-docx reads neither text boxes (a flyer's, a form's, a newsletter's columns) nor footnotes;
-    their text never reached the index, and a document made of text boxes was "empty document (no text)". Now each
-    box is read once after its anchor paragraph (Word writes it twice: as the drawing and as its fallback), and the
-    footnotes and endnotes close the document under "Notes"."""
+    """Session 52: python-docx reads neither text boxes (a flyer's, a form's, a newsletter's columns) nor footnotes,
+    nor a paragraph's tracked insertions or content controls; their text never reached the index ("Pumps run twice a
+    day" read as "Pumps run a day"), and a document made of text boxes was "empty document (no text)". Now each box is
+    read once after its anchor paragraph (Word writes it twice: as the drawing and as its fallback), insertions and
+    form fields in their place (deletions left out), and the footnotes and endnotes close the document under
+    "Notes"."""
     import docx
     from docx.opc.constants import RELATIONSHIP_TYPE
     from docx.opc.packuri import PackURI
@@ -284,6 +286,12 @@ def test_docx_text_boxes_and_footnotes_are_read(tmp_path: Path):
 
     document = docx.Document()
     document.add_paragraph("Barley yields rose this year.")
+    tracked = document.add_paragraph("Pumps run ")  # a tracked insertion and deletion, then a form field
+    for xml in (f'<w:ins xmlns:w="{W_NS}" w:id="1" w:author="a"><w:r><w:t>twice </w:t></w:r></w:ins>',
+                f'<w:del xmlns:w="{W_NS}" w:id="2" w:author="a"><w:r><w:delText>once </w:delText></w:r></w:del>',
+                f'<w:r xmlns:w="{W_NS}"><w:t>a day at </w:t></w:r>',
+                f'<w:sdt xmlns:w="{W_NS}"><w:sdtContent><w:r><w:t>station 4</w:t></w:r></w:sdtContent></w:sdt>'):
+        tracked._p.append(parse_xml(xml))
     anchor = document.add_paragraph("See the box.")
     anchor._p.append(parse_xml(TEXT_BOX))
     part = Part(PackURI("/word/footnotes.xml"),
@@ -296,8 +304,8 @@ def test_docx_text_boxes_and_footnotes_are_read(tmp_path: Path):
     only_box.save(str(tmp_path / "flyer.docx"))
 
     text = read_document(tmp_path / "news.docx").sections[0].text
-    assert text == ("Barley yields rose this year.\n\nSee the box.\nThe harvest festival is on 3 May.\n\n## Notes\n\n"
-                    "[^1] Measured at the Ely station in 2023.")
+    assert text == ("Barley yields rose this year.\n\nPumps run twice a day at station 4\n\nSee the box.\nThe harvest "
+                    "festival is on 3 May.\n\n## Notes\n\n[^1] Measured at the Ely station in 2023.")
     assert read_document(tmp_path / "flyer.docx").sections[0].text == "The harvest festival is on 3 May."
 
 

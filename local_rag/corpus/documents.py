@@ -661,7 +661,7 @@ def _docx(path: Path) -> Document:
     title = str(document.core_properties.title or "").strip()
     for block in document.iter_inner_content():
         if isinstance(block, Paragraph):
-            text = block.text.strip()
+            text = _docx_paragraph_text(block._p)  # noqa: SLF001 - with tracked insertions and content controls
             boxes = _docx_text_boxes(block._p)  # noqa: SLF001 - python-docx reads no text box
             if not text and not boxes:
                 continue
@@ -691,6 +691,18 @@ def _docx(path: Path) -> Document:
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+
+
+# a paragraph's runs as Word shows them: python-docx's `Paragraph.text` reads only ``w:r`` and ``w:hyperlink`` directly
+# under ``w:p``, so a tracked insertion not yet accepted ("Pumps run twice a day" read as "Pumps run a day"), a moved
+# passage's new place and a content control's (a form field's) text were lost; deletions (``w:delText``) stay out
+_DOCX_RUNS = ("w:r | w:hyperlink | w:ins/w:r | w:ins/w:hyperlink | w:moveTo/w:r | w:sdt/w:sdtContent/w:r"
+              " | w:sdt/w:sdtContent/w:hyperlink | w:smartTag/w:r | w:fldSimple/w:r")
+
+
+def _docx_paragraph_text(paragraph: Any) -> str:
+    """The text of a DOCX paragraph (`_DOCX_RUNS`), in document order."""
+    return "".join(run.text for run in paragraph.xpath(_DOCX_RUNS)).strip()
 
 
 def _docx_paragraph_texts(element: object) -> list[str]:
