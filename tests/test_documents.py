@@ -353,7 +353,8 @@ def make_epub(path: Path, chapters: list[tuple[str, str]], title: str = "Field M
            f'<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>{title}</dc:title></metadata><manifest>'
            + "".join(f'<item id="c{i}" href="text/ch%20{i}.xhtml" media-type="application/xhtml+xml"/>'
                      for i in reversed(range(len(chapters))))
-           + '<item id="css" href="style.css" media-type="text/css"/></manifest><spine>'
+           + '<item id="nav" href="nav.xhtml" media-type="application/xhtml+xml" properties="nav"/>'
+           + '<item id="css" href="style.css" media-type="text/css"/></manifest><spine><itemref idref="nav"/>'
            + "".join(f'<itemref idref="c{i}"/>' for i in range(len(chapters))) + "</spine></package>")
     with zipfile.ZipFile(path, "w") as book:
         book.writestr("mimetype", "application/epub+zip")
@@ -362,6 +363,8 @@ def make_epub(path: Path, chapters: list[tuple[str, str]], title: str = "Field M
                       '"application/oebps-package+xml"/></rootfiles></container>')
         book.writestr("OEBPS/content.opf", opf)
         book.writestr("OEBPS/style.css", "p { margin: 0 }")
+        book.writestr("OEBPS/nav.xhtml", "<html><body><nav><h1>Contents</h1><ol>" + "".join(
+            f"<li>{heading}</li>" for heading, _ in chapters) + "</ol></nav></body></html>")  # not a chapter
         for i, (heading, body) in enumerate(chapters):
             book.writestr(f"OEBPS/text/ch {i}.xhtml", f"<html><head><title>{heading}</title></head><body><h1>{heading}"
                           f"</h1><p>{body}</p><p>{body.replace('.', ' again.')}</p></body></html>")
@@ -372,8 +375,8 @@ def make_epub(path: Path, chapters: list[tuple[str, str]], title: str = "Field M
 
 def test_epub_books_are_read_chapter_by_chapter(tmp_path: Path):
     """Session 52: an `.epub` (manuals, books) was refused: "not a corpus local-rag reads". Now its chapters are read
-    in reading order, each a section named by its heading, the book's title from its metadata; a book with DRM is
-    listed as unreadable with the reason."""
+    in reading order, each a section named by its heading, the book's title from its metadata, its table of contents
+    (the nav document, even in the spine) left out; a book with DRM is listed as unreadable with the reason."""
     folder = tmp_path / "books"
     folder.mkdir()
     make_epub(folder / "manual.epub", [("Installing", "Unpack the archive into the tools folder."),

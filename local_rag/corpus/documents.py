@@ -491,8 +491,8 @@ def _epub(path: Path) -> Document:
         sections = []
         for ref in (e.get("idref") for e in opf.iter() if e.tag.endswith("}itemref")):
             item = items.get(ref)
-            if item is None or "html" not in (item.get("media-type") or ""):
-                continue
+            if item is None or "html" not in (item.get("media-type") or "") or "nav" in (item.get("properties") or "").split():
+                continue  # not a page, or the table of contents (EPUB 3's nav document): a list of the chapters' titles
             name = posixpath.normpath(posixpath.join(posixpath.dirname(package), unquote(item.get("href") or "")))
             if name not in names:
                 continue
