@@ -665,17 +665,16 @@ def _docx(path: Path) -> Document:
             boxes = _docx_text_boxes(block._p)  # noqa: SLF001 - python-docx reads no text box
             if not text and not boxes:
                 continue
-            style = (block.style.name if block.style is not None else "") or ""
-            if not text:
-                pass
-            elif style == "Title":
-                title = title or text
-                lines.append(f"# {text}")
-            elif style.startswith("Heading"):
-                level = style.removeprefix("Heading").strip()
-                lines.append(f"{'#' * (int(level) + 1 if level.isdigit() else 2)} {text}")
-            else:
-                lines.append(text)
+            if text:
+                style = (block.style.name if block.style is not None else "") or ""
+                if style == "Title":
+                    title = title or text
+                    lines.append(f"# {text}")
+                elif style.startswith("Heading"):
+                    level = style.removeprefix("Heading").strip()
+                    lines.append(f"{'#' * (int(level) + 1 if level.isdigit() else 2)} {text}")
+                else:
+                    lines.append(text)
             lines.extend(boxes)
         elif isinstance(block, Table):
             for row in block.rows:
@@ -706,13 +705,8 @@ def _docx_paragraph_text(paragraph: Any) -> str:
 
 
 def _docx_paragraph_texts(element: object) -> list[str]:
-    """The text of each ``w:p`` under ``element`` (its ``w:t`` runs), blank ones left out."""
-    out = []
-    for p in element.iter(f"{_W}p"):  # type: ignore[attr-defined]
-        text = "".join(t.text or "" for t in p.iter(f"{_W}t")).strip()
-        if text:
-            out.append(text)
-    return out
+    """The text of each ``w:p`` under ``element`` (`_docx_paragraph_text`), blank ones left out."""
+    return [text for p in element.iter(f"{_W}p") if (text := _docx_paragraph_text(p))]  # type: ignore[attr-defined]
 
 
 def _docx_text_boxes(paragraph: object) -> list[str]:
