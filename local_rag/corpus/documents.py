@@ -86,7 +86,12 @@ def decode_text(data: bytes) -> tuple[str, str]:
         ('one\\ntwo\\nthree', 'utf-8')
     """
     text, encoding = _decode(data)
-    return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
+    return line_feeds(text), encoding
+
+
+def line_feeds(text: str) -> str:
+    """``text`` with a Windows ``\\r\\n`` and an old Mac ``\\r`` line end as ``\\n``."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _decode(data: bytes) -> tuple[str, str]:
@@ -462,7 +467,7 @@ def _email(path: Path) -> Document:
         body = part.get_content()
         if part.get_content_type() == "text/html":
             body = html_text(body)[1]
-    text = "\n".join(head) + "\n\n" + body.replace("\r\n", "\n").strip()
+    text = "\n".join(head) + "\n\n" + line_feeds(body).strip()
     subject = " ".join(str(message.get("subject") or "").split())
     return Document(subject or path.stem, [Section(text.strip())])
 
