@@ -19,7 +19,7 @@ _ADOC_HEADING = re.compile(r"^(={1,6}|#{1,6}) (\S.*?)\s*$")
 
 def rst_headings(text: str) -> list[tuple[int, str]]:
     """(offset, heading) of each reStructuredText section title: a line of text under (and maybe over) a line of one
-    repeated punctuation mark at least as long; literal blocks (after ``::``) are not looked into."""
+    repeated punctuation mark at least as long; an indented line (a literal block's, after ``::``) is none."""
     out: list[tuple[int, str]] = []
     lines = text.splitlines(keepends=True)
     offset = 0

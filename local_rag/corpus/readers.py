@@ -435,13 +435,15 @@ def folder_files(folder: Path) -> FolderFiles:
         here = Path(root)
         hidden += [relative_name(folder, here / name) for name in dirs if name.startswith(".")]
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        packages += [relative_name(folder, here / d) for d in dirs if installed_packages(here / d)]
-        dirs[:] = [d for d in dirs if not installed_packages(here / d)]
+        installed = {d for d in dirs if installed_packages(here / d)}  # one look at each folder
+        packages += [relative_name(folder, here / d) for d in sorted(installed)]
+        dirs[:] = [d for d in dirs if d not in installed]
         for d in [d for d in dirs if (here / d).is_symlink()]:
             target = Path(os.path.realpath(here / d))
-            if target.is_relative_to(top) or target in followed or Path(os.path.realpath(here)).is_relative_to(target):
+            inside = target.is_relative_to(top)  # read at its own place
+            if inside or target in followed or Path(os.path.realpath(here)).is_relative_to(target):
                 dirs.remove(d)
-                if not target.is_relative_to(top):
+                if not inside:
                     looped.append(relative_name(folder, here / d))
             else:
                 followed.add(target)
