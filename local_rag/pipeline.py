@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal  # Any: the support report's JSON (TurnResult.support)
 
 from local_rag.llm.generate import Generator, check_citations
 from local_rag.records import Answer, Citation, Conversation, Decision, Hit, LLMCall, Query, TraceStep, TurnResult
 from local_rag.retrieve.queries import conversation_queries
+from local_rag.retrieve.scope import Scope
 from local_rag.settings import GenerateConfig, Settings
 
 if TYPE_CHECKING:
@@ -252,10 +253,31 @@ class Pipeline:
             modes += [m for m in given if m not in modes]
         return conversation_queries(conversation, modes, given)
 
+    def scope(self, patterns: Iterable[str] = (), what: str = "--only") -> Scope:
+        """The documents a turn searches: ``retrieval.only`` of the settings, narrowed by ``patterns`` (`Scope`),
+        checked against the index now.
+
+        Raises:
+            BadInputError: a pattern matches no document of the index (``what``: how the user gave it).
+        """
+        scope = Scope.of(self.settings.retrieval.only).narrow(patterns)
+        if scope and (check := getattr(self.retriever, "scoped", None)) is not None:
+            check(scope, what)
+        return scope
+
+    def scope_note(self, scope: Scope) -> TraceStep | None:
+        """The trace step of a scoped turn: how many documents it searched, and by which patterns."""
+        resolved = getattr(self.retriever, "scoped", lambda s: None)(scope) if scope else None
+        if resolved is None:
+            return None
+        return {"type": "scope", "stage": "retrieval", "documents": len(resolved.documents),
+                "text": f"searched {len(resolved.documents)} document(s): {scope.describe()}"}
+
     def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
-               on_status: Callable[[str], None] | None = None) -> TurnResult:
+               on_status: Callable[[str], None] | None = None, scope: Scope | None = None) -> TurnResult:
         """Answer the last user turn of ``conversation``. ``on_status`` gets short progress lines before the answer
-        streams ("Searching…", "3 sources: …"): what a chat user sees first."""
+        streams ("Searching…", "3 sources: …"): what a chat user sees first. ``scope``: the documents searched
+        (default: `scope`, the settings' ``retrieval.only``)."""
         from local_rag.llm.pipeline import question_of
 
         self.stop_warming()
@@ -273,12 +295,15 @@ class Pipeline:
             return self.decided(decision, conversation, [], [], [], {"decide": time.perf_counter() - started})
 
         status("Searching…")
+        scope = self.scope() if scope is None else scope
+        if (note := self.scope_note(scope)) is not None:
+            self.skipped.append(note)
         started = time.perf_counter()
         queries = self.queries(conversation)
         timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0
 
         started = time.perf_counter()
-        retrieved = self.retriever.search(queries, top_k=self.depth)
+        retrieved = self.retriever.search(queries, top_k=self.depth, scope=scope)
         timings["retrieval"] = time.perf_counter() - started
         timings.update({f"retrieval.{k}": v for k, v in getattr(self.retriever, "last_timings", {}).items()})
 

@@ -241,14 +241,15 @@ class Answer:
         return data
 
 
-TraceType = Literal["skip", "compress", "gate", "warm", "think", "search", "information", "invalid", "answer", "error"]
+TraceType = Literal["skip", "compress", "gate", "warm", "scope", "think", "search", "information", "invalid", "answer", "error"]
 
 
 class TraceStep(TypedDict):
     """One step of a turn's trace, already in its JSON shape. The pipeline writes ``skip`` (a stage not run: ``stage``,
     ``text``), ``compress`` (the evidence kept) and ``gate`` (a gate declined: ``stage`` ``draft``, the draft gate after
     generation, or ``idk``, the generator's own P(IDK) before it writes; ``text``), ``warm`` (a stage's prompt prefix
-    prefilled between turns: ``stage``, ``tokens``, ``latency_s``); the
+    prefilled between turns: ``stage``, ``tokens``, ``latency_s``), ``scope`` (the turn searched some documents only:
+    ``text``, ``documents``); the
     agentic mode ``think``, ``search`` (``query``, ``latency_s``), ``information`` (``passage_ids``, ``numbers``),
     ``invalid`` (``problem``), ``answer`` (``forced``) and ``error``."""
 
@@ -267,6 +268,7 @@ class TraceStep(TypedDict):
     tokens_before: NotRequired[int]
     tokens_after: NotRequired[int]
     tokens: NotRequired[int]
+    documents: NotRequired[int]
 
 
 @dataclass

@@ -156,6 +156,10 @@ class RetrievalConfig(_Config):
     query_modes: list[str] = Field(default_factory=lambda: ["lastturn"])
     candidates: int = Field(100, ge=1, description="hits taken from each list before fusion")
     top_k: int = Field(10, ge=1, description="hits returned after fusion")
+    only: list[str] = Field(
+        default_factory=list, description="search only these documents: their paths in the indexed folder (or ids), "
+        "folders of them or shell patterns ('reports/2024', '*.pdf'); empty: all (`--only`, local_rag.retrieve.scope)"
+    )
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
 
 

@@ -60,7 +60,8 @@ def source_lines(answer: Answer) -> tuple[str, list[SourceLine]]:
             lines[key] = lines[key]._replace(baseless=lines[key].baseless and c.n in marked)
         else:
             lines[key] = SourceLine([c.n], c.label, c.url, c.n in marked)
-    return ("" if cited or not citations else f"{UNCITED} {len(citations)}"), list(lines.values())
+    heading = f"{UNCITED} {len(citations)}" if len(citations) > 1 else "the answer cites no passage; it was written from this one"
+    return ("" if cited or not citations else heading), list(lines.values())
 
 
 def numbers(line: SourceLine) -> str:

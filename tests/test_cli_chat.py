@@ -60,6 +60,9 @@ def test_ask_shows_where_an_answer_came_from_cited_or_not(workdir: Path):
     lines.clear()
     print_sources(TurnResult(Answer("I don't know.", "decline", passages=given), [], given, given), lines.append)
     assert lines == []
+    print_sources(TurnResult(Answer("Cats sleep a lot.", passages=given[:1]), [], given, given[:1]), lines.append)
+    assert lines == ["  (the answer cites no passage; it was written from this one:)", "  [1] Cats (d1-1)"]  # not "these 1"
+    lines.clear()
     # pieces of one file under one heading share a line; a citation its sentence shares no word with is marked (the
     # demo's "The capital of France is Paris [1]" over a page about settings)
     pages = [Hit("configuration.md", 1.0, title="Settings and profiles", doc_id="configuration.md",
@@ -188,3 +191,20 @@ def test_a_long_conversation_drops_its_oldest_turns_without_a_warning(workdir: P
     debug = run("ask", "--conversation", str(conv), "--no-rewrite", cwd=workdir, env={**ENV, "LOCAL_RAG_DEBUG": "1"})
     assert debug.returncode == 0, debug.stderr
     assert "local_rag.llm.budget: generate: token budget: dropped the" in debug.stderr
+
+
+def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
+    """``/only`` narrows the documents mid-chat (a typo keeps the scope it had), ``/only`` alone says which, ``/all``
+    widens again; ``chat --only`` starts scoped."""
+    script = "\n".join(["/only", "/only d9", "/only d2", "Tell me about cats", "/sources", "/all", "/quit"]) + "\n"
+    result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "(searching every document)" in out
+    assert "(/only 'd9' matches no document of index 'default' (5 documents" in out and "; still searching every document)" in out
+    assert "(searching 1 document: d2)" in out
+    turn = out.split("(searching 1 document: d2)")[1].split("(searching every document)")[0]
+    assert "1 source: Dogs" in turn and "  [1] d2-0 Dogs score=" in turn and "d1-" not in turn  # cats asked, dogs only
+    started = run("chat", "--no-rewrite", "--only", "d1", cwd=workdir, env=ENV, stdin="/only\n/quit\n")
+    assert started.returncode == 0, started.stderr
+    assert "searching 1 document: d1)" in started.stdout

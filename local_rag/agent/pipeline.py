@@ -26,17 +26,20 @@ from local_rag.llm.generate import check_citations, is_decline
 from local_rag.llm.warm import Warmed
 from local_rag.pipeline import Pipeline
 from local_rag.records import Answer, Citation, Conversation, Hit, Query, TurnResult
+from local_rag.retrieve.scope import Scope
 from local_rag.settings import GenerateConfig
 
 
 class AgenticPipeline(Pipeline):
     """The ChatR1-style answering mode. Stages (retriever, LLM, cross-encoder) load lazily as in `Pipeline`."""
 
+    _scope = Scope()  # the documents this turn's searches keep to (`answer`)
+
     def search(self, query: str) -> list[Hit]:
         """One search: hybrid retrieval of the query alone, cross-encoder reranked when ``agent.rerank``."""
         cfg = self.settings.agent
         depth = max(cfg.top_k, cfg.candidates if cfg.rerank else 0)
-        hits = self.retriever.search([Query(query, "agent")], top_k=depth)
+        hits = self.retriever.search([Query(query, "agent")], top_k=depth, scope=self._scope)
         if cfg.rerank and hits and (reranker := self.reranker) is not None:
             started = time.perf_counter()
             hits = reranker.rerank(query, hits)
@@ -48,12 +51,13 @@ class AgenticPipeline(Pipeline):
         return []
 
     def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
-               on_status: Callable[[str], None] | None = None) -> TurnResult:
-        """Answer the last user turn of ``conversation`` by searching as the LLM decides (``on_status``: see
-        `local_rag.pipeline.Pipeline.answer`)."""
+               on_status: Callable[[str], None] | None = None, scope: Scope | None = None) -> TurnResult:
+        """Answer the last user turn of ``conversation`` by searching as the LLM decides (``on_status``, ``scope``:
+        see `local_rag.pipeline.Pipeline.answer`; every search of the turn keeps to the scope)."""
         if on_status is not None:
             on_status("Thinking…")
         self.refresh_index()
+        self._scope = self.scope() if scope is None else scope
         cfg = self.settings
         started = time.perf_counter()
         prompt = load_agent_prompt(cfg.agent.prompt)
@@ -82,8 +86,9 @@ class AgenticPipeline(Pipeline):
         timings["generate"] = sum(c.total_s for c in calls if c.stage == "agent")  # a likelihood reranker's: "rerank"
         timings["total"] = time.perf_counter() - started
         queries = [Query(q, "agent") for q in rollout.queries]
+        note = self.scope_note(self._scope)
         return TurnResult(answer, queries, list(rollout.passages), list(rollout.passages), timings, calls,
-                          rollout.trace)
+                          [note, *rollout.trace] if note is not None else rollout.trace)
 
 
 def to_answer(rollout: Rollout, config: GenerateConfig, streamed: bool = False) -> Answer:

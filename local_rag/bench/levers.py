@@ -23,6 +23,7 @@ from local_rag.llm.base import LLM, Completion, Message, OnToken
 from local_rag.llm.standalone import content_words, is_standalone
 from local_rag.mtrag import DOMAINS, parse_conversation, read_jsonl, strip_speakers, task_domain
 from local_rag.records import Conversation, Hit, LLMCall, Query
+from local_rag.retrieve.scope import Scope
 from local_rag.text import split_sentences
 
 if TYPE_CHECKING:
@@ -207,8 +208,9 @@ class GoldRetriever:
         self.hits: list[Hit] = []
         self.last_timings: dict[str, float] = {}
 
-    def search(self, queries: Sequence[Query], top_k: int | None = None) -> list[Hit]:
-        return [Hit(**{**h.to_json(), "rank": i}) for i, h in enumerate(self.hits[:top_k], 1)]
+    def search(self, queries: Sequence[Query], top_k: int | None = None, scope: Scope | None = None) -> list[Hit]:
+        hits = [h for h in self.hits if not scope or scope.matches(h.doc_id)]
+        return [Hit(**{**h.to_json(), "rank": i}) for i, h in enumerate(hits[:top_k], 1)]
 
 
 def conversation_order(tasks: list[dict[str, Any]]) -> list[dict[str, Any]]:

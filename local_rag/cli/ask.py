@@ -9,13 +9,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
+from local_rag.cli.main import adaptation_option, handle_errors, load, only_list, only_option, settings_options
 from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation, read_question
 from local_rag.errors import BadInputError, LocalRagError
 
 if TYPE_CHECKING:
     from local_rag.pipeline import Pipeline
     from local_rag.records import Conversation
+    from local_rag.retrieve.scope import Scope
 
 
 def stage_options(func: Any) -> Any:
@@ -91,9 +92,10 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
 @adaptation_option
 @click.option("--conversation", "conversation_file", help="Conversation JSON file (official 'input' shape; '-' = stdin).")
 @click.option("--json", "as_json", is_flag=True, help="Answer, citations, rewrite, passages and per-stage timings as JSON.")
+@only_option
 @handle_errors
 def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation,
-        conversation_file, as_json):
+        conversation_file, as_json, only):
     """Answer one turn: QUESTION ('-': read it from standard input), or the last user turn of --conversation."""
     from local_rag.cli.lines import Streamer
     from local_rag.modes import make_pipeline
@@ -101,7 +103,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
     question = read_question(question, conversation_file)
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
-                                 adapted=True, index_adaptation=adaptation)
+                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)})
     if conversation_file:
         conversation = read_conversation(conversation_file)
     else:
@@ -112,6 +114,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
             click.echo(f"note: the question was cut to {MAX_MESSAGE_CHARS} characters", err=True)
         conversation = Conversation([Turn("user", text)])
     pipeline = make_pipeline(settings)
+    pipeline.scope()  # a pattern of --only that matches no document: said now, before the LLM loads
     if as_json:
         result = pipeline.answer(conversation)
         click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
@@ -123,8 +126,9 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
 
 HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /trace (agentic
-mode: thoughts, searches, passages read), /reset, /save FILE (then after every turn), /load FILE, /help, /quit (or
-Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it for?')"""
+mode: thoughts, searches, passages read), /only PATTERN... (search only these documents: 'reports/2024', '*.pdf';
+/only alone: which), /all (every document again), /reset, /save FILE (then after every turn), /load FILE, /help,
+/quit (or Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it for?')"""
 
 
 @click.command()
@@ -135,9 +139,10 @@ Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it for?
 @click.option("--save", "save_file", type=click.Path(), help="Save the conversation here after every turn.")
 @click.option("--history", "history", type=click.Path(dir_okay=False),
               help="Line history file on a terminal (default: chat_history in the user data directory; '' = none).")
+@only_option
 @handle_errors
 def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation, load_file,
-         save_file, history):
+         save_file, history, only):
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each. On a
     terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
     from local_rag.adaptation import in_use
@@ -152,23 +157,49 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         raise BadInputError(f"{save_file} holds a conversation of {held} turns, which --save would replace: go on "
                             f"with it (--load {save_file} --save {save_file}) or save to another file")
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
-                                 adapted=True, index_adaptation=adaptation)
+                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)})
     check_models(settings)
     pipeline = make_pipeline(settings)
+    scope = pipeline.scope()
     read = line_reader(history_file() if history is None else (Path(history) if history else None))
     adapted = in_use(settings)
     click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}"
-               f"{', ' + adapted if adapted else ''}). {HELP}")
+               f"{', ' + adapted if adapted else ''}{', ' + scope_line(pipeline, scope) if scope else ''}). {HELP}")
     try:
-        chat_loop(pipeline, conversation, read, save_file)
+        chat_loop(pipeline, conversation, read, save_file, scope)
     finally:
         pipeline.stop_warming()
 
 
-def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[str], str], save_file: str | None) -> None:
-    """`chat`'s turns; the next turn's prompts are prefilled while the user types (`Pipeline.warm_later`)."""
+def scope_line(pipeline: Pipeline, scope: Scope) -> str:
+    """``searching 2 documents: q3.pdf, q4.pdf`` (the names when a few, else the patterns)."""
+    resolved = pipeline.retriever.scoped(scope)  # type: ignore[attr-defined]
+    if resolved is None:
+        return "searching every document"
+    docs = resolved.documents
+    named = ", ".join(docs) if len(docs) <= 4 else f"{scope.describe()} ({', '.join(docs[:3])}, ...)"
+    return f"searching {len(docs)} document{'s' if len(docs) != 1 else ''}: {named}"
+
+
+def _patterns(arg: str) -> list[str]:
+    """``/only``'s patterns: split as a shell would (a quoted name may hold spaces), and at commas."""
+    import shlex
+
+    try:
+        words = shlex.split(arg)
+    except ValueError:  # an unbalanced quote
+        words = arg.split()
+    return [p for w in words for p in w.split(",") if p.strip()]
+
+
+def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[str], str], save_file: str | None,
+              scope: Scope | None = None) -> None:
+    """`chat`'s turns; the next turn's prompts are prefilled while the user types (`Pipeline.warm_later`). ``scope``:
+    the documents searched (default: the settings' ``retrieval.only``), changed by ``/only`` and ``/all``."""
     from local_rag.cli.lines import Streamer
     from local_rag.records import Conversation, Turn
+
+    scope = pipeline.scope() if scope is None else scope
 
     last: Any = None
     pipeline.warm_later(conversation)
@@ -207,6 +238,16 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                     click.echo(f"  (no queries: {_unsearched(last)})")
             elif cmd == "/trace" and last:
                 print_trace(last)
+            elif cmd == "/only" and arg:
+                try:
+                    scope = pipeline.scope(_patterns(arg), what="/only")
+                except LocalRagError as exc:
+                    click.echo(f"({exc}; still {scope_line(pipeline, scope)})")
+                    continue
+                click.echo(f"({scope_line(pipeline, scope)})")
+            elif cmd in ("/only", "/all"):
+                scope = pipeline.scope() if cmd == "/all" else scope
+                click.echo(f"({scope_line(pipeline, scope)})")
             elif cmd == "/save" and arg:
                 try:
                     held = 0 if save_file and _same_file(arg, save_file) else saved_turns(Path(arg))
@@ -242,7 +283,7 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         conversation.turns.append(Turn("user", text))
         streamer = Streamer("agent> ")
         try:
-            last = pipeline.answer(conversation, on_token=streamer, on_status=streamer.status)
+            last = pipeline.answer(conversation, on_token=streamer, on_status=streamer.status, scope=scope)
         except KeyboardInterrupt:
             conversation.turns.pop()
             click.echo("\n(interrupted: the turn was dropped; the saved conversation is intact)")

@@ -331,6 +331,27 @@ def delete(names, profile, config_file, index_name, yes):
 
 @index.command()
 @settings_options
+@click.option("--only", "only", multiple=True, metavar="PATTERN",
+              help="The documents these patterns name, as `--only` of search/ask/chat/serve would search them.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of {document, chunks}.")
+@click.argument("name", required=False)
+@handle_errors
+def documents(profile, config_file, index_name, only, as_json, name):
+    """The documents of index NAME (or --index), each with its chunk count: the names `--only` takes."""
+    from local_rag.retrieve.scope import index_documents
+
+    settings = load(profile, config_file, _named(index_name, name))
+    found = index_documents(settings.index_dir, only)
+    if as_json:
+        click.echo(json.dumps([{"document": d, "chunks": n} for d, n in found], indent=2, ensure_ascii=False))
+        return
+    for document, chunks in found:
+        click.echo(f"{chunks:8d}  {document}")
+    click.echo(f"{len(found)} document(s), {sum(n for _, n in found)} chunk(s)", err=True)
+
+
+@index.command()
+@settings_options
 @click.option("--json", "as_json", is_flag=True)
 @click.argument("name", required=False)
 @handle_errors

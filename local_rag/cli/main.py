@@ -145,6 +145,20 @@ def adaptation_option(func: Callable[..., Any]) -> Callable[..., Any]:
                         help="Use the re-scorer `train adapt` kept for this index (default: index_adaptation, on).")(func)
 
 
+def only_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--only PATTERN`` (settings: retrieval.only), for the commands that search an index."""
+    return click.option("--only", "only", multiple=True, metavar="PATTERN",
+                        help="Search only these documents: a file's path in the indexed folder, a folder of them, or a "
+                             "pattern ('reports/2024', '*.pdf'); repeat or comma-separate.")(func)
+
+
+def only_list(only: tuple[str, ...]) -> list[str] | None:
+    """``--only`` values as the ``retrieval.only`` setting (None: not given, the settings' own stay)."""
+    from local_rag.retrieve.scope import patterns_of
+
+    return list(patterns_of(only)) or None
+
+
 _MACHINE_ERRNOS = {  # -> what the user can do
     errno.ENOSPC: "free space there and run the command again",
     errno.EDQUOT: "free space there and run the command again",

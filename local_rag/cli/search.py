@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -10,12 +11,13 @@ from typing import TYPE_CHECKING
 
 import click
 
-from local_rag.cli.main import adaptation_option, handle_errors, load, settings_options
+from local_rag.cli.main import adaptation_option, handle_errors, load, only_list, only_option, settings_options
 
 if TYPE_CHECKING:
     from local_rag.records import Hit, Query
     from local_rag.rerank.base import Reranker
     from local_rag.retrieve.hybrid import HybridRetriever
+    from local_rag.retrieve.scope import Scope
     from local_rag.settings import Settings
 
 MAX_MESSAGE_CHARS = 20_000  # longer messages are cut (and say so): a turn is a question, not a document
@@ -106,14 +108,17 @@ def load_reranker_or_skip(settings: Settings) -> Reranker | None:
         return None
 
 
-def reranked_search(retriever: HybridRetriever, reranker: Reranker | None) -> Callable[[list[Query]], list[Hit]]:
-    """The retriever's search, followed by ``reranker`` against the question when there is one."""
+def reranked_search(retriever: HybridRetriever, reranker: Reranker | None,
+                    scope: Scope | None = None) -> Callable[[list[Query]], list[Hit]]:
+    """The retriever's search (of ``scope``'s documents when given), followed by ``reranker`` against the question when
+    there is one."""
+    search = functools.partial(retriever.search, scope=scope)
     if reranker is None:
-        return retriever.search
+        return search
     from local_rag.llm.pipeline import question_of
     from local_rag.rerank.base import reranked
 
-    return reranked(retriever.search, reranker, question_of)
+    return reranked(search, reranker, question_of)
 
 
 @click.command()
@@ -131,25 +136,30 @@ def reranked_search(retriever: HybridRetriever, reranker: Reranker | None) -> Ca
 @click.option("--cross-encoder/--no-cross-encoder", default=None,
               help="Re-score the fused hits with the reranker model (settings: reranker; default pipeline.cross_encoder).")
 @adaptation_option
+@only_option
 @handle_errors
 def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge,
-           cross_encoder, adaptation):
+           cross_encoder, adaptation, only):
     """Search the index for QUESTION ('-': read it from standard input), or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn
     from local_rag.retrieve.queries import conversation_queries
+    from local_rag.retrieve.scope import Scope
     from local_rag.retrieve.stack import open_retriever
 
     question = read_question(question, conversation_file)
     settings = load(profile, config_file, index_name, adapted=True, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
         "fusion.method": fusion, "retrieval.top_k": top_k, "pipeline.cross_encoder": cross_encoder,
-        "index_adaptation": adaptation,
+        "index_adaptation": adaptation, "retrieval.only": only_list(only),
     })
     conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
     if not conversation.last_user_turn.strip():
         raise BadInputError("the question is empty")
     llm_modes = split_csv(llm_modes) or []
+    scope = Scope.of(settings.retrieval.only)
+    retriever = open_retriever(settings)
+    retriever.scoped(scope)  # a pattern that matches no document: said now, before any model loads
     reranker = load_reranker_or_skip(settings) if settings.pipeline.cross_encoder else None
     final_k = settings.retrieval.top_k
     settings.retrieval.top_k = max(final_k, settings.reranker.candidates if reranker else 0,
@@ -163,21 +173,22 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
         given = LLMQueries(llm, settings, llm_modes)(conversation) if llm_modes else {}
         modes = list(settings.retrieval.query_modes) + [m for m in llm_modes if m not in settings.retrieval.query_modes]
         queries = conversation_queries(conversation, modes, given)
-        retriever = open_retriever(settings)
-        hits = post_retrieval(reranked_search(retriever, reranker), llm, settings, llm_rerank, judge)(queries)[:final_k]
+        hits = post_retrieval(reranked_search(retriever, reranker, scope), llm, settings, llm_rerank, judge)(queries)[:final_k]
     else:
         queries = conversation_queries(conversation, settings.retrieval.query_modes)
-        retriever = open_retriever(settings)
-        hits = reranked_search(retriever, reranker)(queries)[:final_k]
+        hits = reranked_search(retriever, reranker, scope)(queries)[:final_k]
+    scoped = retriever.scoped(scope)
     if as_json:
         click.echo(json.dumps({
             "queries": [{"mode": q.mode, "text": q.text} for q in queries],
             "hits": [h.to_json() for h in hits],
             "timings_s": retriever.last_timings,
+            **({"scope": {"only": scope.to_json(), "documents": list(scoped.documents)}} if scoped else {}),
         }, indent=2, ensure_ascii=False))
         return
+    within = f" in {len(scoped.documents)} document(s) of {scope.describe()}" if scoped else ""
     if not hits:  # only BM25 can find nothing (a dense search always ranks every chunk)
-        click.echo(f"no passage matches: {queries[0].text[:80]} (BM25 matches passages by their words, leaving out "
+        click.echo(f"no passage matches{within}: {queries[0].text[:80]} (BM25 matches passages by their words, leaving out "
                    "common ones like 'the': try other words, or an index with vectors, which searches by meaning)")
         return
     from rich.console import Console
@@ -185,7 +196,7 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
 
     from local_rag.adaptation import in_use
 
-    table = Table(title=f"{len(hits)} passages for: {queries[0].text[:80]}", caption=in_use(settings))
+    table = Table(title=f"{len(hits)} passages{within} for: {queries[0].text[:80]}", caption=in_use(settings))
     for column in ("#", "passage", "title § section", "fused", "per retriever", "text"):
         table.add_column(column, overflow="fold")
     for hit in hits:

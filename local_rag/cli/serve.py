@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from local_rag.cli.ask import pipeline_settings, stage_options
-from local_rag.cli.main import adaptation_option, handle_errors, settings_options
+from local_rag.cli.main import adaptation_option, handle_errors, only_list, only_option, settings_options
 from local_rag.settings import ServerConfig
 
 ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY (the settings' own variable)
@@ -43,23 +43,25 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @settings_options
 @stage_options  # --mode pipeline|agentic and the stage switches, as in `ask`
 @adaptation_option
+@only_option
 @server_options
 @handle_errors
-def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, **server):
+def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, **server):
     """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
     from local_rag.adaptation import in_use
     from local_rag.server import check_bind, check_port
     from local_rag.server import serve as run_server
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
-                                 adapted=True, index_adaptation=adaptation,
+                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)},
                                  **{f"server.{k}": v for k, v in server.items()})
     cfg = settings.server
     check_bind(cfg)
     check_port(cfg)  # a port in use is said now, not after the models load
     adapted = in_use(settings)
     click.echo(
-        f"local-rag serve: index {settings.index}{', ' + adapted if adapted else ''}, model {settings.llm.model}, "
+        f"local-rag serve: index {settings.index}{', ' + adapted if adapted else ''}"
+        f"{' (only ' + ', '.join(settings.retrieval.only) + ')' if settings.retrieval.only else ''}, model {settings.llm.model}, "
         f"mode {settings.pipeline.mode}, "
         f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}, browser pages: localhost"
         f"{' and ' + cfg.cors_origins.replace(',', ', ') if cfg.cors_origins else ''}; loading the pipeline...", err=True,

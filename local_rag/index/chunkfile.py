@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import json
 import mmap
-from collections.abc import Iterable, Iterator, Sequence
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import overload
+from typing import TypeVar, overload
 
 import numpy as np
 
 from local_rag.errors import IndexError_
 from local_rag.records import Chunk
 
+T = TypeVar("T")
 BLOCK = 1 << 24  # bytes scanned for line ends at a time
 
 
@@ -85,6 +87,18 @@ class ChunkFile(Sequence[Chunk]):
             return Chunk(**json.loads(line))
         except (json.JSONDecodeError, UnicodeDecodeError, TypeError) as exc:
             raise IndexError_(f"{self.path}: row {row} is not a chunk ({exc}); rebuild the index") from exc
+
+    def scan(self, key: re.Pattern[bytes], convert: Callable[[bytes], T]) -> list[T] | None:
+        """``convert`` of ``key``'s first group in every row, found by one regular-expression pass over the file (no
+        row parsed); None unless ``key`` is found exactly once in each row."""
+        found = [(m.start(), m.group(1)) for m in key.finditer(self._data)] if len(self) else []
+        if len(found) != len(self):
+            return None
+        rows = np.searchsorted(self._starts, np.fromiter((s for s, _ in found), dtype=np.int64, count=len(found)),
+                               side="right") - 1
+        if not np.array_equal(rows, np.arange(len(self))):
+            return None
+        return [convert(value) for _, value in found]
 
     def nbytes(self) -> int:
         """RAM this object holds besides the mapped file: the offset table."""

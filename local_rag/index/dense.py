@@ -29,6 +29,8 @@ from local_rag.settings import DenseConfig
 
 INDEX_FILE = "faiss.index"
 VECTORS_FILE = "vectors.f16.npy"
+SUBSET_BLOCK = 1 << 16  # rows of stored vectors scored at a time by `DenseIndex.search_rows` (~100 MB at 384 dims)
+EXACT_ROWS = 50_000  # a scope of at most this many rows is searched exactly by a non-flat index (~40 ms at 384 dims)
 GPU_TEMP_MEMORY = 256 << 20  # StandardGpuResources scratch (its default is 0.5-1.5 GiB by card size): enough for top-100
 # searches of a few queries at a time; larger requests fall back to cudaMalloc
 # index types that index_cpu_to_gpu moves (faiss/gpu/GpuCloner.cpp); everything else throws or is unsupported
@@ -86,6 +88,10 @@ def append_rows(source: Path, target: Path, rows: list[np.ndarray]) -> bool:
         for r in rows:
             fh.write(np.ascontiguousarray(r).tobytes())
     return True
+
+
+def _faiss_flat() -> type:
+    return require("faiss", "dense retrieval").IndexFlat  # type: ignore[no-any-return]
 
 
 class DenseIndex:
@@ -199,11 +205,66 @@ class DenseIndex:
             log.warning("dense index: moving %s to the GPU failed (%s): searching on the CPU",
                         type(self.index).__name__, exc)
 
+    def search_rows(self, query_vectors: np.ndarray, k: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` rows among those ``mask`` keeps (a search scoped to some documents, `local_rag.retrieve.scope`).
+
+        A flat index on the CPU searches with an ID selector (exact). Other indexes search a scope of at most
+        `EXACT_ROWS` rows exactly, by inner product with the stored vectors: an IVF list or an HNSW walk holds few
+        rows of a narrow scope (measured: IVF632,SQ8 nprobe 16 found 10 of a 400-row scope of 400,000 rows). A wider
+        scope goes through the index with the selector, as approximate as an unscoped search, and exactly again when
+        that finds fewer than ``k`` rows. Figures: docs/benchmarks.md, "Asking about some documents".
+        """
+        rows = np.flatnonzero(mask)
+        k = min(k, len(rows))
+        if k and (isinstance(self.index, _faiss_flat()) or len(rows) > EXACT_ROWS) and not self.on_gpu:
+            found = self._selected(query_vectors, k, mask)
+            if found is not None and (found[0] >= 0).all():
+                return found
+        return self._exact(query_vectors, k, rows)
+
+    def _selected(self, query_vectors: np.ndarray, k: int, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        """FAISS's own search restricted by an ``IDSelectorBitmap`` (None: the index type takes no selector)."""
+        faiss = require("faiss", "dense retrieval")
+        bits = np.packbits(mask, bitorder="little")  # held until the search returns: the selector points into it
+        selector = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bits))
+        hnsw = getattr(self.index, "hnsw", None)
+        if faiss.try_extract_index_ivf(self.index) is not None:
+            params = faiss.SearchParametersIVF(sel=selector, nprobe=self.config.nprobe)
+        elif hnsw is not None:
+            params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.config.ef_search, k))
+        else:
+            params = faiss.SearchParameters(sel=selector)
+        try:
+            scores, rows = self.index.search(np.ascontiguousarray(query_vectors, dtype=np.float32), k, params=params)  # type: ignore[attr-defined]
+        except (RuntimeError, TypeError):  # e.g. an index wrapped in a transform: searched exactly instead
+            return None
+        return self._checked(rows.astype(np.int64), scores.astype(np.float32))
+
+    def _exact(self, query_vectors: np.ndarray, k: int, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Inner products with the stored vectors of ``rows``, in blocks of `SUBSET_BLOCK`; ties by row."""
+        queries = np.ascontiguousarray(query_vectors, dtype=np.float32)
+        best_rows = np.full((len(queries), k), -1, dtype=np.int64)
+        best = np.full((len(queries), k), -np.inf, dtype=np.float32)
+        for start in range(0, len(rows) if k else 0, SUBSET_BLOCK):
+            part = rows[start : start + SUBSET_BLOCK]
+            scores = queries @ np.asarray(self.vectors[part], dtype=np.float32).T
+            part_rows = np.broadcast_to(part, scores.shape)
+            if scores.shape[1] > k:  # the block's own top k first (ties at its k-th score: any of them)
+                top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+                scores, part_rows = np.take_along_axis(scores, top, 1), np.take_along_axis(part_rows, top, 1)
+            all_rows = np.concatenate([best_rows, part_rows], axis=1)
+            all_scores = np.concatenate([best, scores], axis=1)
+            order = np.lexsort((all_rows, -all_scores), axis=1)[:, :k]  # best first, ties by row
+            best_rows, best = np.take_along_axis(all_rows, order, 1), np.take_along_axis(all_scores, order, 1)
+        return best_rows, best
+
     def search(self, query_vectors: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` rows and inner products per query (rows ``-1`` where the index has fewer)."""
         k = min(k, self.size)
         scores, rows = self.index.search(np.ascontiguousarray(query_vectors, dtype=np.float32), k)  # type: ignore[attr-defined]
-        rows, scores = rows.astype(np.int64), scores.astype(np.float32)
+        return self._checked(rows.astype(np.int64), scores.astype(np.float32))
+
+    def _checked(self, rows: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         found = rows >= 0
         # inner products of unit vectors lie in [-1, 1]: anything else is a corrupt index, never a result
         if (rows >= self.size).any() or not np.isfinite(scores[found]).all() or (np.abs(scores[found]) > 1.01).any():

@@ -55,10 +55,13 @@ class LearnedSparseIndex:
         except (OSError, ValueError) as exc:
             raise IndexError_(f"learned sparse index in {folder} is unreadable ({exc}); rebuild it") from exc
 
-    def search(self, query_weights: Sequence[dict[str, float]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    def search(self, query_weights: Sequence[dict[str, float]], k: int,
+               mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         k = min(k, self.size)
         queries = _to_csr(query_weights, self.matrix.shape[1])
         scores = (self.matrix @ queries.T).T.toarray()
+        if mask is not None:  # rows outside a scope (`local_rag.retrieve.scope`) score 0: never returned
+            scores[:, ~mask] = 0
         rows = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         top = np.take_along_axis(scores, rows, axis=1).astype(np.float32)
         rows[top <= 0] = -1

@@ -167,15 +167,23 @@ class SegmentedSparse:
             retrievers.append(retriever)
         return cls(retrievers, meta, config)
 
-    def search(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` rows and scores per query over all segments (rows ``-1`` for zero scores)."""
+    def search(self, queries: Sequence[str], k: int, mask: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` rows and scores per query over all segments (rows ``-1`` for zero scores); with ``mask``, rows
+        it leaves out score 0 (bm25s's ``weight_mask``), so they are never returned."""
         k = min(k, self.size)
         tokens = _tokens(queries, self.config)
         all_rows, all_scores, offset = [], [], 0
         for retriever, m in zip(self.retrievers, self.meta, strict=True):
             depth = min(k, m["rows"])
+            weights = None if mask is None else mask[offset : offset + m["rows"]].astype(np.float32)
+            if weights is not None and not weights.any():  # nothing of this segment is in the scope
+                all_rows.append(np.full((len(queries), depth), -1, dtype=np.int64))
+                all_scores.append(np.zeros((len(queries), depth), dtype=np.float32))
+                offset += m["rows"]
+                continue
             try:
-                rows, scores = retriever.retrieve(tokens, k=depth, show_progress=False, n_threads=1, sorted=True)
+                rows, scores = retriever.retrieve(tokens, k=depth, show_progress=False, n_threads=1, sorted=True,
+                                                  weight_mask=weights)
             except (IndexError, ValueError) as exc:
                 raise IndexError_(f"the sparse index is corrupt ({type(exc).__name__}: {exc}); run `local-rag index "
                                   "verify --deep` and rebuild it") from exc

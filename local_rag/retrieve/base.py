@@ -10,9 +10,11 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from local_rag.records import Hit, Query
+from local_rag.retrieve.scope import Scope
 
 
 class Searcher(Protocol):
-    def search(self, queries: Sequence[Query], top_k: int | None = None) -> list[Hit]:
-        """The passages for ``queries`` (fused when several), best first, at most ``top_k``."""
+    def search(self, queries: Sequence[Query], top_k: int | None = None, scope: Scope | None = None) -> list[Hit]:
+        """The passages for ``queries`` (fused when several), best first, at most ``top_k``; with ``scope``, only
+        passages of the documents it names."""
         ...

@@ -6,6 +6,8 @@ import logging
 import time
 from collections.abc import Sequence
 
+import numpy as np
+
 from local_rag.embed.base import Embedder
 from local_rag.index.folder import IndexFolder
 from local_rag.records import Hit, Query
@@ -13,9 +15,11 @@ from local_rag.retrieve.fusion import fuse, list_weight
 from local_rag.retrieve.learned import LearnedFusion
 from local_rag.retrieve.queries import QUERY_MODES
 from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, LearnedSparseRetriever, Retriever
+from local_rag.retrieve.scope import Scope, ScopedRows, document_table, resolve
 from local_rag.settings import Settings
 
 log = logging.getLogger("local_rag.retrieve")
+MAX_SCOPES = 16  # resolved scopes kept per opened index (a server's clients each asking about other documents)
 
 
 def learned_fusion(settings: Settings) -> LearnedFusion | None:
@@ -64,6 +68,9 @@ class HybridRetriever:
     def __init__(self, folder: IndexFolder, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
         self.embedder = embedder
+        self.folder = folder
+        self._documents: tuple[list[str], np.ndarray] | None = None  # `document_table`, read at the first scope
+        self._scopes: dict[Scope, ScopedRows] = {}
         self.retrievers: dict[str, Retriever] = {}
         for name in settings.retrieval.retrievers:
             if name == "bm25" and folder.sparse is not None:
@@ -84,9 +91,30 @@ class HybridRetriever:
         if self.learned is not None and settings.retrieval.feedback.passages:
             log.warning("retrieval.feedback is skipped: the trained fusion model reads only the lists it was trained on")
 
-    def lists(self, batch: Sequence[Sequence[Query]], depth: int, only: Sequence[str] | None = None) -> list[dict[str, list[Hit]]]:
+    def scoped(self, scope: Scope | None, what: str = "--only") -> ScopedRows | None:
+        """``scope`` resolved against this index (None: every document). The index's table of documents is read at
+        the first scope (a scan of ``chunks.jsonl``), the rows of a scope once.
+
+        Raises:
+            BadInputError: a pattern of ``scope`` matches no document (``what``: how the user gave it).
+        """
+        if not scope:
+            return None
+        found = self._scopes.get(scope)
+        if found is None:
+            if self._documents is None:
+                self._documents = document_table(self.folder.chunks)
+            found = resolve(scope, *self._documents, index=self.settings.index, what=what,
+                            source=self.folder.manifest.corpus_source)
+            if len(self._scopes) >= MAX_SCOPES:
+                self._scopes.clear()
+            self._scopes[scope] = found
+        return found
+
+    def lists(self, batch: Sequence[Sequence[Query]], depth: int, only: Sequence[str] | None = None,
+              scoped: ScopedRows | None = None) -> list[dict[str, list[Hit]]]:
         """Per turn, the ranked list of every ``retriever:mode`` (several texts of one mode get ``mode#i`` keys), from
-        every retriever or from those named in ``only``."""
+        every retriever or from those named in ``only``; passages of ``scoped``'s documents only, when given."""
         out: list[dict[str, list[Hit]]] = [{} for _ in batch]
         self.last_timings = {}
         for name, retriever in self.retrievers.items():
@@ -94,7 +122,7 @@ class HybridRetriever:
                 continue
             flat = [(i, q) for i, queries in enumerate(batch) for q in queries]
             started = time.perf_counter()
-            results = retriever.search([q.text for _, q in flat], k=depth)
+            results = retriever.search([q.text for _, q in flat], k=depth, scoped=scoped)
             self.last_timings[name] = time.perf_counter() - started
             seen: dict[tuple[int, str], int] = {}
             for (i, query), hits in zip(flat, results, strict=True):
@@ -104,8 +132,10 @@ class HybridRetriever:
                 out[i][key] = hits
         return out
 
-    def search_batch(self, batch: Sequence[Sequence[Query]], top_k: int | None = None) -> list[list[Hit]]:
-        """Fused hits for each turn's query variants; equal to calling `search` on each turn.
+    def search_batch(self, batch: Sequence[Sequence[Query]], top_k: int | None = None,
+                     scope: Scope | None = None) -> list[list[Hit]]:
+        """Fused hits for each turn's query variants; equal to calling `search` on each turn. With ``scope``, only
+        passages of the documents it names (`local_rag.retrieve.scope`).
 
         With ``retrieval.feedback.passages`` set, a second search follows: its query is the text of the fused list's
         top passages (`feedback_query`), its lists ``<retriever>:feedback`` join the first ones, and all are fused
@@ -113,13 +143,14 @@ class HybridRetriever:
         """
         cfg = self.settings
         top_k = top_k or cfg.retrieval.top_k
-        per_turn = self.lists(batch, cfg.retrieval.candidates)
+        scoped = self.scoped(scope)
+        per_turn = self.lists(batch, cfg.retrieval.candidates, scoped=scoped)
         started = time.perf_counter()
         feedback = cfg.retrieval.feedback
         fused = [self._fuse(queries, lists, max(top_k, feedback.passages)) for queries, lists in zip(batch, per_turn, strict=True)]
         self.last_timings["fusion"] = time.perf_counter() - started
         if feedback.passages and self.learned is None:
-            fused = self._feedback(batch, per_turn, fused, top_k)
+            fused = self._feedback(batch, per_turn, fused, top_k, scoped)
         return [hits[:top_k] for hits in fused]
 
     def _fuse(self, queries: Sequence[Query], lists: dict[str, list[Hit]], top_k: int,
@@ -138,13 +169,14 @@ class HybridRetriever:
         return fuse(lists, method, cfg.fusion.k, weights, top_k)
 
     def _feedback(self, batch: Sequence[Sequence[Query]], per_turn: list[dict[str, list[Hit]]], fused: list[list[Hit]],
-                  top_k: int) -> list[list[Hit]]:
+                  top_k: int, scoped: ScopedRows | None = None) -> list[list[Hit]]:
         """The second round of pseudo-relevance feedback (a turn whose first round found no text keeps that round)."""
         cfg = self.settings.retrieval.feedback
         first = dict(self.last_timings)
         texts = {i: feedback_query(hits, cfg.passages, cfg.words) for i, hits in enumerate(fused)}
         todo = [i for i, text in texts.items() if text]
-        extra = self.lists([[Query(texts[i], "feedback")] for i in todo], self.settings.retrieval.candidates, only=cfg.retrievers)
+        extra = self.lists([[Query(texts[i], "feedback")] for i in todo], self.settings.retrieval.candidates, only=cfg.retrievers,
+                           scoped=scoped)
         started = time.perf_counter()
         # a feedback list weighs its retriever's weight times feedback.weight, unless fusion.weights names it
         weights = {f"{name}:feedback": list_weight(name, self.settings.fusion.weights) * cfg.weight for name in cfg.retrievers}
@@ -155,5 +187,5 @@ class HybridRetriever:
         self.last_timings = {**first, **timings, "fusion": first.get("fusion", 0.0) + time.perf_counter() - started}
         return out
 
-    def search(self, queries: Sequence[Query], top_k: int | None = None) -> list[Hit]:
-        return self.search_batch([queries], top_k)[0]
+    def search(self, queries: Sequence[Query], top_k: int | None = None, scope: Scope | None = None) -> list[Hit]:
+        return self.search_batch([queries], top_k, scope)[0]

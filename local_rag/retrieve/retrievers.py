@@ -16,6 +16,7 @@ from local_rag.embed.base import Embedder
 from local_rag.errors import IndexError_
 from local_rag.index.folder import IndexFolder
 from local_rag.records import Hit
+from local_rag.retrieve.scope import ScopedRows
 
 CHUNK_DEPTH_FACTOR = 3  # chunks fetched per passage wanted, so that passages with several chunks still fill k
 
@@ -27,19 +28,23 @@ class Retriever(ABC):
         self.folder = folder
 
     @abstractmethod
-    def search_chunks(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` chunk rows and scores per query (rows ``-1`` for no result)."""
+    def search_chunks(self, queries: Sequence[str], k: int, scoped: ScopedRows | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` chunk rows and scores per query (rows ``-1`` for no result), from the rows of ``scoped`` only
+        when given."""
 
-    def search(self, queries: Sequence[str], k: int = 10) -> list[list[Hit]]:
-        """Top-``k`` passages for each query, best first; ties broken by passage id.
+    def search(self, queries: Sequence[str], k: int = 10, scoped: ScopedRows | None = None) -> list[list[Hit]]:
+        """Top-``k`` passages for each query, best first; ties broken by passage id; only passages of the documents
+        in ``scoped`` when given (`local_rag.retrieve.scope`).
 
         Example:
             >>> BM25Retriever(folder).search(["what is bm25"], k=5)  # doctest: +SKIP
         """
         if not queries:
             return []
-        depth = min(len(self.folder.chunks), k * CHUNK_DEPTH_FACTOR)
-        rows, scores = self.search_chunks(queries, depth)
+        depth = min(len(self.folder.chunks) if scoped is None else scoped.rows, k * CHUNK_DEPTH_FACTOR)
+        if depth == 0:
+            return [[] for _ in queries]
+        rows, scores = self.search_chunks(queries, depth, scoped)
         return [self._to_passages(r, s, k) for r, s in zip(rows, scores, strict=True)]
 
     def _to_passages(self, rows: np.ndarray, scores: np.ndarray, k: int) -> list[Hit]:
@@ -86,8 +91,12 @@ class BM25Retriever(Retriever):
             raise IndexError_(f"index {folder.path} has no sparse part loaded")
         self.sparse = folder.sparse
 
-    def search_chunks(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        return self.sparse.search(queries, k)
+    def search_chunks(self, queries: Sequence[str], k: int, scoped: ScopedRows | None = None) -> tuple[np.ndarray, np.ndarray]:
+        if scoped is None:
+            return self.sparse.search(queries, k)
+        if self.folder.manifest.backend == "qdrant":
+            return self.sparse.search(queries, k, where=_where(scoped))  # type: ignore[call-arg]
+        return self.sparse.search(queries, k, mask=scoped.mask)
 
 
 class DenseRetriever(Retriever):
@@ -112,13 +121,18 @@ class DenseRetriever(Retriever):
                 self._cache[text] = self.embedder.embed([text], kind="query")[0]
         return np.stack([self._cache[t] for t in queries])
 
-    def search_chunks(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    def search_chunks(self, queries: Sequence[str], k: int, scoped: ScopedRows | None = None) -> tuple[np.ndarray, np.ndarray]:
         vectors = self.embed_queries(queries)
+        if scoped is not None and self.folder.manifest.backend == "qdrant":
+            return self.dense.search(vectors, k, where=_where(scoped))  # type: ignore[call-arg]
         rows = np.empty((len(queries), k), dtype=np.int64)
         scores = np.empty((len(queries), k), dtype=np.float32)
         # one query per FAISS call too: BLAS (used for >= 20 queries) and the direct kernel round differently
         for i in range(len(queries)):
-            r, s = self.dense.search(vectors[i : i + 1], k)
+            if scoped is None:
+                r, s = self.dense.search(vectors[i : i + 1], k)
+            else:  # exact over the scope's stored vectors (`DenseIndex.search_rows`)
+                r, s = self.dense.search_rows(vectors[i : i + 1], k, scoped.mask)
             rows[i], scores[i] = r[0], s[0]
         return rows, scores
 
@@ -135,6 +149,11 @@ class LearnedSparseRetriever(Retriever):
         self.learned = folder.learned
         self.embedder = embedder
 
-    def search_chunks(self, queries: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    def search_chunks(self, queries: Sequence[str], k: int, scoped: ScopedRows | None = None) -> tuple[np.ndarray, np.ndarray]:
         weights = [self.embedder.lexical_weights([q])[0] for q in queries]
-        return self.learned.search(weights, k)
+        return self.learned.search(weights, k, None if scoped is None else scoped.mask)
+
+
+def _where(scoped: ScopedRows) -> dict[str, list[str]]:
+    """A Qdrant collection's payload filter for the documents of ``scoped``."""
+    return {"doc_id": list(scoped.documents)}

@@ -51,9 +51,10 @@ def model_id(settings: Settings) -> str:
 
 def load_stages(pipeline: Pipeline, settings: Settings) -> None:
     """Load the index, the embedder and the LLM now, so a missing one fails at start-up (exit 3 / 4), not at the
-    first request."""
+    first request; a pattern of ``serve --only`` that matches no document of the index too."""
     for name in ("retriever", "llm"):
         getattr(pipeline, name, None)
+    pipeline.scope()
     if settings.pipeline.cross_encoder:
         getattr(pipeline, "reranker", None)
 
@@ -122,7 +123,8 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "index": settings.index, "model": model, "mode": settings.pipeline.mode,
-                "profile": settings.profile, "reranker": reranker, "adaptation": adaptation, "turns": runner.status()}
+                "profile": settings.profile, "reranker": reranker, "adaptation": adaptation,
+                **({"only": settings.retrieval.only} if settings.retrieval.only else {}), "turns": runner.status()}
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(request: Request) -> JSONResponse:
@@ -155,6 +157,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
         check_key(request)
         chat = protocol.parse_request(await read_body(request, cfg.max_body_bytes), cfg.max_messages)
         conversation, notes = protocol.to_conversation(chat, cfg.max_message_chars)
+        only = protocol.request_only(chat)
         queued = time.perf_counter()
         if not await runner.admit():
             raise ApiError(429, f"busy: one turn runs and {runner.queue} wait; try again later", "queue_full",
@@ -168,7 +171,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
             notes["client_task"] = task
         budget = cfg.task_max_tokens if task is not None else max_tokens(settings)
         turn = runner.start(conversation, stream=chat.stream,
-                            task=(protocol.task_messages(chat), budget) if task is not None else None)
+                            task=(protocol.task_messages(chat), budget) if task is not None else None, only=only)
         handed_off = False
         try:
             kind, first = await turn.next_event(request.is_disconnected)

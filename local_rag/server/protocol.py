@@ -137,6 +137,34 @@ def to_conversation(request: ChatRequest, max_chars: int) -> tuple[Conversation,
     return Conversation(turns), notes
 
 
+def request_only(request: ChatRequest) -> tuple[str, ...]:
+    """The documents a request asks about: ``"local_rag": {"only": ["reports/2024", "*.pdf"]}`` (a list, or one
+    string, comma-separated; the ``extra_body`` of the openai SDK). Empty: the server's own scope (``serve --only``),
+    which a request narrows and never widens.
+
+    Raises:
+        ApiError: 400 when ``local_rag`` is not an object, names another key, or ``only`` is not strings.
+    """
+    options = (request.model_extra or {}).get("local_rag")
+    if options is None:
+        return ()
+    if not isinstance(options, dict):
+        raise ApiError(400, 'local_rag: expected an object such as {"only": ["reports/2024", "*.pdf"]}', "invalid_request")
+    unknown = sorted(set(options) - {"only"})
+    if unknown:
+        raise ApiError(400, f"local_rag: unknown key(s) {', '.join(map(repr, unknown))} (known: only)", "invalid_request")
+    only = options.get("only")
+    if only is None:
+        return ()
+    if isinstance(only, str):
+        only = [only]
+    if not isinstance(only, list) or not all(isinstance(p, str) for p in only):
+        raise ApiError(400, "local_rag.only: a list of document paths or patterns (strings)", "invalid_request")
+    from local_rag.retrieve.scope import patterns_of
+
+    return patterns_of(only)
+
+
 TASK_MARK = "### Task:"  # how Open WebUI opens the prompts of its background tasks (title, tags, follow-ups, queries)
 
 

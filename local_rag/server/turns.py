@@ -89,11 +89,12 @@ class TurnRunner:
         return max(1, min(600, math.ceil(typical - elapsed)))
 
     def start(self, conversation: Conversation, stream: bool,
-              task: tuple[list[dict[str, str]], int] | None = None) -> Turn:
+              task: tuple[list[dict[str, str]], int] | None = None, only: tuple[str, ...] = ()) -> Turn:
         """Run the pipeline on ``conversation`` in the worker thread (the caller holds the slot); with ``task`` (the
-        client's messages and a token budget), `Pipeline.client_task` instead of a turn."""
+        client's messages and a token budget), `Pipeline.client_task` instead of a turn; ``only``: the request's
+        document patterns (`local_rag.server.protocol.request_only`)."""
         turn = Turn(self, asyncio.get_running_loop(), stream)
-        turn.start(conversation, task)
+        turn.start(conversation, task, only)
         return turn
 
     def stop(self) -> None:
@@ -149,16 +150,26 @@ class Turn:
         if self.stream and self.runner.stream_status:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("status", text))
 
-    def start(self, conversation: Conversation, task: tuple[list[dict[str, str]], int] | None = None) -> None:
+    def start(self, conversation: Conversation, task: tuple[list[dict[str, str]], int] | None = None,
+              only: tuple[str, ...] = ()) -> None:
         self.conversation = conversation
         self.task = task is not None
         self.runner.active = self
         pipeline = self.runner.pipeline
         if task is not None:
             self.future = self.runner.executor.submit(pipeline.client_task, task[0], TokenSink(self), task[1])
+        elif only:
+            self.future = self.runner.executor.submit(self._scoped_answer, conversation, only)
         else:
             self.future = self.runner.executor.submit(pipeline.answer, conversation, TokenSink(self), self._on_status)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
+
+    def _scoped_answer(self, conversation: Conversation, only: tuple[str, ...]) -> TurnResult:  # in the worker thread
+        """A turn about some documents: the request's patterns, within the server's (a pattern matching no document
+        raises `BadInputError`: a 400 naming it)."""
+        pipeline = self.runner.pipeline
+        scope = pipeline.scope(only, what="local_rag.only")
+        return pipeline.answer(conversation, TokenSink(self), self._on_status, scope=scope)
 
     def _finished(self) -> None:  # on the event loop, once the worker thread is done
         assert self.future is not None

@@ -1,0 +1,202 @@
+"""Asking about some of the documents: `Scope`, the documents a search may return, given as patterns.
+
+A pattern names documents by their id: for an index of a folder, the file's path inside it (``reports/2024/q3.pdf``).
+It matches a document when it is the id, a folder of it (``reports/2024``, ``reports/2024/``), or a shell-style
+pattern over the whole id (``*.pdf``, ``reports/*/q?.pdf``; ``*`` crosses folders), all without regard to case.
+Patterns given together widen each other (any one may match); a scope narrowed again (`Scope.narrow`: a request to a
+server started with ``--only``) keeps only documents every group matches.
+
+Retrieval then never leaves the scope: BM25 scores the documents outside it as 0 (bm25s's ``weight_mask``), dense
+search is exact over the scope's rows (the stored vectors), a Qdrant collection filters by ``doc_id``.
+
+Example:
+    >>> scope = Scope.of(["reports/2024", "*.md"])
+    >>> [scope.matches(d) for d in ("reports/2024/q3.pdf", "notes/a.MD", "reports/2023/q3.pdf")]
+    [True, True, False]
+    >>> Scope.of(["handbook"]).narrow(["*.pdf"]).matches("handbook/leave.md")
+    False
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from local_rag.errors import BadInputError
+from local_rag.records import Chunk
+
+_DOC_ID = re.compile(rb'"doc_id": "((?:[^"\\]|\\.)*)"')  # the key as `json.dumps` writes it; never inside a string
+
+
+def _norm(text: str) -> str:
+    return text.replace("\\", "/").strip().strip("/").casefold()
+
+
+def matches(doc_id: str, pattern: str) -> bool:
+    """Whether ``pattern`` names the document ``doc_id``: the id itself, a folder of it, or a shell-style pattern.
+
+    Example:
+        >>> matches("guide/install.md", "guide"), matches("guide/install.md", "*.MD"), matches("guide.md", "guide")
+        (True, True, False)
+    """
+    doc, pat = _norm(doc_id), _norm(pattern)
+    if not pat:
+        return False
+    return doc == pat or doc.startswith(pat + "/") or fnmatch.fnmatchcase(doc, pat)
+
+
+def patterns_of(values: Iterable[str]) -> tuple[str, ...]:
+    """Patterns from options or a request: blanks dropped, comma-separated lists split (``--only "a/*,b.md"``)."""
+    return tuple(p.strip() for value in values for p in str(value).split(",") if p.strip())
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Groups of patterns: a document is in the scope when, in every group, one pattern matches it. No groups: every
+    document."""
+
+    groups: tuple[tuple[str, ...], ...] = ()
+
+    @classmethod
+    def of(cls, patterns: Iterable[str]) -> Scope:
+        found = patterns_of(patterns)
+        return cls((found,) if found else ())
+
+    def narrow(self, patterns: Iterable[str]) -> Scope:
+        """This scope, cut to the documents ``patterns`` also match (no patterns: unchanged)."""
+        found = patterns_of(patterns)
+        return Scope((*self.groups, found)) if found and found not in self.groups else self
+
+    def __bool__(self) -> bool:
+        return bool(self.groups)
+
+    def matches(self, doc_id: str) -> bool:
+        return all(any(matches(doc_id, p) for p in group) for group in self.groups)
+
+    def describe(self) -> str:
+        """``reports/2024, *.md`` (groups joined by `` and ``)."""
+        return " and ".join(", ".join(group) for group in self.groups) or "all documents"
+
+    def to_json(self) -> list[list[str]]:
+        return [list(group) for group in self.groups]
+
+
+@dataclass(frozen=True)
+class ScopedRows:
+    """A scope resolved against one index: the documents in it and the chunk rows they hold."""
+
+    scope: Scope
+    documents: tuple[str, ...]
+    mask: np.ndarray  # bool, one entry per chunk row
+
+    @property
+    def rows(self) -> int:
+        return int(self.mask.sum())
+
+
+def document_table(chunks: Sequence[Chunk]) -> tuple[list[str], np.ndarray]:
+    """The index's document ids, and for each chunk row the position of its document among them.
+
+    A ``chunks.jsonl`` (`local_rag.index.chunkfile.ChunkFile`) is scanned for its ``doc_id`` keys without parsing a
+    row (a million rows in a second or two); other sequences are read chunk by chunk.
+    """
+    from local_rag.index.chunkfile import ChunkFile
+
+    raw: list[str] | None = None
+    if isinstance(chunks, ChunkFile):
+        raw = chunks.scan(_DOC_ID, lambda found: json.loads(b'"' + found + b'"') if b"\\" in found else found.decode())
+    if raw is None:
+        raw = [c.doc_id for c in chunks]
+    names = sorted(set(raw))
+    position = {name: i for i, name in enumerate(names)}
+    return names, np.fromiter((position[d] for d in raw), dtype=np.int32, count=len(raw))
+
+
+def in_folder(pattern: str, source: str) -> str:
+    """``pattern`` as a path inside the indexed folder ``source`` (the manifest's ``corpus_source``), for a user who
+    names a file as the shell shows it: ``docs/setup.md`` or ``/home/me/docs/setup.md`` for ``setup.md`` of an index of
+    ``docs``; else ``pattern`` unchanged.
+
+    Example:
+        >>> in_folder("docs/setup.md", "docs"), in_folder("./docs/guide/", "./docs"), in_folder("setup.md", "docs")
+        ('setup.md', 'guide', 'setup.md')
+    """
+    norm, base = _norm(pattern).removeprefix("./"), _norm(source).removeprefix("./")
+    if not base:
+        return pattern
+    if norm.startswith(base + "/"):
+        return norm[len(base) + 1 :]
+    try:
+        inside = Path(pattern).expanduser().resolve().relative_to(Path(source).expanduser().resolve())
+    except (ValueError, OSError, RuntimeError):
+        return pattern
+    return inside.as_posix() if inside.parts else "*"  # the folder itself: all of it
+
+
+def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = "",
+            what: str = "--only", source: str = "") -> ScopedRows:
+    """The rows of the documents in ``scope`` (``index``: the index's name; ``what``: how the user gave the scope, for
+    the error; ``source``: the indexed
+    folder, whose path a pattern may begin with, `in_folder`).
+
+    Raises:
+        BadInputError: a pattern group matches no document of the index: the error names it, the nearest document
+            ids or folders, and how the index names its documents.
+    """
+    keep = np.ones(len(names), dtype=bool)
+    for group in scope.groups:
+        forms = {form for p in group for form in (p, in_folder(p, source))}
+        hit = np.fromiter((any(matches(n, p) for p in forms) for n in names), dtype=bool, count=len(names))
+        if not hit.any():
+            raise BadInputError(_no_match(group, names, index, what))
+        keep &= hit
+    if not keep.any():
+        raise BadInputError(f"no document of {_label(index)} is in all of {scope.describe()} (each matches some, never the "
+                            "same ones)")
+    documents = tuple(n for n, k in zip(names, keep.tolist(), strict=True) if k)
+    return ScopedRows(scope, documents, keep[codes] if len(codes) else np.zeros(0, dtype=bool))
+
+
+def index_documents(index_dir: Path, patterns: Iterable[str] = ()) -> list[tuple[str, int]]:
+    """The documents of the index folder ``index_dir`` with their chunk counts, in id order; with ``patterns``, those
+    `Scope.of` them keeps (what ``--only`` would search: `local-rag index documents`).
+
+    Raises:
+        IndexError_: the folder holds no index. BadInputError: a pattern matches no document.
+    """
+    from local_rag.index.chunkfile import ChunkFile
+    from local_rag.index.manifest import IndexManifest
+
+    manifest = IndexManifest.load(index_dir)
+    names, codes = document_table(ChunkFile(index_dir / "chunks.jsonl"))
+    counts = np.bincount(codes, minlength=len(names)) if len(codes) else np.zeros(len(names), dtype=np.int64)
+    scope = Scope.of(patterns)
+    keep = set(resolve(scope, names, codes, index=manifest.name, source=manifest.corpus_source).documents
+               ) if scope else set(names)
+    return [(name, int(n)) for name, n in zip(names, counts.tolist(), strict=True) if name in keep]
+
+
+def _label(index: str) -> str:
+    return f"index {index!r}" if index else "the index"
+
+
+def _no_match(group: Sequence[str], names: Sequence[str], index: str, what: str) -> str:
+    shown = ", ".join(repr(p) for p in group)
+    folders = sorted({n.rsplit("/", 1)[0] for n in names if "/" in n})
+    near: list[str] = []
+    for pattern in group:
+        plain = _norm(pattern).replace("*", "").replace("?", "")
+        lower = {_norm(n): n for n in [*folders, *names]}
+        near += [lower[m] for m in difflib.get_close_matches(plain, list(lower), n=3, cutoff=0.6) if lower[m] not in near]
+    hint = f"; did you mean {', '.join(repr(n) for n in near[:3])}?" if near else ""
+    example = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+    listing = f"`local-rag index documents{' ' + index if index else ''}` lists them"
+    return (f"{what} {shown} matches no document of {_label(index)} ({len(names)} documents, named by their path in "
+            f"the folder or their id: {example}; {listing}){hint}")
