@@ -235,7 +235,7 @@ def _scripted_chat(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     replies, typed = iter(answers), iter(lines)
     real_answer = RealPipeline.answer
 
-    def fake_answer(self, conversation, on_token=None, on_status=None):  # type: ignore[no-untyped-def]
+    def fake_answer(self, conversation, on_token=None, on_status=None, scope=None):  # type: ignore[no-untyped-def]
         reply = next(replies)
         if isinstance(reply, BaseException):
             raise reply

@@ -12,10 +12,11 @@ import pytest
 from local_rag.errors import BadInputError
 from local_rag.index import add_documents, build_index, open_index
 from local_rag.index.chunkfile import ChunkFile
+from local_rag.patterns import in_folder, matches, patterns_of
 from local_rag.pipeline import Pipeline
 from local_rag.records import Chunk, Conversation, Query, Turn
 from local_rag.retrieve import HybridRetriever
-from local_rag.retrieve.scope import Scope, document_table, in_folder, matches, patterns_of, resolve
+from local_rag.retrieve.scope import Scope, document_table, resolve
 from local_rag.settings import Settings
 
 from .conftest import HashEmbedder, make_settings

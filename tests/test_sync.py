@@ -89,8 +89,9 @@ def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_emb
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text("# Alpha\n\nRivers and lakes.\n")
-    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["drafts"])
     (folder / ".trash").mkdir()
+    (folder / "drafts").mkdir()
     synced, stop = threading.Event(), threading.Event()
     calls = []
 
@@ -100,10 +101,12 @@ def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_emb
             synced.set()
             stop.set()
 
-    thread = threading.Thread(target=watch, args=(folder, on_change), kwargs={"debounce_ms": 200, "stop_event": stop})
+    thread = threading.Thread(target=watch, args=(folder, on_change), kwargs={"debounce_ms": 200, "stop_event": stop,
+                                                                              "exclude": ["drafts"]})
     thread.start()
-    try:  # a hidden file changes first: it wakes nothing (the index leaves it out)
+    try:  # a hidden file and an excluded one change first: they wake nothing (the index leaves them out)
         threading.Timer(0.3, lambda: (folder / ".trash" / "old.md").write_text("# Old\n\nDeleted.\n")).start()
+        threading.Timer(0.5, lambda: (folder / "drafts" / "x.md").write_text("# Draft\n\nNot yet.\n")).start()
         threading.Timer(1.2, lambda: (folder / "b.md").write_text("# Beta\n\nMountains.\n")).start()
         assert synced.wait(60), "the watcher did not sync the new file"
     finally:
@@ -174,7 +177,7 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
         (folder / rel).write_text(text, encoding="utf-8")
     (folder / "notes" / "loop").symlink_to(folder, target_is_directory=True)  # a link back up is not followed
     (folder / "notes" / "gone.md").symlink_to(tmp_path / "moved-away.md")  # a link to nothing is named, not read
-    files, hidden, broken, looped, _ = folder_files(folder)
+    files, hidden, broken, looped, *_ = folder_files(folder)
     assert [p.relative_to(folder).as_posix() for p in files] == ["plan.md"]
     assert hidden == [".draft.md", ".git", ".trash", "notes/.obsidian"] and broken == ["notes/gone.md"]
     assert looped == []  # a link to a folder inside is read at its own place, without a word

@@ -1,4 +1,4 @@
-"""``local-rag index build|add|remove|sync|rebuild|list|info|delete|verify``."""
+"""``local-rag index build|add|remove|sync|rebuild|list|documents|info|delete|verify``."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import click
 
-from local_rag.cli.main import handle_errors, load, settings_options, sparse_only_settings
+from local_rag.cli.main import exclude_option, handle_errors, load, settings_options, sparse_only_settings
+from local_rag.errors import LocalRagError
+from local_rag.patterns import patterns_of
 
 
 def _named(index_name: str | None, name: str | None) -> str | None:
@@ -51,10 +53,11 @@ def index() -> None:
               "(settings: backend.name; qdrant needs the `qdrant` extra).")
 @click.option("--backend-url", help="Qdrant server/cluster URL (settings: backend.url; default: embedded in the folder).")
 @click.option("--replace", is_flag=True, help="Rebuild an index of this name that was built from another corpus.")
+@exclude_option
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, replace, as_json):
+          backend_url, replace, exclude, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
     .pdf/.docx/.odt/.pptx/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.ipynb/.eml/.txt, or one such document). Files that cannot be read are listed at the end; the build
     goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
@@ -78,12 +81,14 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
                    f"{settings.index}` reads and embeds only what changed; this build reads and embeds it all again",
                    err=True)
     settings = sparse_only_settings(settings) if sparse_only else settings
+    exclude = list(patterns_of(exclude))
+    _note_dropped_excludes(settings, exclude)
     embedder = _embedder_for(settings)
     note = chunk_limit_note(settings, embedder)
     if note:
         click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
-    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json)
+    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)
@@ -95,6 +100,21 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         f"({manifest.passages / elapsed:.1f} passages/s); skipped {manifest.skipped}"
     )
     echo_report(manifest)
+
+
+def _note_dropped_excludes(settings, exclude: list[str]) -> None:
+    """A rebuild without the --exclude patterns the index kept reads what they left out: said, not done in silence."""
+    from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
+
+    if not (settings.index_dir / MANIFEST_FILE).is_file():
+        return
+    try:
+        kept = IndexManifest.load(settings.index_dir).exclude
+    except LocalRagError:
+        return
+    if dropped := [p for p in kept if p not in exclude]:
+        click.echo(f"note: index {settings.index} left out {' '.join(map(repr, dropped))} (--exclude); this build "
+                   "reads them: give --exclude again to leave them out", err=True)
 
 
 def _drop_adaptation(settings, other: str) -> None:
@@ -135,15 +155,17 @@ def echo_report(manifest, echo=click.echo) -> None:
 @settings_options
 @click.option("--replace", is_flag=True, help="Replace passages whose ids are already indexed.")
 @click.option("--skip-bad", is_flag=True, help="Skip malformed, empty or duplicate records.")
+@exclude_option
 @handle_errors
-def add(corpus, profile, config_file, index_name, replace, skip_bad):
+def add(corpus, profile, config_file, index_name, replace, skip_bad, exclude):
     """Add the passages of CORPUS to an index, embedding only them."""
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.index import add_documents
 
     check_corpus_path(corpus)
     settings = load(profile, config_file, index_name, as_built=True)
-    manifest = add_documents(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, replace=replace)
+    manifest = add_documents(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, replace=replace,
+                             exclude=patterns_of(exclude))
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
 
 
@@ -177,14 +199,15 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @settings_options
 @click.option("--watch", is_flag=True, help="Keep syncing on every change of FOLDER until Ctrl-C (watchfiles).")
 @click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
-@click.option("--restore", is_flag=True, help="Index again the files `index remove --by doc` took out (without it, "
-              "sync leaves them out).")
+@click.option("--restore", is_flag=True, help="Index again the files `index remove --by doc` took out and those the "
+              "index's --exclude patterns left out, forgetting the patterns (without it, sync leaves them out).")
 @click.option("--replace", is_flag=True, help="Make the index follow FOLDER even though it holds none of the index's "
               "files (without it, syncing another folder that would remove them all is refused).")
 @click.option("--sparse-only", is_flag=True, help="A new index: BM25 only, as `index build --sparse-only` (an index "
               "that exists keeps what it has).")
+@exclude_option
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only):
+def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -207,12 +230,12 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
-                                     if first else False, replace=replace)
+                                     if first else False, replace=replace, exclude=patterns_of(exclude))
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
                 "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
-                "left_out": result.plan.left_out, "copies": result.plan.copies,
+                "left_out": result.plan.left_out, "excluded": result.plan.excluded, "copies": result.plan.copies,
                 "embedded_chunks": result.embedded_chunks, "reused_chunks": result.reused_chunks,
                 "seconds": round(result.seconds, 3),
                 "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
@@ -223,6 +246,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
         elif result.plan.empty:
             left = (f", {len(result.plan.left_out)} left out (removed with `index remove`; --restore brings them "
                     "back)") if result.plan.left_out else ""
+            left += f", {len(result.plan.excluded)} left out by --exclude" if result.plan.excluded else ""
             click.echo(f"{settings.index} is up to date with {folder}: {result.plan.unchanged} file(s) unchanged{left}, "
                        "nothing to do")
         else:
@@ -239,7 +263,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     once()
     if watch:
         click.echo(f"watching {folder} (Ctrl-C to stop)")
-        sync_mod.watch(folder, once)
+        sync_mod.watch(folder, once, exclude=IndexManifest.load(settings.index_dir).exclude)  # as the first sync kept them
         click.echo("stopped watching")
 
 
@@ -375,6 +399,9 @@ def info(profile, config_file, index_name, as_json, name):
         click.echo(f"{'unreadable':16} {name}: {reason}")
     for name in manifest.left_out:
         click.echo(f"{'left out':16} {name}: removed with `index remove`; `index sync` leaves it out until --restore")
+    if manifest.exclude:
+        click.echo(f"{'exclude':16} {' '.join(manifest.exclude)} (adds and syncs leave these out; `index sync "
+                   "--restore` forgets them)")
     click.echo(f"{'chunker':16} {data['chunker']}")
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")

@@ -152,9 +152,17 @@ def only_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "pattern ('reports/2024', '*.pdf'); repeat or comma-separate.")(func)
 
 
+def exclude_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--exclude PATTERN`` of `index build`, `add` and `sync`: files the index leaves out, kept in its manifest."""
+    return click.option("--exclude", "exclude", multiple=True, metavar="PATTERN",
+                        help="Leave out these files: a path in the folder, a folder, or a pattern ('drafts', '*.log'; "
+                             "repeat or comma-separate). The index keeps them: later adds and syncs leave them out "
+                             "too (`index sync --restore` forgets them).")(func)
+
+
 def only_list(only: tuple[str, ...]) -> list[str] | None:
     """``--only`` values as the ``retrieval.only`` setting (None: not given, the settings' own stay)."""
-    from local_rag.retrieve.scope import patterns_of
+    from local_rag.patterns import patterns_of
 
     return list(patterns_of(only)) or None
 

@@ -26,7 +26,7 @@ import re
 import tarfile
 import time
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
@@ -35,6 +35,7 @@ from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, printable_name, read_document
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
+from local_rag.patterns import matches_any
 from local_rag.records import Passage
 from local_rag.safejson import problem
 
@@ -65,6 +66,8 @@ class CorpusReport:
     #: files of a document folder whose bytes equal another's -> the file read for them (`originals`): not read, so
     #: a search does not return the same text twice (a download's "report (1).pdf")
     copies: dict[str, str] = field(default_factory=dict)
+    #: documents (files of a folder, document ids of records) that exclude patterns left out (``--exclude``)
+    excluded: list[str] = field(default_factory=list)
     #: file digest -> the file read for it (`index sync` sets it for the folder's files it does not read again)
     originals: dict[str, str] = field(default_factory=dict, repr=False)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
@@ -94,8 +97,10 @@ def mtrag_doc_id(passage_id: str) -> str:
     return match.group(1) if match else passage_id.split("-", 1)[0]
 
 
-def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None) -> Iterator[Passage]:
-    """Yield the passages of a corpus file or folder.
+def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None,
+                exclude: Sequence[str] = ()) -> Iterator[Passage]:
+    """Yield the passages of a corpus file or folder, but those of the documents ``exclude`` names
+    (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id).
 
     Example:
         >>> report = CorpusReport()
@@ -109,20 +114,28 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     if path.is_dir():
         beir = path / "corpus.jsonl"
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
-            path, skip_bad, report
+            path, skip_bad, report, exclude
         )
     elif path.suffix.lower() in DOC_SUFFIXES:
         source = _read_document_file(path, report)
     else:
         _check_jsonl_like(path)
         source = _read_jsonl_file(path, skip_bad, report)
+    left_out: set[str] = set()
     for passage in source:
+        if exclude and matches_any(passage.doc_id, exclude):  # records (a folder's files are never read)
+            left_out.add(passage.doc_id)
+            continue
         if passage.id in seen:
             _bad(f"{report.where or path}: duplicate passage id {passage.id!r}", skip_bad, report)
             continue
         seen.add(passage.id)
         report.add(passage)
         yield passage
+    if left_out:
+        report.excluded += sorted(left_out)
+        log.warning("note: %d document(s) left out by --exclude %s: %s", len(left_out), " ".join(exclude),
+                    _first_five(sorted(left_out)))
 
 
 _WEB_ADDRESS = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|www\.)", re.IGNORECASE)
@@ -293,15 +306,16 @@ def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> P
     )
 
 
-def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport) -> Iterator[Passage]:
+def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = ()) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
-    the read goes on."""
-    found = folder_files(folder)  # one walk for the documents and the notes
+    the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
+    found = folder_files(folder, exclude)  # one walk for the documents and the notes
     files = _documents(found.files)
-    _note_unread(folder, found, report)
+    _note_unread(folder, found, report, exclude)
     if not files:
-        raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found")
+        left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
+        raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found{left}")
     for path in files:  # hashed first, so each text is read from the file `originals` keeps, whatever the order
         try:
             report.files[relative_name(folder, path)] = file_digest(path)
@@ -331,12 +345,16 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
     yield from passages
 
 
-def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport) -> None:
+def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = ()) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the hidden folders and files left out, the links to nothing, the links to folders not followed
-    and the folders of installed packages (``found``: `folder_files`)."""
-    files, hidden, broken, looped, packages = found
+    silence; so are the hidden folders and files left out, the links to nothing, the links to folders not followed,
+    the folders of installed packages and what ``exclude`` left out (``found``: `folder_files`)."""
+    files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
+    if found.excluded:
+        report.excluded += found.excluded
+        log.warning("note: %d file(s) or folder(s) left out by --exclude %s: %s", len(found.excluded),
+                    " ".join(exclude), _first_five(found.excluded))
     if broken:
         report.skipped += [f"{folder / b}: a link to nothing, not read" for b in broken]
         log.warning("note: %d link(s) to nothing skipped: %s", len(broken), _first_five(broken))
@@ -395,9 +413,9 @@ def _first_five(named: Iterable[str]) -> str:
     return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
-def document_files(folder: Path) -> list[Path]:
-    """The files of a folder that `read_corpus` reads as documents, sorted."""
-    return _documents(folder_files(folder).files)
+def document_files(folder: Path, exclude: Sequence[str] = ()) -> list[Path]:
+    """The files of a folder that `read_corpus` reads as documents (but those ``exclude`` names), sorted."""
+    return _documents(folder_files(folder, exclude).files)
 
 
 def _documents(files: list[Path]) -> list[Path]:
@@ -410,15 +428,17 @@ class FolderFiles(NamedTuple):
     broken: list[str]  # links to nothing (paths under the folder)
     looped: list[str] = []  # links to a folder above them or already read, not followed (paths under the folder)
     packages: list[str] = []  # folders of installed packages left out (`installed_packages`)
+    excluded: list[str] = []  # files and folders exclude patterns named (paths under the folder), not walked
 
 
-def folder_files(folder: Path) -> FolderFiles:
+def folder_files(folder: Path, exclude: Sequence[str] = ()) -> FolderFiles:
     """The files under ``folder``, sorted, the hidden folders and files left out, the links that point nowhere and
     the links to folders not followed (their paths under ``folder``): a name that starts with a dot is skipped with
     all it holds, as git, ripgrep and file managers hide them (a notes vault's ``.trash`` of deleted notes, ``.git``,
     a ``.venv`` full of package READMEs). Links to files are read; a link to a folder elsewhere (a vault's
     ``work -> /mnt/share/work``) is followed, its files named through the link, unless its folder is inside
-    ``folder`` (read at its own place), above the link (a loop) or already read through another link.
+    ``folder`` (read at its own place), above the link (a loop) or already read through another link. Files and
+    folders ``exclude`` names (`local_rag.patterns.matches` of their path under ``folder``) are left out.
 
     Example:
         >>> folder_files(Path("notes")).hidden  # doctest: +SKIP
@@ -429,6 +449,7 @@ def folder_files(folder: Path) -> FolderFiles:
     broken: list[str] = []
     looped: list[str] = []
     packages: list[str] = []
+    excluded: list[str] = []
     top = Path(os.path.realpath(folder))
     followed: set[Path] = set()
     for root, dirs, names in os.walk(folder, followlinks=True):
@@ -438,6 +459,10 @@ def folder_files(folder: Path) -> FolderFiles:
         installed = {d for d in dirs if installed_packages(here / d)}  # one look at each folder
         packages += [relative_name(folder, here / d) for d in sorted(installed)]
         dirs[:] = [d for d in dirs if d not in installed]
+        if exclude:
+            named = {d for d in dirs if matches_any(relative_name(folder, here / d), exclude)}
+            excluded += [relative_name(folder, here / d) + "/" for d in sorted(named)]
+            dirs[:] = [d for d in dirs if d not in named]
         for d in [d for d in dirs if (here / d).is_symlink()]:
             target = Path(os.path.realpath(here / d))
             inside = target.is_relative_to(top)  # read at its own place
@@ -451,11 +476,13 @@ def folder_files(folder: Path) -> FolderFiles:
             path = here / name
             if name.startswith("."):
                 hidden.append(relative_name(folder, path))
+            elif exclude and matches_any(relative_name(folder, path), exclude):
+                excluded.append(relative_name(folder, path))
             elif path.is_file():
                 files.append(path)
             elif path.is_symlink():
                 broken.append(relative_name(folder, path))
-    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped), sorted(packages))
+    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped), sorted(packages), sorted(excluded))
 
 
 PACKAGE_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "bower_components"})

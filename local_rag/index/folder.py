@@ -47,6 +47,7 @@ from local_rag.index.lock import one_writer, reading, swapping, writing
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 from local_rag.index.segments import SegmentedSparse, write_sparse
 from local_rag.modelstore import resolve_model
+from local_rag.patterns import in_folder
 from local_rag.records import Chunk, Passage
 from local_rag.settings import BackendConfig, Settings
 from local_rag.sysinfo import peak_rss_mb
@@ -480,11 +481,13 @@ def _stored_lexical(folder: IndexFolder) -> object | None:
     return LearnedSparseIndex.load(folder.path / "dense").matrix
 
 
-def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False) -> tuple[list[Passage], CorpusReport]:
+def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False,
+              exclude: Sequence[str] = ()) -> tuple[list[Passage], CorpusReport]:
     report = CorpusReport(progress=progress)
-    passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report))
+    passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report, exclude=exclude))
     if not passages:
-        raise BadInputError(f"{corpus}: no passages to index")
+        left = f" (--exclude left out {len(report.excluded)} document(s))" if report.excluded else ""
+        raise BadInputError(f"{corpus}: no passages to index{left}")
     return passages, report
 
 
@@ -494,10 +497,12 @@ def build_index(
     embedder: Embedder | None = None,
     skip_bad: bool = False,
     progress: bool = True,
+    exclude: Sequence[str] = (),
 ) -> IndexManifest:
     """Build ``indexes/<settings.index>`` from a corpus, replacing any previous one only on success.
 
-    ``embedder`` is required when ``settings.dense.enabled``.
+    ``embedder`` is required when ``settings.dense.enabled``. ``exclude``: patterns of files (or document ids) left
+    out, kept in the manifest for every later add and sync (`local_rag.patterns`).
     """
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
@@ -505,7 +510,8 @@ def build_index(
         check_factory(settings.dense.factory, embedder.dimension)  # a bad --factory: before hours of embedding
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
     started = time.perf_counter()
-    passages, report = _read_all(corpus, skip_bad, progress)
+    exclude = [in_folder(p, str(corpus)) for p in dict.fromkeys(exclude)]  # as the shell shows them: inside corpus
+    passages, report = _read_all(corpus, skip_bad, progress, exclude)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
     chunks, tokenizer_name = _chunk_passages(settings, passages, progress, tokenizer)
@@ -530,6 +536,7 @@ def build_index(
         stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3),
                **format_stats(report), **_unspaced_stats(chunks)},
         unreadable=dict(report.unreadable),
+        exclude=exclude,
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
     extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
@@ -584,14 +591,17 @@ def add_documents(
     skip_bad: bool = False,
     replace: bool = False,
     progress: bool = True,
+    exclude: Sequence[str] = (),
 ) -> IndexManifest:
-    """Add passages to an index, embedding only them. Existing ids are refused unless ``replace``.
+    """Add passages to an index, embedding only them. Existing ids are refused unless ``replace``. The index's own
+    exclude patterns and ``exclude`` (kept with them) leave documents out.
 
     An add that replaces nothing appends: the stored chunk list is copied as bytes, never parsed, BM25 gets one more
     segment and FAISS the new vectors (`_write` with ``tail_only``); otherwise the kept rows are carried over."""
     folder, digests = _open_for_update(settings, embedder)
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
-    passages, report = _read_all(corpus, skip_bad)
+    patterns = list(dict.fromkeys([*folder.manifest.exclude, *(in_folder(p, str(corpus)) for p in exclude)]))
+    passages, report = _read_all(corpus, skip_bad, exclude=patterns)
     clash = [p.id for p in passages if p.id in digests]
     if clash and not replace:
         raise BadInputError(
@@ -633,6 +643,7 @@ def add_documents(
         digests.pop(pid, None)
     digests.update({p.id: passage_digest(p) for p in passages})
     manifest = folder.manifest
+    manifest.exclude = patterns
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
     _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, _kept_files(folder), base=folder,

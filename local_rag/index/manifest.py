@@ -16,7 +16,7 @@ MANIFEST_FILE = "manifest.json"
 _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
-    "backend": str, "left_out": list,
+    "backend": str, "left_out": list, "exclude": list,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -42,6 +42,8 @@ class IndexManifest:
     unreadable: dict[str, str] = field(default_factory=dict)
     #: files of a document folder that `index remove --by doc` took out: `index sync` leaves them out (``--restore``)
     left_out: list[str] = field(default_factory=list)
+    #: patterns of files (or document ids) every build, add and sync of the index leaves out (``--exclude``)
+    exclude: list[str] = field(default_factory=list)
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
@@ -52,9 +54,10 @@ class IndexManifest:
         return str(synced[-1]) if synced else self.corpus_source
 
     def own_checksum(self) -> str:
-        # `unreadable`, `backend` and `left_out` came later: left out when at their defaults, so older manifests'
-        # checksums match
-        data = {k: v for k, v in asdict(self).items() if k != "checksum" and not (k in ("unreadable", "left_out") and not v)
+        # `unreadable`, `backend`, `left_out` and `exclude` came later: left out when at their defaults, so older
+        # manifests' checksums match
+        data = {k: v for k, v in asdict(self).items() if k != "checksum"
+                and not (k in ("unreadable", "left_out", "exclude") and not v)
                 and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -25,8 +25,9 @@ import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
 from local_rag.corpus.readers import (
+    DOC_SUFFIXES,
     CorpusReport,
-    document_files,
+    folder_files,
     note_read,
     originals,
     read_file_passages,
@@ -52,6 +53,7 @@ from local_rag.index.folder import (
 )
 from local_rag.index.lock import one_writer
 from local_rag.index.manifest import MANIFEST_FILE, IndexManifest, same_place
+from local_rag.patterns import in_folder, matches_any
 from local_rag.records import Chunk
 from local_rag.settings import Settings
 
@@ -67,6 +69,7 @@ class SyncPlan:
     removed: list[str] = field(default_factory=list)
     unchanged: int = 0
     left_out: list[str] = field(default_factory=list)  # files `index remove --by doc` took out: not read
+    excluded: list[str] = field(default_factory=list)  # files and folders the index's exclude patterns name: not read
     copies: dict[str, str] = field(default_factory=dict)  # files whose bytes equal an earlier file's -> that file
     dropped: list[str] = field(default_factory=list)  # unchanged files that became copies: their chunks go
     digests: dict[str, str] = field(default_factory=dict)  # every file of the folder now
@@ -78,6 +81,7 @@ class SyncPlan:
 
     def summary(self) -> str:
         left = f", {len(self.left_out)} left out (removed with `index remove`)" if self.left_out else ""
+        left += f", {len(self.excluded)} left out by --exclude" if self.excluded else ""
         n = len(self.copies)
         copies = f", {n} {'copies of other files' if n > 1 else 'copy of another file'} (indexed once)" if n else ""
         return (f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} removed, "
@@ -114,12 +118,16 @@ def reusable(stored: list[Chunk], touched: set[str], new_chunks: list[Chunk], he
     return {j: rows[text] for j, chunk in enumerate(new_chunks) if (text := index_text(chunk, header)) in rows}
 
 
-def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = ()) -> SyncPlan:
+def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = (),
+              exclude: Sequence[str] = ()) -> SyncPlan:
     """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them); the files of
-    ``left_out`` are neither read nor added, changed or not."""
+    ``left_out`` are neither read nor added, changed or not; those ``exclude`` names are as if not in the folder (an
+    indexed one is removed)."""
     plan = SyncPlan()
     skip = set(left_out)
-    for path in _bar(document_files(folder), progress, "hashing"):
+    found = folder_files(folder, exclude)
+    plan.excluded = found.excluded
+    for path in _bar([p for p in found.files if p.suffix.lower() in DOC_SUFFIXES], progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)
@@ -169,11 +177,13 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
-    restore: bool = False, replace: bool = False, reuse: bool = True,
+    restore: bool = False, replace: bool = False, reuse: bool = True, exclude: Sequence[str] = (),
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
-    The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again. Another folder
+    The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again; so do the files
+    the index's exclude patterns name, with ``exclude`` added to them (`local_rag.patterns`; an indexed file they
+    name is removed), unless ``restore``, which forgets the patterns kept before. Another folder
     than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all).
     ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference)."""
     started = time.perf_counter()
@@ -183,7 +193,7 @@ def sync_index(
     if (folder / "corpus.jsonl").exists():
         raise BadInputError(f"{folder} is a BEIR corpus folder, not a folder of documents: use `local-rag index build`")
     if not (settings.index_dir / MANIFEST_FILE).exists():
-        manifest = build_index(settings, folder, embedder=embedder, progress=progress)
+        manifest = build_index(settings, folder, embedder=embedder, progress=progress, exclude=exclude)
         plan = SyncPlan(added=sorted(json.loads((settings.index_dir / FILES_FILE).read_text(encoding="utf-8"))))
         return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
                           unreadable=dict(manifest.unreadable))
@@ -197,7 +207,9 @@ def sync_index(
     left_out = [] if restore else index.manifest.left_out
     if restore:  # read again as new files
         known = {k: v for k, v in known.items() if k not in index.manifest.left_out}
-    plan = plan_sync(folder, known, progress, left_out)
+    given = [in_folder(p, str(folder)) for p in exclude]  # as the shell shows them: inside the folder
+    patterns = list(dict.fromkeys([*([] if restore else index.manifest.exclude), *given]))
+    plan = plan_sync(folder, known, progress, left_out, patterns)
     followed = index.manifest.followed_source()
     if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
             and not same_place(followed, folder):
@@ -205,7 +217,7 @@ def sync_index(
                             f"{followed}: syncing would remove them all; check the folder and --index, or pass "
                             f"--replace to make {settings.index} follow {folder}")
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
-    if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
+    if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out) and patterns == index.manifest.exclude:
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
     touched = set(plan.changed) | set(plan.removed) | set(plan.dropped)
@@ -252,6 +264,7 @@ def sync_index(
     manifest.unreadable.update(report.unreadable)
     manifest.stats.update(format_stats(report))
     manifest.left_out = sorted(plan.left_out)  # a left-out file deleted from the folder is forgotten
+    manifest.exclude = patterns
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
@@ -271,9 +284,11 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
     return bar
 
 
-def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None) -> None:
+def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None,
+          exclude: Sequence[str] = ()) -> None:
     """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set); changes
-    inside hidden folders or to hidden files (which the index leaves out: `readers.folder_files`) wake nothing."""
+    inside hidden folders or to hidden files, and to what ``exclude`` names (which the index leaves out:
+    `readers.folder_files`), wake nothing."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
@@ -282,7 +297,8 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
 
     def shown(change: object, path: str) -> bool:
         parts = Path(path).parts[len(root.parts):] if Path(path).is_relative_to(root) else ()
-        return bool(default(change, path)) and not any(p.startswith(".") for p in parts)
+        return (bool(default(change, path)) and not any(p.startswith(".") for p in parts)
+                and not (exclude and matches_any("/".join(parts), exclude)))
 
     for _ in watchfiles.watch(folder, watch_filter=shown, debounce=debounce_ms, raise_interrupt=False,
                               stop_event=stop_event):

@@ -1,13 +1,13 @@
 """Asking about some of the documents: `Scope`, the documents a search may return, given as patterns.
 
-A pattern names documents by their id: for an index of a folder, the file's path inside it (``reports/2024/q3.pdf``).
-It matches a document when it is the id, a folder of it (``reports/2024``, ``reports/2024/``), or a shell-style
-pattern over the whole id (``*.pdf``, ``reports/*/q?.pdf``; ``*`` crosses folders), all without regard to case.
-Patterns given together widen each other (any one may match); a scope narrowed again (`Scope.narrow`: a request to a
-server started with ``--only``) keeps only documents every group matches.
+A pattern names documents by their id (`local_rag.patterns`): for an index of a folder, the file's path inside it
+(``reports/2024/q3.pdf``), a folder of it, or a shell-style pattern (``*.pdf``), without regard to case. Patterns
+given together widen each other (any one may match); a scope narrowed again (`Scope.narrow`: a request to a server
+started with ``--only``) keeps only documents every group matches.
 
 Retrieval then never leaves the scope: BM25 scores the documents outside it as 0 (bm25s's ``weight_mask``), dense
-search is exact over the scope's rows (the stored vectors), a Qdrant collection filters by ``doc_id``.
+search keeps to the scope's rows (`local_rag.index.dense.DenseIndex.search_rows`), a Qdrant collection filters by
+``doc_id``.
 
 Example:
     >>> scope = Scope.of(["reports/2024", "*.md"])
@@ -20,7 +20,6 @@ Example:
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import json
 import re
 from collections.abc import Iterable, Sequence
@@ -30,31 +29,10 @@ from pathlib import Path
 import numpy as np
 
 from local_rag.errors import BadInputError
+from local_rag.patterns import in_folder, matches, norm, patterns_of
 from local_rag.records import Chunk
 
 _DOC_ID = re.compile(rb'"doc_id": "((?:[^"\\]|\\.)*)"')  # the key as `json.dumps` writes it; never inside a string
-
-
-def _norm(text: str) -> str:
-    return text.replace("\\", "/").strip().strip("/").casefold()
-
-
-def matches(doc_id: str, pattern: str) -> bool:
-    """Whether ``pattern`` names the document ``doc_id``: the id itself, a folder of it, or a shell-style pattern.
-
-    Example:
-        >>> matches("guide/install.md", "guide"), matches("guide/install.md", "*.MD"), matches("guide.md", "guide")
-        (True, True, False)
-    """
-    doc, pat = _norm(doc_id), _norm(pattern)
-    if not pat:
-        return False
-    return doc == pat or doc.startswith(pat + "/") or fnmatch.fnmatchcase(doc, pat)
-
-
-def patterns_of(values: Iterable[str]) -> tuple[str, ...]:
-    """Patterns from options or a request: blanks dropped, comma-separated lists split (``--only "a/*,b.md"``)."""
-    return tuple(p.strip() for value in values for p in str(value).split(",") if p.strip())
 
 
 @dataclass(frozen=True)
@@ -119,27 +97,6 @@ def document_table(chunks: Sequence[Chunk]) -> tuple[list[str], np.ndarray]:
     return names, np.fromiter((position[d] for d in raw), dtype=np.int32, count=len(raw))
 
 
-def in_folder(pattern: str, source: str) -> str:
-    """``pattern`` as a path inside the indexed folder ``source`` (the manifest's ``corpus_source``), for a user who
-    names a file as the shell shows it: ``docs/setup.md`` or ``/home/me/docs/setup.md`` for ``setup.md`` of an index of
-    ``docs``; else ``pattern`` unchanged.
-
-    Example:
-        >>> in_folder("docs/setup.md", "docs"), in_folder("./docs/guide/", "./docs"), in_folder("setup.md", "docs")
-        ('setup.md', 'guide', 'setup.md')
-    """
-    norm, base = _norm(pattern).removeprefix("./"), _norm(source).removeprefix("./")
-    if not base:
-        return pattern
-    if norm.startswith(base + "/"):
-        return norm[len(base) + 1 :]
-    try:
-        inside = Path(pattern).expanduser().resolve().relative_to(Path(source).expanduser().resolve())
-    except (ValueError, OSError, RuntimeError):
-        return pattern
-    return inside.as_posix() if inside.parts else "*"  # the folder itself: all of it
-
-
 def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = "",
             what: str = "--only", source: str = "") -> ScopedRows:
     """The rows of the documents in ``scope`` (``index``: the index's name; ``what``: how the user gave the scope, for
@@ -192,8 +149,8 @@ def _no_match(group: Sequence[str], names: Sequence[str], index: str, what: str)
     folders = sorted({n.rsplit("/", 1)[0] for n in names if "/" in n})
     near: list[str] = []
     for pattern in group:
-        plain = _norm(pattern).replace("*", "").replace("?", "")
-        lower = {_norm(n): n for n in [*folders, *names]}
+        plain = norm(pattern).replace("*", "").replace("?", "")
+        lower = {norm(n): n for n in [*folders, *names]}
         near += [lower[m] for m in difflib.get_close_matches(plain, list(lower), n=3, cutoff=0.6) if lower[m] not in near]
     hint = f"; did you mean {', '.join(repr(n) for n in near[:3])}?" if near else ""
     example = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")

@@ -160,7 +160,7 @@ def request_only(request: ChatRequest) -> tuple[str, ...]:
         only = [only]
     if not isinstance(only, list) or not all(isinstance(p, str) for p in only):
         raise ApiError(400, "local_rag.only: a list of document paths or patterns (strings)", "invalid_request")
-    from local_rag.retrieve.scope import patterns_of
+    from local_rag.patterns import patterns_of
 
     return patterns_of(only)
 
