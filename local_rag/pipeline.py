@@ -294,10 +294,11 @@ class Pipeline:
         if decision is not None:  # small talk: no retrieval
             return self.decided(decision, conversation, [], [], [], {"decide": time.perf_counter() - started})
 
-        status("Searching…")
         scope = self.scope() if scope is None else scope
         if (note := self.scope_note(scope)) is not None:
             self.skipped.append(note)
+        documents = note.get("documents", 0) if note is not None else 0
+        status(f"Searching {documents} document{'s' if documents != 1 else ''}…" if note is not None else "Searching…")
         started = time.perf_counter()
         queries = self.queries(conversation)
         timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0

@@ -105,3 +105,58 @@ def test_a_revised_draft_is_followed_by_what_the_check_did_then_the_checked_answ
     moved = {"dropped": 0, "moved": 2, "sentences": []}
     assert revised(moved) and revision_note(moved) == "checked: moved 2 citations to the passage that supports their sentences"
     assert revision_note(None) == revision_note({"sentences": [], "moved": 0}) == "" and not revised(None)
+
+
+def test_chat_completes_commands_and_after_only_the_documents_of_the_index(tmp_path: Path):
+    """Tab after ``/o`` gives ``/only``; after ``/only `` the index's documents and folders (read at that first Tab,
+    not before); a name with a space comes quoted, as ``/only`` splits its words like a shell."""
+    from prompt_toolkit.document import Document
+
+    from local_rag.cli.ask import COMMANDS
+    from local_rag.cli.lines import chat_completer
+    from local_rag.index import build_index, open_index
+    from local_rag.retrieve import HybridRetriever
+
+    from .conftest import HashEmbedder, make_settings
+    from .test_scope import FILES, write_folder
+
+    settings = make_settings(tmp_path, chunker={"tokenizer": "whitespace", "size": 12, "overlap": 3})
+    embedder = HashEmbedder(settings.embedder)
+    build_index(settings, write_folder(tmp_path / "docs", FILES), embedder=embedder, progress=False)
+    hybrid = HybridRetriever(open_index(settings, model_checksum=embedder.checksum), settings, embedder)
+    reads: list[int] = []
+
+    def documents() -> list[str]:
+        reads.append(1)
+        return hybrid.documents()
+
+    done = chat_completer(COMMANDS, documents)
+
+    def texts(line: str) -> list[str]:
+        return [c.text for c in done.get_completions(Document(line), None)]
+
+    assert texts("/o") == ["/only"] and texts("/s") == ["/sources", "/save"] and reads == []
+    assert texts("/only rep") == ["reports/", "reports/2023/", "reports/2023/q1.md", "reports/2024/",
+                                  "reports/2024/q1.md", "reports/2024/q2.md"]
+    assert texts("/only reports/2024/q2.md NOTES/rev") == ['"notes/revenue ideas.txt"']  # the next word, any case
+    assert texts("how do /only") == [] and texts("/sources x") == [] and reads == [1]  # the table read once
+    completion = next(done.get_completions(Document("/only notes/c"), None))
+    assert (completion.text, completion.start_position) == ("notes/cats.md", -len("notes/c"))
+
+
+def test_tab_completes_a_document_name_on_a_terminal():
+    """The same completer in the prompt_toolkit session `chat` reads with (Tab, then Enter once it has completed)."""
+    import threading
+
+    from prompt_toolkit.application import create_app_session
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from local_rag.cli.lines import chat_completer
+
+    with create_pipe_input() as pipe, create_app_session(input=pipe, output=DummyOutput()):
+        read = line_reader(None, interactive=True,
+                           completer=lambda: chat_completer(["/only"], lambda: ["notes/cats.md", "reports/q1.md"]))
+        pipe.send_text("/only notes/c\t")
+        threading.Timer(1.0, lambda: pipe.send_text("\r")).start()  # completion runs in the background
+        assert read("you> ") == "/only notes/cats.md"

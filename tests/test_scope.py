@@ -220,7 +220,9 @@ def test_the_pipeline_answers_from_the_scope_and_says_so_in_the_trace(folder_ind
     settings.pipeline.rewrite = False
     pipeline = Pipeline(settings, retriever=hybrid_of(settings, embedder), llm=ScriptedLLM("Revenue rose [1]."))
     conversation = Conversation([Turn("user", "how did revenue from cat food go?")])
-    result = pipeline.answer(conversation, scope=pipeline.scope(["reports/2023"]))
+    statuses: list[str] = []
+    result = pipeline.answer(conversation, on_status=statuses.append, scope=pipeline.scope(["reports/2023"]))
+    assert statuses[0] == "Searching 1 document…"  # what a chat user sees first
     assert result.passages and {h.doc_id for h in result.passages} == {"reports/2023/q1.md"}
     assert {h.doc_id for h in result.retrieved} == {"reports/2023/q1.md"}
     assert {"type": "scope", "stage": "retrieval", "documents": 1,
@@ -233,7 +235,8 @@ def test_the_pipeline_answers_from_the_scope_and_says_so_in_the_trace(folder_ind
     with pytest.raises(BadInputError, match="no document of index 'test' is in all of notes and reports"):
         pipeline.scope(["reports"])
     settings.retrieval.only = []
-    assert not any(step["type"] == "scope" for step in pipeline.answer(conversation).trace)
+    assert not any(step["type"] == "scope" for step in pipeline.answer(conversation, on_status=statuses.append).trace)
+    assert "Searching…" in statuses and not any(s.startswith("Searching ") for s in statuses[1:])
 
 
 def test_search_and_ask_take_only_and_name_a_pattern_that_matches_nothing(tmp_path: Path):

@@ -125,6 +125,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
     print_sources(result)
 
 
+COMMANDS = ["/sources", "/rewrite", "/trace", "/only", "/all", "/reset", "/save", "/load", "/help", "/quit", "/exit"]
 HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /trace (agentic
 mode: thoughts, searches, passages read), /only PATTERN... (search only these documents: 'reports/2024', '*.pdf';
 /only alone: which), /all (every document again), /reset, /save FILE (then after every turn), /load FILE, /help,
@@ -146,7 +147,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each. On a
     terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
     from local_rag.adaptation import in_use
-    from local_rag.cli.lines import history_file, line_reader
+    from local_rag.cli.lines import chat_completer, history_file, line_reader
     from local_rag.modes import check_models, make_pipeline
     from local_rag.records import Conversation
 
@@ -161,7 +162,8 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     check_models(settings)
     pipeline = make_pipeline(settings)
     scope = pipeline.scope()
-    read = line_reader(history_file() if history is None else (Path(history) if history else None))
+    read = line_reader(history_file() if history is None else (Path(history) if history else None),
+                       completer=lambda: chat_completer(COMMANDS, pipeline.retriever.documents))  # type: ignore[attr-defined]
     adapted = in_use(settings)
     click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}"
                f"{', ' + adapted if adapted else ''}{', ' + scope_line(pipeline, scope) if scope else ''}). {HELP}")

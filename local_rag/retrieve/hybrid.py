@@ -91,6 +91,12 @@ class HybridRetriever:
         if self.learned is not None and settings.retrieval.feedback.passages:
             log.warning("retrieval.feedback is skipped: the trained fusion model reads only the lists it was trained on")
 
+    def documents(self) -> list[str]:
+        """The index's document ids, sorted (its table of documents, read once: `document_table`)."""
+        if self._documents is None:
+            self._documents = document_table(self.folder.chunks)
+        return self._documents[0]
+
     def scoped(self, scope: Scope | None, what: str = "--only") -> ScopedRows | None:
         """``scope`` resolved against this index (None: every document). The index's table of documents is read at
         the first scope (a scan of ``chunks.jsonl``), the rows of a scope once.
@@ -102,8 +108,8 @@ class HybridRetriever:
             return None
         found = self._scopes.get(scope)
         if found is None:
-            if self._documents is None:
-                self._documents = document_table(self.folder.chunks)
+            self.documents()
+            assert self._documents is not None
             found = resolve(scope, *self._documents, index=self.settings.index, what=what,
                             source=self.folder.manifest.corpus_source)
             if len(self._scopes) >= MAX_SCOPES:
