@@ -297,8 +297,8 @@ class Pipeline:
         scope = self.scope() if scope is None else scope
         if (note := self.scope_note(scope)) is not None:
             self.skipped.append(note)
-        documents = note.get("documents", 0) if note is not None else 0
-        status(f"Searching {documents} document{'s' if documents != 1 else ''}…" if note is not None else "Searching…")
+        searched = note.get("documents", 0) if note is not None else None
+        status("Searching…" if searched is None else f"Searching {searched} document{'s' if searched != 1 else ''}…")
         started = time.perf_counter()
         queries = self.queries(conversation)
         timings["rewrite"] = time.perf_counter() - started if cfg.pipeline.rewrite else 0.0

@@ -47,6 +47,19 @@ def baseless(answer: Answer) -> set[int]:
     return {n for n, words in said.items() if n in texts and words and not words & texts[n]}
 
 
+def page_link(url: str, page: int) -> str:
+    """A PDF file's link at the cited page (``#page=12``: browsers' and most PDF viewers' own anchor), so that a
+    click in the terminal or the chat client opens the page the answer came from; other links as they are.
+
+    Example:
+        >>> page_link("file:///home/me/docs/report.pdf", 12), page_link("file:///home/me/notes.md", 0)
+        ('file:///home/me/docs/report.pdf#page=12', 'file:///home/me/notes.md')
+    """
+    if page and url.lower().endswith(".pdf") and "#" not in url:
+        return f"{url}#page={page}"
+    return url
+
+
 def source_lines(answer: Answer) -> tuple[str, list[SourceLine]]:
     """(a heading for passages listed though uncited, or ""; the lines, one per distinct label, in order)."""
     citations: list[Citation]
@@ -54,12 +67,12 @@ def source_lines(answer: Answer) -> tuple[str, list[SourceLine]]:
     marked = baseless(answer) if cited else set()
     lines: dict[tuple[str, str], SourceLine] = {}
     for c in citations:
-        key = (c.label, c.url)
+        key = (c.label, page_link(c.url, c.page))
         if key in lines:
             lines[key].numbers.append(c.n)
             lines[key] = lines[key]._replace(baseless=lines[key].baseless and c.n in marked)
         else:
-            lines[key] = SourceLine([c.n], c.label, c.url, c.n in marked)
+            lines[key] = SourceLine([c.n], c.label, key[1], c.n in marked)
     heading = f"{UNCITED} {len(citations)}" if len(citations) > 1 else "the answer cites no passage; it was written from this one"
     return ("" if cited or not citations else heading), list(lines.values())
 
@@ -69,4 +82,4 @@ def numbers(line: SourceLine) -> str:
     return "".join(f"[{n}]" for n in line.numbers)
 
 
-__all__ = ["BASELESS", "UNCITED", "SourceLine", "baseless", "numbers", "source_lines"]
+__all__ = ["BASELESS", "UNCITED", "SourceLine", "baseless", "numbers", "page_link", "source_lines"]

@@ -691,3 +691,23 @@ def test_long_files_become_passages_in_pieces_so_two_parts_of_one_file_can_be_fo
     first = Citation(1, "sea.md#s0", "The sea", doc_id="sea.md", section="The sea")
     assert first.label == "The sea (sea.md)" and Citation(2, "d1", "Cats").label == "Cats (d1)"
     assert Citation(3, "notes.txt").label == "notes.txt"
+
+
+def test_a_cited_pdf_page_links_to_that_page(tmp_path: Path):
+    """Under an answer, a PDF's source line links to the cited page (``#page=2``), which browsers and PDF viewers
+    open at that page; before, the link opened page 1 of a 300-page report."""
+    from local_rag.cli.ask import print_sources
+    from local_rag.corpus.readers import read_corpus
+    from local_rag.records import Answer, Citation, Hit, TurnResult
+
+    from .docs_fixtures import make_pdf
+
+    (tmp_path / "docs").mkdir()
+    make_pdf(tmp_path / "docs" / "report.pdf", ["Introduction\nBarley on forty hectares.",
+                                                "Results\nNine tonnes of barley per hectare."], title="Annual report")
+    second = next(p for p in read_corpus(tmp_path / "docs") if p.page == 2)
+    hit = Hit(second.id, 1.0, title=second.title, text=second.text, url=second.url, doc_id=second.doc_id, page=2)
+    lines: list[str] = []
+    answer = Answer("Nine tonnes a hectare [1].", citations=[Citation.of(1, hit)], passages=[hit])
+    print_sources(TurnResult(answer, [], [hit], [hit]), lines.append)
+    assert lines == [f"  [1] Annual report (report.pdf p. 2) <{(tmp_path / 'docs' / 'report.pdf').resolve().as_uri()}#page=2>"]

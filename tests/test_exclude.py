@@ -14,6 +14,7 @@ from local_rag.errors import BadInputError
 from local_rag.index import add_documents, build_index, open_index
 from local_rag.index.manifest import IndexManifest
 from local_rag.index.sync import sync_index
+from local_rag.index.verify import verify_index
 from local_rag.settings import Settings
 
 from .conftest import CORPUS, HashEmbedder, write_jsonl
@@ -67,8 +68,12 @@ def test_build_add_and_sync_keep_the_patterns_and_restore_forgets_them(fake_sett
     result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["archive"])
     assert result.plan.removed == ["archive/fish.md"] and docs(fake_settings) == ["cats.md", "dogs.md"]
     assert result.manifest.exclude == ["drafts", "debug.txt", "readme.txt", "archive"]
+    chunks_file = fake_settings.index_dir / "chunks.jsonl"
+    written = chunks_file.stat().st_mtime_ns
     again = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["*.pdf"])  # nothing
     assert again.plan.empty and IndexManifest.load(fake_settings.index_dir).exclude[-1] == "*.pdf"  # still kept
+    assert chunks_file.stat().st_mtime_ns == written  # the manifest alone was written, not the index again
+    assert verify_index(fake_settings.index_dir, deep=True) == []  # and the index still checks out
     more = write_folder(tmp_path / "more", {"drafts/x.md": "# X\n\nx", "extra.md": "# Extra\n\nMore text.",
                                             "skip/me.md": "# Skip\n\nskip"})
     add_documents(fake_settings, more, embedder=hash_embedder, progress=False, exclude=["skip"])

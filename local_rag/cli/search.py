@@ -159,7 +159,7 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     llm_modes = split_csv(llm_modes) or []
     scope = Scope.of(settings.retrieval.only)
     retriever = open_retriever(settings)
-    retriever.scoped(scope)  # a pattern that matches no document: said now, before any model loads
+    retriever.scoped(scope)  # a pattern that matches no document: said now, before a reranker or an LLM loads
     reranker = load_reranker_or_skip(settings) if settings.pipeline.cross_encoder else None
     final_k = settings.retrieval.top_k
     settings.retrieval.top_k = max(final_k, settings.reranker.candidates if reranker else 0,

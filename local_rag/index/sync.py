@@ -217,7 +217,10 @@ def sync_index(
                             f"{followed}: syncing would remove them all; check the folder and --index, or pass "
                             f"--replace to make {settings.index} follow {folder}")
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
-    if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out) and patterns == index.manifest.exclude:
+    if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
+        if patterns != index.manifest.exclude:  # new patterns that name no indexed file: the manifest alone keeps them
+            index.manifest.exclude = patterns
+            index.manifest.save(index.path)
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
     touched = set(plan.changed) | set(plan.removed) | set(plan.dropped)

@@ -92,10 +92,14 @@ class HybridRetriever:
             log.warning("retrieval.feedback is skipped: the trained fusion model reads only the lists it was trained on")
 
     def documents(self) -> list[str]:
-        """The index's document ids, sorted (its table of documents, read once: `document_table`)."""
+        """The index's document ids, sorted."""
+        return self._table()[0]
+
+    def _table(self) -> tuple[list[str], np.ndarray]:
+        """`document_table` of the index, read once."""
         if self._documents is None:
             self._documents = document_table(self.folder.chunks)
-        return self._documents[0]
+        return self._documents
 
     def scoped(self, scope: Scope | None, what: str = "--only") -> ScopedRows | None:
         """``scope`` resolved against this index (None: every document). The index's table of documents is read at
@@ -108,9 +112,7 @@ class HybridRetriever:
             return None
         found = self._scopes.get(scope)
         if found is None:
-            self.documents()
-            assert self._documents is not None
-            found = resolve(scope, *self._documents, index=self.settings.index, what=what,
+            found = resolve(scope, *self._table(), index=self.settings.index, what=what,
                             source=self.folder.manifest.corpus_source)
             if len(self._scopes) >= MAX_SCOPES:
                 self._scopes.clear()
