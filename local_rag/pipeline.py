@@ -253,14 +253,16 @@ class Pipeline:
             modes += [m for m in given if m not in modes]
         return conversation_queries(conversation, modes, given)
 
-    def scope(self, patterns: Iterable[str] = (), what: str = "--only") -> Scope:
-        """The documents a turn searches: ``retrieval.only`` of the settings, narrowed by ``patterns`` (`Scope`),
-        checked against the index now.
+    def scope(self, *groups: Iterable[str], what: str = "--only") -> Scope:
+        """The documents a turn searches: ``retrieval.only`` of the settings, narrowed by each group of patterns in
+        turn (`Scope`; a server's collection, then a request's own), checked against the index now.
 
         Raises:
             BadInputError: a pattern matches no document of the index (``what``: how the user gave it).
         """
-        scope = Scope.of(self.settings.retrieval.only).narrow(patterns)
+        scope = Scope.of(self.settings.retrieval.only)
+        for patterns in groups:
+            scope = scope.narrow(patterns)
         if scope and (check := getattr(self.retriever, "scoped", None)) is not None:
             check(scope, what)
         return scope

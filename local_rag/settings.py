@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from collections.abc import Mapping
 from importlib import resources
 from pathlib import Path
@@ -451,6 +452,11 @@ class ServerConfig(_Config):
         "chat title, tags, follow-up questions) with the model alone, without retrieval: seconds, not a whole turn",
     )
     task_max_tokens: int = Field(200, ge=16, description="tokens a client's background task may write")
+    collections: dict[str, list[str]] = Field(
+        default_factory=dict, description="named parts of the index, each listed by /v1/models as a model of its own "
+        "('<model>:<name>'): a client that picks one asks about those documents only (patterns as --only; "
+        "`serve --collection NAME=PATTERN[,PATTERN]`)",
+    )
     cors_origins: str = Field(
         "", description="web pages that may call the server from a browser, besides this machine's own "
         "(localhost, any port): comma-separated origins such as http://192.168.1.5:3000, 'null' for a page opened "
@@ -461,6 +467,17 @@ class ServerConfig(_Config):
     @classmethod
     def _origins(cls, value: str) -> str:
         return ",".join(parse_origins(value))
+
+    @field_validator("collections")
+    @classmethod
+    def _collections(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, patterns in value.items():
+            if not re.fullmatch(r"[\w.-]+", name):
+                raise ValueError(f"collection name {name!r}: letters, digits, '.', '-' and '_' only (it becomes part "
+                                 "of a model id)")
+            if not [p for p in patterns if p.strip()]:
+                raise ValueError(f"collection {name!r} names no document pattern")
+        return value
 
     @property
     def origins(self) -> tuple[str, ...]:

@@ -332,3 +332,70 @@ def test_the_scope_benchmark_runs_small(tmp_path: Path):
     assert [c["share"] for c in figures["cells"]] == list(SCOPES)
     assert [c["scoped_rows"] for c in figures["cells"]] == [20, 20, 200, 1000, 2000]  # 100 documents in 1,000 folders
     assert all(c["dense_scoped_ms"] >= 0 and c["bm25_scoped_ms"] >= 0 for c in figures["cells"])
+
+
+def test_server_collections_are_models_of_their_own_that_pick_their_documents(folder_index):
+    """``serve --collection reports=reports --collection notes=notes/*.txt``: /v1/models lists one model per
+    collection (Open WebUI shows them in its model picker, where a request body cannot be edited); a request for one
+    is answered from its documents only, a request's ``local_rag.only`` narrows it further, and any other model id
+    still gets the whole index."""
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+    pytest.importorskip("uvicorn")
+    from local_rag.server import create_app
+    from local_rag.settings import ServerConfig
+
+    from .test_server import client, running
+
+    settings, embedder, _ = folder_index
+    settings = settings.model_copy(deep=True)
+    settings.pipeline.rewrite = False
+    settings.server = ServerConfig(collections={"reports": ["reports"], "ideas": ["notes/*.txt"]})
+    app = create_app(settings, Pipeline(settings, retriever=hybrid_of(settings, embedder), llm=ScriptedLLM("Rose [1].")))
+    messages = [{"role": "user", "content": "how did revenue from cat food go?"}]
+    model = "smollm2-135m-instruct"
+    with running(app) as url:
+        oa = client(url)
+        assert [m.id for m in oa.models.list().data] == [model, f"{model}:reports", f"{model}:ideas"]
+        assert oa.models.retrieve(f"{model}:ideas").id == f"{model}:ideas"
+        assert httpx.get(f"{url}/healthz").json()["collections"] == {"reports": ["reports"], "ideas": ["notes/*.txt"]}
+
+        def docs(model_id: str, **extra: object) -> set[str]:
+            reply = oa.chat.completions.create(model=model_id, messages=messages, **extra)
+            assert reply.model == (model_id if model_id.startswith(model) else model)  # the collection's id echoed
+            return {p["doc_id"] for p in reply.model_extra["local_rag"]["passages"]}
+
+        assert docs(f"{model}:ideas") == {"notes/revenue ideas.txt"}
+        assert docs(f"{model}:reports") <= {"reports/2024/q1.md", "reports/2024/q2.md", "reports/2023/q1.md"}
+        assert docs(f"{model}:reports", extra_body={"local_rag": {"only": ["*2023*"]}}) == {"reports/2023/q1.md"}
+        assert "notes/cats.md" in docs(model) | docs("gpt-4o")  # the server's model, or a placeholder: everything
+        with pytest.raises(openai.BadRequestError, match="no document of index 'test' is in all of notes/\\*.txt and"):
+            docs(f"{model}:ideas", extra_body={"local_rag": {"only": ["reports"]}})
+    bad = settings.model_copy(deep=True)
+    bad.server = ServerConfig(collections={"typo": ["reprots"]})  # checked when the server starts, with the others
+    with pytest.raises(BadInputError, match="collection 'typo': 'reprots' matches no document of index 'test'"):
+        create_app(bad, Pipeline(bad, retriever=hybrid_of(bad, embedder), llm=ScriptedLLM("x")))
+
+
+def test_serve_collection_option_and_setting_are_checked(tmp_path: Path):
+    from pydantic import ValidationError
+
+    from local_rag.cli.serve import parse_collections
+    from local_rag.settings import ServerConfig
+
+    from .test_cli import assert_clean_error, run
+
+    assert parse_collections(("reports=reports/2024,*.pdf", " hr = handbook ")) == {
+        "reports": ["reports/2024", "*.pdf"], "hr": ["handbook"]}
+    for value, message in (("reports", "expected NAME=PATTERN"), ("=x", "expected NAME=PATTERN"),
+                           ("r=", "expected NAME=PATTERN")):
+        with pytest.raises(BadInputError, match=message):
+            parse_collections((value,))
+    with pytest.raises(BadInputError, match="--collection 'a' is given twice"):
+        parse_collections(("a=x", "a=y"))
+    with pytest.raises(ValidationError, match="letters, digits"):
+        ServerConfig(collections={"my docs": ["x"]})
+    with pytest.raises(ValidationError, match="names no document pattern"):
+        ServerConfig(collections={"empty": [" "]})
+    assert_clean_error(run("serve", "--collection", "reports", cwd=tmp_path), 2,
+                       "--collection 'reports': expected NAME=PATTERN[,PATTERN]")  # before anything loads

@@ -19,9 +19,33 @@ from local_rag.settings import ServerConfig
 ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY (the settings' own variable)
 
 
+def parse_collections(values: tuple[str, ...]) -> dict[str, list[str]]:
+    """``("reports=reports/2024,*.pdf", "hr=handbook")`` -> ``{"reports": ["reports/2024", "*.pdf"], "hr": ["handbook"]}``.
+
+    Raises:
+        BadInputError: a value without ``NAME=``, or a name given twice.
+    """
+    from local_rag.errors import BadInputError
+    from local_rag.patterns import patterns_of
+
+    out: dict[str, list[str]] = {}
+    for value in values:
+        name, sep, patterns = value.partition("=")
+        if not sep or not name.strip() or not patterns_of([patterns]):
+            raise BadInputError(f"--collection {value!r}: expected NAME=PATTERN[,PATTERN], e.g. --collection "
+                                "reports=reports/2024,'*.pdf'")
+        if name.strip() in out:
+            raise BadInputError(f"--collection {name.strip()!r} is given twice: one --collection per name, its "
+                                "patterns comma-separated")
+        out[name.strip()] = list(patterns_of([patterns]))
+    return out
+
+
 def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """One option per `ServerConfig` field, ``None`` by default so the profile/file/environment value stands."""
     for name, field in reversed(ServerConfig.model_fields.items()):
+        if name == "collections":  # a mapping: `--collection NAME=PATTERN[,PATTERN]`, repeated (`collection_option`)
+            continue
         if field.annotation is bool:  # --x/--no-x, None when neither is given
             flag = name.replace("_", "-")
             func = click.option(f"--{flag}/--no-{flag}", name, default=None,
@@ -44,9 +68,13 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @stage_options  # --mode pipeline|agentic and the stage switches, as in `ask`
 @adaptation_option
 @only_option
+@click.option("--collection", "collections", multiple=True, metavar="NAME=PATTERN[,PATTERN]",
+              help="A part of the index as a model of its own ('<model>:NAME' in /v1/models): a client that picks it "
+                   "asks about those documents only (patterns as --only; setting server.collections). Repeat for more.")
 @server_options
 @handle_errors
-def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, **server):
+def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, collections,
+          **server):
     """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
     from local_rag.adaptation import in_use
     from local_rag.server import check_bind, check_port
@@ -54,7 +82,8 @@ def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
                                  adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)},
-                                 **{f"server.{k}": v for k, v in server.items()})
+                                 **{f"server.{k}": v for k, v in server.items()},
+                                 **{"server.collections": parse_collections(collections) or None})
     cfg = settings.server
     check_bind(cfg)
     check_port(cfg)  # a port in use is said now, not after the models load

@@ -51,10 +51,12 @@ def model_id(settings: Settings) -> str:
 
 def load_stages(pipeline: Pipeline, settings: Settings) -> None:
     """Load the index, the embedder and the LLM now, so a missing one fails at start-up (exit 3 / 4), not at the
-    first request; a pattern of ``serve --only`` that matches no document of the index too."""
+    first request; a pattern of ``serve --only`` or of a collection that matches no document of the index too."""
     for name in ("retriever", "llm"):
         getattr(pipeline, name, None)
     pipeline.scope()
+    for collection, patterns in settings.server.collections.items():
+        pipeline.scope(patterns, what=f"collection {collection!r}:")
     if settings.pipeline.cross_encoder:
         getattr(pipeline, "reranker", None)
 
@@ -124,28 +126,31 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     async def healthz() -> dict[str, Any]:
         return {"status": "ok", "index": settings.index, "model": model, "mode": settings.pipeline.mode,
                 "profile": settings.profile, "reranker": reranker, "adaptation": adaptation,
-                **({"only": settings.retrieval.only} if settings.retrieval.only else {}), "turns": runner.status()}
+                **({"only": settings.retrieval.only} if settings.retrieval.only else {}),
+                **({"collections": cfg.collections} if cfg.collections else {}), "turns": runner.status()}
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(request: Request) -> JSONResponse:
         check_key(request)  # the schema is behind the key like /v1
         return JSONResponse(app.openapi())
 
-    listed = {"id": model, "object": "model", "created": 0, "owned_by": "local-rag"}
+    listed = {i: {"id": i, "object": "model", "created": 0, "owned_by": "local-rag"}
+              for i in (model, *(protocol.collection_model(model, name) for name in cfg.collections))}
 
     @app.get("/v1/models")
     async def models(request: Request) -> dict[str, Any]:
+        """The model, and one more per collection (``serve --collection``): picking one picks its documents."""
         check_key(request)
-        return {"object": "list", "data": [listed]}
+        return {"object": "list", "data": list(listed.values())}
 
     @app.get("/v1/models/{name:path}")
     async def one_model(request: Request, name: str) -> dict[str, Any]:
-        """The one model (``openai`` SDK ``models.retrieve``; clients that check a configured model exists)."""
+        """One model (``openai`` SDK ``models.retrieve``; clients that check a configured model exists)."""
         check_key(request)
-        if name != model:
-            raise ApiError(404, f"no model {name!r}: this server answers with {model!r} (GET /v1/models)",
-                           "model_not_found")
-        return listed
+        if name not in listed:
+            raise ApiError(404, f"no model {name!r}: this server answers with {', '.join(map(repr, listed))} (GET "
+                           "/v1/models)", "model_not_found")
+        return listed[name]
 
     @app.post("/v1/embeddings")
     async def create_embeddings(request: Request) -> dict[str, Any]:
@@ -157,12 +162,16 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
         check_key(request)
         chat = protocol.parse_request(await read_body(request, cfg.max_body_bytes), cfg.max_messages)
         conversation, notes = protocol.to_conversation(chat, cfg.max_message_chars)
-        only = protocol.request_only(chat)
+        collection = protocol.collection_of(chat.model, model, cfg.collections)
+        groups = tuple(g for g in (tuple(cfg.collections.get(collection or "", ())), protocol.request_only(chat)) if g)
+        answering = protocol.collection_model(model, collection) if collection is not None else model  # echoed
         queued = time.perf_counter()
         if not await runner.admit():
             raise ApiError(429, f"busy: one turn runs and {runner.queue} wait; try again later", "queue_full",
                            {"Retry-After": str(runner.retry_after())})
         notes["queue_s"] = round(time.perf_counter() - queued, 4)
+        if collection is not None:
+            notes["collection"] = collection
         if await request.is_disconnected():
             runner.release()
             return Response(status_code=204)
@@ -171,7 +180,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
             notes["client_task"] = task
         budget = cfg.task_max_tokens if task is not None else max_tokens(settings)
         turn = runner.start(conversation, stream=chat.stream,
-                            task=(protocol.task_messages(chat), budget) if task is not None else None, only=only)
+                            task=(protocol.task_messages(chat), budget) if task is not None else None, only=groups)
         handed_off = False
         try:
             kind, first = await turn.next_event(request.is_disconnected)
@@ -179,12 +188,12 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
                 result = turn_result(turn)
                 if not chat.stream:
                     extra = {**result.to_json(), **notes}
-                    body = protocol.completion(protocol.completion_id(), model, result, extra, budget)
+                    body = protocol.completion(protocol.completion_id(), answering, result, extra, budget)
                     if cfg.sources_footer:
                         body["choices"][0]["message"]["content"] += protocol.sources_footer(result)
                     return JSONResponse(body)
             handed_off = True
-            events = stream_events(turn, (kind, first), model, notes, settings, budget)
+            events = stream_events(turn, (kind, first), answering, notes, settings, budget)
             return TurnStream(events, turn, media_type="text/event-stream", headers=SSE_HEADERS)
         finally:
             if not handed_off:

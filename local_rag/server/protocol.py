@@ -137,6 +137,17 @@ def to_conversation(request: ChatRequest, max_chars: int) -> tuple[Conversation,
     return Conversation(turns), notes
 
 
+def collection_model(model: str, name: str) -> str:
+    """The model id /v1/models lists for a collection (``serve --collection NAME=...``): ``<model>:<name>``."""
+    return f"{model}:{name}"
+
+
+def collection_of(requested: str, model: str, collections: dict[str, list[str]]) -> str | None:
+    """The collection a request's ``model`` picks (None: the server's model, or any other id, as before: clients
+    that send a placeholder model name keep working)."""
+    return next((name for name in collections if requested == collection_model(model, name)), None)
+
+
 def request_only(request: ChatRequest) -> tuple[str, ...]:
     """The documents a request asks about: ``"local_rag": {"only": ["reports/2024", "*.pdf"]}`` (a list, or one
     string, comma-separated; the ``extra_body`` of the openai SDK). Empty: the server's own scope (``serve --only``),

@@ -89,10 +89,11 @@ class TurnRunner:
         return max(1, min(600, math.ceil(typical - elapsed)))
 
     def start(self, conversation: Conversation, stream: bool,
-              task: tuple[list[dict[str, str]], int] | None = None, only: tuple[str, ...] = ()) -> Turn:
+              task: tuple[list[dict[str, str]], int] | None = None, only: tuple[tuple[str, ...], ...] = ()) -> Turn:
         """Run the pipeline on ``conversation`` in the worker thread (the caller holds the slot); with ``task`` (the
-        client's messages and a token budget), `Pipeline.client_task` instead of a turn; ``only``: the request's
-        document patterns (`local_rag.server.protocol.request_only`)."""
+        client's messages and a token budget), `Pipeline.client_task` instead of a turn; ``only``: groups of document
+        patterns that narrow the server's scope in turn (the collection the request's model picks, its
+        ``local_rag.only``)."""
         turn = Turn(self, asyncio.get_running_loop(), stream)
         turn.start(conversation, task, only)
         return turn
@@ -151,7 +152,7 @@ class Turn:
             self.loop.call_soon_threadsafe(self.events.put_nowait, ("status", text))
 
     def start(self, conversation: Conversation, task: tuple[list[dict[str, str]], int] | None = None,
-              only: tuple[str, ...] = ()) -> None:
+              only: tuple[tuple[str, ...], ...] = ()) -> None:
         self.conversation = conversation
         self.task = task is not None
         self.runner.active = self
@@ -164,11 +165,11 @@ class Turn:
             self.future = self.runner.executor.submit(pipeline.answer, conversation, TokenSink(self), self._on_status)
         self.future.add_done_callback(lambda _: self.loop.call_soon_threadsafe(self._finished))
 
-    def _scoped_answer(self, conversation: Conversation, only: tuple[str, ...]) -> TurnResult:  # in the worker thread
+    def _scoped_answer(self, conversation: Conversation, only: tuple[tuple[str, ...], ...]) -> TurnResult:  # worker
         """A turn about some documents: the request's patterns, within the server's (a pattern matching no document
         raises `BadInputError`: a 400 naming it)."""
         pipeline = self.runner.pipeline
-        scope = pipeline.scope(only, what="local_rag.only")
+        scope = pipeline.scope(*only, what="local_rag.only")
         return pipeline.answer(conversation, TokenSink(self), self._on_status, scope=scope)
 
     def _finished(self) -> None:  # on the event loop, once the worker thread is done
