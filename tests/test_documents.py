@@ -711,3 +711,30 @@ def test_a_cited_pdf_page_links_to_that_page(tmp_path: Path):
     answer = Answer("Nine tonnes a hectare [1].", citations=[Citation.of(1, hit)], passages=[hit])
     print_sources(TurnResult(answer, [], [hit], [hit]), lines.append)
     assert lines == [f"  [1] Annual report (report.pdf p. 2) <{(tmp_path / 'docs' / 'report.pdf').resolve().as_uri()}#page=2>"]
+
+
+def test_spreadsheets_saved_as_csv_or_tsv_are_read_row_by_row(tmp_path: Path):
+    """Before, a folder's `.csv`/`.tsv` files were skipped and one given alone was "not a corpus local-rag reads"; a
+    support team's FAQ kept in a spreadsheet was never indexed. Each row is now one line naming its values by column."""
+    from local_rag.corpus.documents import UnreadableFile, read_document
+    from local_rag.corpus.readers import read_corpus
+
+    folder = tmp_path / "support"
+    folder.mkdir()
+    (folder / "faq.csv").write_text('Question,Answer\nHow do I reset my password?,"Open Settings, then Security."\n'
+                                    '\n,\nWhere is the invoice?,Under Billing\n', encoding="utf-8")
+    (folder / "prices.tsv").write_text("item\tprice\nwidget\t3.50\n", encoding="utf-8")
+    (folder / "tarifs.csv").write_bytes("produit;prix\ncrème;2,50\n".encode("cp1252"))  # Excel's French export
+    (folder / "lines.csv").write_text("How do I log in?,With your e-mail\nWhere?,Here\n", encoding="utf-8")
+    (folder / "empty.csv").write_text(",,\n,,\n", encoding="utf-8")
+    assert read_document(folder / "faq.csv").sections[0].text == (
+        "Question: How do I reset my password?; Answer: Open Settings, then Security.\n"
+        "Question: Where is the invoice?; Answer: Under Billing")
+    assert read_document(folder / "prices.tsv").sections[0].text == "item: widget; price: 3.50"
+    tarifs = read_document(folder / "tarifs.csv")
+    assert tarifs.sections[0].text == "produit: crème; prix: 2,50" and tarifs.encoding == "cp1252"
+    assert read_document(folder / "lines.csv").sections[0].text == "How do I log in? | With your e-mail\nWhere? | Here"
+    with pytest.raises(UnreadableFile, match="empty document"):
+        read_document(folder / "empty.csv")
+    passages = {p.doc_id: p for p in read_corpus(folder)}
+    assert set(passages) == {"faq.csv", "prices.tsv", "tarifs.csv", "lines.csv"} and passages["faq.csv"].title == "faq"

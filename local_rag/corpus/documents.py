@@ -26,11 +26,12 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
+from local_rag.corpus.tables import table_lines
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml")
+                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -309,6 +310,14 @@ def _plain_text(path: Path) -> Document:
     text = text.strip()
     title = path.stem if meaningful_name(path.stem) else first_line_title(text, path.stem)
     return Document(title, [Section(text)], encoding=encoding)
+
+
+def _table(path: Path) -> Document:
+    """A ``.csv`` or ``.tsv``: one line per row, its values named by their columns (`local_rag.corpus.tables`)."""
+    text, encoding = decode_text(path.read_bytes())
+    lines = table_lines(text, path.suffix.lower())
+    title = path.stem if meaningful_name(path.stem) else first_line_title("\n".join(lines), path.stem)
+    return Document(title, [Section("\n".join(lines))], encoding=encoding)
 
 
 def _html(path: Path) -> Document:
@@ -797,4 +806,6 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".pdf": _pdf,
     ".docx": _docx,
     ".pptx": _pptx,
+    ".csv": _table,
+    ".tsv": _table,
 }

@@ -1,0 +1,57 @@
+"""Spreadsheets saved as text: ``.csv`` and ``.tsv`` (a support team's questions and answers, a price list, an
+inventory). Before, a folder's spreadsheets were skipped ("note: 3 file(s) of .csv skipped") and one given alone was
+"not a corpus local-rag reads".
+
+Each row becomes one line that names its values by their column, ``Question: How do I reset my password?; Answer:
+Open Settings...``: BM25 and the embedder see the column names beside the values, and a row stays whole in a chunk
+(long files are cut into pieces at line ends, `local_rag.corpus.pieces`). Without a header row (`_has_header`), the
+values are joined by ``|``. The delimiter is found by the standard library's sniffer (``,`` ``;`` tab ``|``; a ``.tsv`` defaults to tab).
+
+Example:
+    >>> table_lines("Question,Answer\\nHow do I log in?,Use your e-mail\\n\\n,\\n", ".csv")
+    ['Question: How do I log in?; Answer: Use your e-mail']
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+DELIMITERS = ",;\t|"
+_SAMPLE = 64 * 1024  # characters the sniffer reads
+_NUMBER = re.compile(r"[-+]?[\d.,\s%$€£]+")
+
+
+def table_lines(text: str, suffix: str = ".csv") -> list[str]:
+    """One line per non-empty row (`module docstring <local_rag.corpus.tables>`)."""
+    sample = text[:_SAMPLE]
+    default = "\t" if suffix == ".tsv" else ","
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(sample, delimiters=DELIMITERS)
+    except csv.Error:  # one column, or too irregular to tell: the suffix's delimiter
+        dialect = csv.excel_tab if default == "\t" else csv.excel
+    rows = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text), dialect)]
+    rows = [row for row in rows if any(row)]
+    if not rows:
+        return []
+    header = rows[0] if _has_header(rows) else []
+    lines = []
+    for row in rows[1:] if header else rows:
+        if header:
+            named = [f"{name}: {value}" if name else value for name, value in zip(header, row, strict=False) if value]
+            named += [value for value in row[len(header):] if value]  # a row longer than the header keeps its tail
+            lines.append("; ".join(named))
+        else:
+            lines.append(" | ".join(value for value in row if value))
+    return [line for line in lines if line]
+
+
+def _has_header(rows: list[list[str]]) -> bool:
+    """Whether the first row names the columns: two rows or more, two columns or more, and its cells distinct, short,
+    not numbers and not sentences (``Question,Answer`` is a header; ``How do I log in?,Use your e-mail`` and
+    ``widget,3.50,12`` are not). The standard library's ``Sniffer.has_header`` guesses from types and lengths, and
+    calls a text FAQ's header data."""
+    first = rows[0]
+    return (len(rows) > 1 and len(first) > 1 and len(set(first)) == len(first)
+            and all(cell and len(cell) <= 40 and cell[-1] not in ".?!" and not _NUMBER.fullmatch(cell) for cell in first))
