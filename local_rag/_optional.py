@@ -23,6 +23,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "pypdf": ("docs", "pip install 'local-rag[docs]'"),
     "docx": ("docs", "pip install 'local-rag[docs]'"),
     "pptx": ("docs", "pip install 'local-rag[docs]'"),
+    "openpyxl": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "fpdf": ("bench", "pip install 'local-rag[bench]'"),

@@ -738,3 +738,39 @@ def test_spreadsheets_saved_as_csv_or_tsv_are_read_row_by_row(tmp_path: Path):
         read_document(folder / "empty.csv")
     passages = {p.doc_id: p for p in read_corpus(folder)}
     assert set(passages) == {"faq.csv", "prices.tsv", "tarifs.csv", "lines.csv"} and passages["faq.csv"].title == "faq"
+
+
+def test_excel_workbooks_are_read_sheet_by_sheet_and_a_locked_one_is_named(tmp_path: Path):
+    """An `.xlsx` was "not a corpus local-rag reads" (or skipped in a folder). Each visible sheet is now a section under
+    its name, rows as for a `.csv` (numbers and dates as a reader writes them); a hidden sheet is left out; a workbook
+    with a password (an OLE container, as the old binary .xls) is named as such, not as "corrupt"."""
+    import datetime
+
+    openpyxl = pytest.importorskip("openpyxl")
+    from local_rag.corpus.documents import OLE_MAGIC, UnreadableFile, read_document
+    from local_rag.corpus.readers import read_corpus
+
+    book = openpyxl.Workbook()
+    prices = book.active
+    prices.title = "Prices"
+    for row in (["item", "price", "since"], ["widget", 3.5, datetime.datetime(2024, 3, 1)], ["gadget", 10.0, None]):
+        prices.append(row)
+    hidden = book.create_sheet("Internal")
+    hidden.append(["margin", "secret"])
+    hidden.sheet_state = "hidden"
+    faq = book.create_sheet("FAQ")
+    faq.append(["Question", "Answer"])
+    faq.append(["How do I pay?", "By card or transfer."])
+    folder = tmp_path / "shop"
+    folder.mkdir()
+    book.save(folder / "catalogue.xlsx")
+    document = read_document(folder / "catalogue.xlsx")
+    assert [(s.heading, s.text) for s in document.sections] == [
+        ("Prices", "item: widget; price: 3.5; since: 2024-03-01\nitem: gadget; price: 10"),
+        ("FAQ", "Question: How do I pay?; Answer: By card or transfer.")]
+    assert document.title == "catalogue" and "secret" not in str(document.sections)
+    (folder / "locked.xlsx").write_bytes(OLE_MAGIC + b"\x00" * 504)
+    with pytest.raises(UnreadableFile, match="password-protected, or the old binary format"):
+        read_document(folder / "locked.xlsx")
+    texts = " ".join(p.text for p in read_corpus(folder, report=None))
+    assert "How do I pay?" in texts and "widget" in texts

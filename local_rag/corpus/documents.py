@@ -26,12 +26,13 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
-from local_rag.corpus.tables import table_lines
+from local_rag.corpus.tables import table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv")
+                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx")
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -148,7 +149,10 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+        if path.open("rb").read(8) == OLE_MAGIC:  # an Office file with a password is an OLE container, as .doc/.xls are
+            raise UnreadableFile("password-protected, or the old binary format (.doc/.xls/.ppt) under a new name: open "
+                                 f"it and save it again as {suffix} without a password")
         raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
                              f"a {suffix} name)")
     try:
@@ -318,6 +322,14 @@ def _table(path: Path) -> Document:
     lines = table_lines(text, path.suffix.lower())
     title = path.stem if meaningful_name(path.stem) else first_line_title("\n".join(lines), path.stem)
     return Document(title, [Section("\n".join(lines))], encoding=encoding)
+
+
+def _workbook(path: Path) -> Document:
+    """An Excel workbook: one section per visible sheet, headed by the sheet's name (`local_rag.corpus.tables`)."""
+    sheets = workbook_sheets(path)
+    sections = [Section("\n".join(lines), heading=name) for name, lines in sheets if lines]
+    title = path.stem if meaningful_name(path.stem) else first_line_title(sections[0].text if sections else "", path.stem)
+    return Document(title, sections, pages=max(1, len(sheets)))
 
 
 def _html(path: Path) -> Document:
@@ -808,4 +820,5 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".pptx": _pptx,
     ".csv": _table,
     ".tsv": _table,
+    ".xlsx": _workbook,
 }

@@ -1,6 +1,6 @@
-"""Spreadsheets saved as text: ``.csv`` and ``.tsv`` (a support team's questions and answers, a price list, an
-inventory). Before, a folder's spreadsheets were skipped ("note: 3 file(s) of .csv skipped") and one given alone was
-"not a corpus local-rag reads".
+"""Spreadsheets: ``.csv`` and ``.tsv`` text, and Excel workbooks (``.xlsx``, one section per visible sheet): a
+support team's questions and answers, a price list, an inventory. Before, a folder's spreadsheets were skipped
+("note: 3 file(s) of .csv skipped") and one given alone was "not a corpus local-rag reads".
 
 Each row becomes one line that names its values by their column, ``Question: How do I reset my password?; Answer:
 Open Settings...``: BM25 and the embedder see the column names beside the values, and a row stays whole in a chunk
@@ -15,8 +15,13 @@ Example:
 from __future__ import annotations
 
 import csv
+import datetime
 import io
 import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from local_rag._optional import require
 
 DELIMITERS = ",;\t|"
 _SAMPLE = 64 * 1024  # characters the sniffer reads
@@ -24,14 +29,25 @@ _NUMBER = re.compile(r"[-+]?[\d.,\s%$€£]+")
 
 
 def table_lines(text: str, suffix: str = ".csv") -> list[str]:
-    """One line per non-empty row (`module docstring <local_rag.corpus.tables>`)."""
+    """One line per non-empty row of a ``.csv``/``.tsv`` text (`module docstring <local_rag.corpus.tables>`)."""
     sample = text[:_SAMPLE]
     default = "\t" if suffix == ".tsv" else ","
     try:
         dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(sample, delimiters=DELIMITERS)
     except csv.Error:  # one column, or too irregular to tell: the suffix's delimiter
         dialect = csv.excel_tab if default == "\t" else csv.excel
-    rows = [[cell.strip() for cell in row] for row in csv.reader(io.StringIO(text), dialect)]
+    return row_lines(list(csv.reader(io.StringIO(text), dialect)))
+
+
+def row_lines(table: Iterable[Sequence[object]]) -> list[str]:
+    """One line per non-empty row of ``table`` (cells of any type: a workbook's numbers and dates as text), its values
+    named by the header's columns when the first row is one (`_has_header`).
+
+    Example:
+        >>> row_lines([["item", "price"], ["widget", 3.5], [None, None]])
+        ['item: widget; price: 3.5']
+    """
+    rows = [[_cell(cell) for cell in row] for row in table]
     rows = [row for row in rows if any(row)]
     if not rows:
         return []
@@ -45,6 +61,31 @@ def table_lines(text: str, suffix: str = ".csv") -> list[str]:
         else:
             lines.append(" | ".join(value for value in row if value))
     return [line for line in lines if line]
+
+
+def _cell(value: object) -> str:
+    """A cell as text: None empty, a whole float without its ``.0``, a date or time in ISO form."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time():
+        return value.date().isoformat()
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    return " ".join(str(value).split())
+
+
+def workbook_sheets(path: Path) -> list[tuple[str, list[str]]]:
+    """(sheet name, `row_lines`) of each visible sheet of an Excel workbook, values as Excel last computed them
+    (openpyxl, read-only; a formula never computed reads as empty); hidden sheets are left out."""
+    openpyxl = require("openpyxl", "Excel workbooks (.xlsx)")
+    book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    try:
+        return [(sheet.title, row_lines(sheet.iter_rows(values_only=True))) for sheet in book.worksheets
+                if getattr(sheet, "sheet_state", "visible") == "visible"]
+    finally:
+        book.close()
 
 
 def _has_header(rows: list[list[str]]) -> bool:
