@@ -196,7 +196,8 @@ def test_a_long_conversation_drops_its_oldest_turns_without_a_warning(workdir: P
 def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
     """``/only`` narrows the documents mid-chat (a typo keeps the scope it had), ``/only`` alone says which, ``/all``
     widens again; ``chat --only`` starts scoped."""
-    script = "\n".join(["/only", "/only d9", "/only d2", "Tell me about cats", "/sources", "/all", "/quit"]) + "\n"
+    script = "\n".join(["/only", "/only d9", "/only d2", "Tell me about cats", "/sources", "/sources 1", "/sources 9",
+                        "/all", "/quit"]) + "\n"
     result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=script)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -205,6 +206,9 @@ def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
     assert "(searching 1 document: d2)" in out
     turn = out.split("(searching 1 document: d2)")[1].split("(searching every document)")[0]
     assert "1 source: Dogs" in turn and "  [1] d2-0 Dogs score=" in turn and "d1-" not in turn  # cats asked, dogs only
+    # /sources N: the passage in full under where it is (the list shows 300 characters)
+    assert "  [1] Dogs (d2-0) <u2>\n\nDogs are loyal companions; they bark, fetch sticks and guard the house.\n" in turn
+    assert "(/sources N: N is a passage number, 1 to 1)" in turn
     started = run("chat", "--no-rewrite", "--only", "d1", cwd=workdir, env=ENV, stdin="/only\n/quit\n")
     assert started.returncode == 0, started.stderr
     assert "searching 1 document: d1)" in started.stdout

@@ -126,10 +126,11 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
 
 COMMANDS = ["/sources", "/rewrite", "/trace", "/only", "/all", "/reset", "/save", "/load", "/help", "/quit", "/exit"]
-HELP = """commands: /sources (passages of the last answer), /rewrite (queries of the last turn), /trace (agentic
-mode: thoughts, searches, passages read), /only PATTERN... (search only these documents: 'reports/2024', '*.pdf';
-/only alone: which), /all (every document again), /reset, /save FILE (then after every turn), /load FILE, /help,
-/quit (or Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it for?')"""
+HELP = """commands: /sources (passages of the last answer; /sources N: passage N in full), /rewrite (queries of the
+last turn), /trace (agentic mode: thoughts, searches, passages read), /only PATTERN... (search only these documents:
+'reports/2024', '*.pdf'; /only alone: which), /all (every document again), /reset, /save FILE (then after every
+turn), /load FILE, /help, /quit (or Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it
+for?')"""
 
 
 @click.command()
@@ -183,6 +184,19 @@ def scope_line(pipeline: Pipeline, scope: Scope) -> str:
     return f"searching {len(docs)} document{'s' if len(docs) != 1 else ''}: {named}"
 
 
+def whole_source(result: Any, arg: str) -> str:
+    """``/sources N``: passage N of the last answer in full, under where it is (the list shows 300 characters of
+    each: a reader checking a claim needs the whole text)."""
+    from local_rag.records import Citation
+
+    count = len(result.passages)
+    if not arg.isdigit() or not 1 <= int(arg) <= count:
+        return f"(/sources N: N is a passage number, 1 to {count})" if count else f"(no passages: {_unsearched(result)})"
+    hit = result.passages[int(arg) - 1]
+    where = Citation.of(int(arg), hit).label + (f" <{hit.url}>" if hit.url else "")
+    return f"  [{arg}] {where}\n\n{hit.text.strip()}\n"
+
+
 def _patterns(arg: str) -> list[str]:
     """``/only``'s patterns: split as a shell would (a quoted name may hold spaces), and at commas."""
     import shlex
@@ -228,6 +242,8 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                 click.echo(f"(new conversation{_unbound(save_file)})")
                 save_file = None
                 pipeline.warm_later(conversation)
+            elif cmd == "/sources" and last and arg:
+                click.echo(whole_source(last, arg))
             elif cmd == "/sources" and last:
                 for i, hit in enumerate(last.passages, 1):
                     click.echo(f"  [{i}] {hit.passage_id} {hit.title} score={hit.score:.4f}\n      {' '.join(hit.text.split())[:300]}")
