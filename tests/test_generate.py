@@ -248,7 +248,7 @@ def _scripted_chat(pipeline_parts, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         return line
 
     monkeypatch.setattr(RealPipeline, "answer", fake_answer)
-    monkeypatch.setattr("local_rag.cli.lines.line_reader", lambda history, interactive=None: fake_input)
+    monkeypatch.setattr("local_rag.cli.lines.line_reader", lambda history, interactive=None, completer=None: fake_input)
     saved = tmp_path / "conv.json"
     result = CliRunner().invoke(cli, ["chat", "--profile", "cpu-test", "--no-rewrite", "--save", str(saved),
                                       "--index", settings.index], env={"LOCAL_RAG_INDEXES_DIR": str(settings.indexes_dir)})
