@@ -775,3 +775,36 @@ def test_excel_workbooks_are_read_sheet_by_sheet_and_a_locked_one_is_named(tmp_p
             read_document(folder / locked)
     texts = " ".join(p.text for p in read_corpus(folder, report=None))
     assert "How do I pay?" in texts and "widget" in texts
+
+
+ODS_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+    xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0">
+<office:body><office:spreadsheet>
+<table:table table:name="Stock">
+  <table:table-row><table:table-cell><text:p>item</text:p></table:table-cell>
+    <table:table-cell table:number-columns-repeated="2"/><table:table-cell><text:p>count</text:p></table:table-cell>
+    <table:table-cell table:number-columns-repeated="16380"/></table:table-row>
+  <table:table-row><table:table-cell><text:p>sandbags</text:p></table:table-cell>
+    <table:table-cell table:number-columns-repeated="2"/><table:table-cell office:value="400"><text:p>400</text:p></table:table-cell>
+  </table:table-row>
+  <table:table-row table:number-rows-repeated="1048574"><table:table-cell table:number-columns-repeated="16384"/></table:table-row>
+</table:table>
+<table:table table:name="Contacts">
+  <table:table-row><table:table-cell><text:p>Warden</text:p></table:table-cell><table:table-cell><text:p>0123 456</text:p></table:table-cell></table:table-row>
+</table:table>
+</office:spreadsheet></office:body></office:document-content>"""
+
+
+def test_opendocument_spreadsheets_are_read_sheet_by_sheet(tmp_path: Path):
+    """A LibreOffice Calc file (.ods) was refused or skipped; each sheet is now a section under its name, rows as a
+    .csv's. Calc's repeats are bounded: a sheet's million empty rows and a row's 16,000 empty cells cost nothing."""
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "depot.ods", "w") as package:
+        package.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        package.writestr("content.xml", ODS_CONTENT)
+    doc = read_document(tmp_path / "depot.ods")
+    assert [(s.heading, s.text) for s in doc.sections] == [("Stock", "item: sandbags; count: 400"),
+                                                            ("Contacts", "Warden | 0123 456")]
+    assert doc.title == "depot" and doc.pages == 2

@@ -268,21 +268,29 @@ def test_search_and_ask_take_only_and_name_a_pattern_that_matches_nothing(tmp_pa
     assert_clean_error(run("index", "documents", "--only", "q9", cwd=tmp_path), 2, "--only 'q9' matches no document")
 
 
-def test_the_server_answers_a_request_about_some_documents_and_refuses_a_bad_one(folder_index):
-    """``extra_body={"local_rag": {"only": [...]}}`` with the openai client; ``serve --only`` is the server's scope,
-    which a request narrows and never widens, shown by /healthz."""
-    openai = pytest.importorskip("openai")
-    httpx = pytest.importorskip("httpx")
+def scoped_server(folder_index, only: list[str] | None = None,
+                  collections: dict[str, list[str]] | None = None) -> tuple[object, Settings]:
+    """The real app over the folder index (scripted LLM, no rewrite), with ``serve --only`` and collections."""
     pytest.importorskip("uvicorn")
     from local_rag.server import create_app
-
-    from .test_server import client, running
+    from local_rag.settings import ServerConfig
 
     settings, embedder, _ = folder_index
     settings = settings.model_copy(deep=True)
     settings.pipeline.rewrite = False
-    settings.retrieval.only = ["reports"]
-    app = create_app(settings, Pipeline(settings, retriever=hybrid_of(settings, embedder), llm=ScriptedLLM("Rose [1].")))
+    settings.retrieval.only = list(only or [])
+    settings.server = ServerConfig(collections=collections or {})
+    pipeline = Pipeline(settings, retriever=hybrid_of(settings, embedder), llm=ScriptedLLM("Rose [1]."))
+    return create_app(settings, pipeline), settings
+
+
+def test_the_server_answers_a_request_about_some_documents_and_refuses_a_bad_one(folder_index):
+    """``extra_body={"local_rag": {"only": [...]}}`` with the openai client; ``serve --only`` is the server's scope,
+    which a request narrows and never widens, shown by /healthz."""
+    openai, httpx = pytest.importorskip("openai"), pytest.importorskip("httpx")
+    from .test_server import client, running
+
+    app, _ = scoped_server(folder_index, only=["reports"])
     messages = [{"role": "user", "content": "how did revenue from cat food go?"}]
     with running(app) as url:
         assert httpx.get(f"{url}/healthz").json()["only"] == ["reports"]
@@ -339,19 +347,14 @@ def test_server_collections_are_models_of_their_own_that_pick_their_documents(fo
     collection (Open WebUI shows them in its model picker, where a request body cannot be edited); a request for one
     is answered from its documents only, a request's ``local_rag.only`` narrows it further, and any other model id
     still gets the whole index."""
-    openai = pytest.importorskip("openai")
-    httpx = pytest.importorskip("httpx")
-    pytest.importorskip("uvicorn")
+    openai, httpx = pytest.importorskip("openai"), pytest.importorskip("httpx")
     from local_rag.server import create_app
     from local_rag.settings import ServerConfig
 
     from .test_server import client, running
 
-    settings, embedder, _ = folder_index
-    settings = settings.model_copy(deep=True)
-    settings.pipeline.rewrite = False
-    settings.server = ServerConfig(collections={"reports": ["reports"], "ideas": ["notes/*.txt"]})
-    app = create_app(settings, Pipeline(settings, retriever=hybrid_of(settings, embedder), llm=ScriptedLLM("Rose [1].")))
+    app, settings = scoped_server(folder_index, collections={"reports": ["reports"], "ideas": ["notes/*.txt"]})
+    embedder = folder_index[1]
     messages = [{"role": "user", "content": "how did revenue from cat food go?"}]
     model = "smollm2-135m-instruct"
     with running(app) as url:

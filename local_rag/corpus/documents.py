@@ -26,12 +26,12 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
-from local_rag.corpus.tables import table_lines, workbook_sheets
+from local_rag.corpus.tables import row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx")
+                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx", ".ods")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
@@ -149,7 +149,7 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx", ".ods") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
         if path.open("rb").read(8) == OLE_MAGIC:  # an Office file with a password is an OLE container, as .doc/.xls are
             raise UnreadableFile("password-protected, or the old binary format (.doc/.xls/.ppt) under a new name: open "
                                  f"it and save it again as {suffix} without a password")
@@ -384,6 +384,7 @@ _ODF_TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
 _ODF_TABLE = "{urn:oasis:names:tc:opendocument:xmlns:table:1.0}"
 _ODF_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 _ODF_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+MAX_REPEAT = 1000  # a spreadsheet cell or row repeated more often than this is taken this often
 
 
 def _odf(path: Path, kind: str) -> tuple[Any, str]:
@@ -468,6 +469,33 @@ def _odp(path: Path) -> Document:
         sections.append(Section(text, heading=heading, page=number))
         title = title or heading
     return Document(title or path.stem, sections, pages=len(sections))
+
+
+def _ods(path: Path) -> Document:
+    """An OpenDocument spreadsheet (LibreOffice Calc): one section per sheet under its name, rows as a ``.csv``'s
+    (`local_rag.corpus.tables.row_lines`)."""
+    root, title = _odf(path, "spreadsheet")
+    sections = [Section("\n".join(lines), heading=str(sheet.get(f"{_ODF_TABLE}name") or ""))
+                for sheet in root.iter(f"{_ODF_TABLE}table") if (lines := row_lines(_ods_rows(sheet)))]
+    return Document(title or path.stem, sections, pages=max(1, len(sections)))
+
+
+def _ods_rows(sheet: Any) -> list[list[str]]:
+    """A sheet's rows of cell texts. Repeats are expanded within bounds: Calc writes a sheet's empty tail as one row
+    repeated a million times and a row's empty end as one cell repeated a thousand times."""
+    rows: list[list[str]] = []
+    for row in sheet.iter(f"{_ODF_TABLE}table-row"):
+        cells: list[str] = []
+        for cell in row:
+            if cell.tag not in (f"{_ODF_TABLE}table-cell", f"{_ODF_TABLE}covered-table-cell"):
+                continue
+            text = " ".join(" ".join("".join(p.itertext()).split()) for p in cell.iter(f"{_ODF_TEXT}p")).strip()
+            cells += [text] * min(int(cell.get(f"{_ODF_TABLE}number-columns-repeated") or 1), MAX_REPEAT)
+        while cells and not cells[-1]:
+            cells.pop()
+        if cells:
+            rows += [cells] * min(int(row.get(f"{_ODF_TABLE}number-rows-repeated") or 1), MAX_REPEAT)
+    return rows
 
 
 def _email(path: Path) -> Document:
@@ -821,4 +849,5 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".csv": _table,
     ".tsv": _table,
     ".xlsx": _workbook,
+    ".ods": _ods,
 }

@@ -89,10 +89,10 @@ def workbook_sheets(path: Path) -> list[tuple[str, list[str]]]:
 
 
 def _has_header(rows: list[list[str]]) -> bool:
-    """Whether the first row names the columns: two rows or more, two columns or more, and its cells distinct, short,
-    not numbers and not sentences (``Question,Answer`` is a header; ``How do I log in?,Use your e-mail`` and
+    """Whether the first row names the columns: two rows or more, two named columns or more, and its names distinct,
+    short, not numbers and not sentences (``Question,Answer`` is a header; ``How do I log in?,Use your e-mail`` and
     ``widget,3.50,12`` are not). The standard library's ``Sniffer.has_header`` guesses from types and lengths, and
     calls a text FAQ's header data."""
-    first = rows[0]
+    first = [cell for cell in rows[0] if cell]  # a blank column between named ones is no reason to doubt them
     return (len(rows) > 1 and len(first) > 1 and len(set(first)) == len(first)
-            and all(cell and len(cell) <= 40 and cell[-1] not in ".?!" and not _NUMBER.fullmatch(cell) for cell in first))
+            and all(len(cell) <= 40 and cell[-1] not in ".?!" and not _NUMBER.fullmatch(cell) for cell in first))
