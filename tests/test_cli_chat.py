@@ -196,8 +196,10 @@ def test_a_long_conversation_drops_its_oldest_turns_without_a_warning(workdir: P
 def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
     """``/only`` narrows the documents mid-chat (a typo keeps the scope it had), ``/only`` alone says which, ``/all``
     widens again; ``chat --only`` starts scoped."""
+    md = workdir / "cats.md"
+    md.unlink(missing_ok=True)
     script = "\n".join(["/only", "/only d9", "/only d2", "Tell me about cats", "/sources", "/sources 1", "/sources 9",
-                        "/all", "/quit"]) + "\n"
+                        f"/export {md}", f"/export {md}", "/export", "/all", "/quit"]) + "\n"
     result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=script)
     assert result.returncode == 0, result.stderr
     out = result.stdout
@@ -209,6 +211,13 @@ def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
     # /sources N: the passage in full under where it is (the list shows 300 characters)
     assert "  [1] Dogs (d2-0) <u2>\n\nDogs are loyal companions; they bark, fetch sticks and guard the house.\n" in turn
     assert "(/sources N: N is a passage number, 1 to 1)" in turn
+    # /export: a Markdown transcript with each answer's sources; an existing file is never replaced
+    assert f"(exported 2 turns to {md}, with the sources of 1 of 1 answers)" in out
+    assert f"({md} exists: /export writes a new file, choose another name)" in out
+    assert "(/export needs a FILE: /export conversation.md)" in out
+    exported = md.read_text()
+    assert exported.startswith("# Conversation with index default (") and "**You:** Tell me about cats" in exported
+    assert "**local-rag:** " in exported and "- [1] Dogs (d2-0) <u2>" in exported
     started = run("chat", "--no-rewrite", "--only", "d1", cwd=workdir, env=ENV, stdin="/only\n/quit\n")
     assert started.returncode == 0, started.stderr
     assert "searching 1 document: d1)" in started.stdout

@@ -125,12 +125,13 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
     print_sources(result)
 
 
-COMMANDS = ["/sources", "/rewrite", "/trace", "/only", "/all", "/reset", "/save", "/load", "/help", "/quit", "/exit"]
+COMMANDS = ["/sources", "/rewrite", "/trace", "/only", "/all", "/reset", "/save", "/load", "/export", "/help", "/quit",
+            "/exit"]
 HELP = """commands: /sources (passages of the last answer; /sources N: passage N in full), /rewrite (queries of the
 last turn), /trace (agentic mode: thoughts, searches, passages read), /only PATTERN... (search only these documents:
 'reports/2024', '*.pdf'; /only alone: which), /all (every document again), /reset, /save FILE (then after every
-turn), /load FILE, /help, /quit (or Ctrl-D); a message that begins with '/' takes two ('//etc/fstab: what is it
-for?')"""
+turn), /load FILE, /export FILE.md (a Markdown transcript with the sources), /help, /quit (or Ctrl-D); a message that
+begins with '/' takes two ('//etc/fstab: what is it for?')"""
 
 
 @click.command()
@@ -184,6 +185,27 @@ def scope_line(pipeline: Pipeline, scope: Scope) -> str:
     return f"searching {len(docs)} document{'s' if len(docs) != 1 else ''}: {named}"
 
 
+def export_transcript(conversation: Any, results: dict[int, Any], index: str, arg: str) -> str:
+    """``/export FILE.md``: the conversation as Markdown with each answer's sources (`local_rag.transcript`); a file
+    that exists is never replaced. Returns the line to show."""
+    import datetime
+
+    from local_rag.transcript import transcript
+
+    path = Path(arg).expanduser()
+    if path.exists():
+        return f"{arg} exists: /export writes a new file, choose another name"
+    if not conversation.turns:
+        return "nothing to export yet: ask something first"
+    text = transcript(conversation, results, index, datetime.datetime.now().strftime("%Y-%m-%d %H:%M"))
+    try:
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        return f"could not write {arg}: {exc.strerror or exc}; nothing exported"
+    answered = sum(1 for t in conversation.turns if t.speaker == "agent")
+    return f"exported {len(conversation.turns)} turns to {arg}, with the sources of {len(results)} of {answered} answers"
+
+
 def whole_source(result: Any, arg: str) -> str:
     """``/sources N``: passage N of the last answer in full, under where it is (the list shows 300 characters of
     each: a reader checking a claim needs the whole text)."""
@@ -216,6 +238,7 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
     from local_rag.records import Conversation, Turn
 
     scope = pipeline.scope() if scope is None else scope
+    results: dict[int, Any] = {}  # agent turn's position -> its TurnResult (`/export` lists its sources)
 
     last: Any = None
     pipeline.warm_later(conversation)
@@ -238,10 +261,12 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
             if cmd in ("/quit", "/exit"):
                 break
             if cmd == "/reset":
-                conversation, last = Conversation([]), None
+                conversation, last, results = Conversation([]), None, {}
                 click.echo(f"(new conversation{_unbound(save_file)})")
                 save_file = None
                 pipeline.warm_later(conversation)
+            elif cmd == "/export" and arg:
+                click.echo(f"({export_transcript(conversation, results, pipeline.settings.index, arg)})")
             elif cmd == "/sources" and last and arg:
                 click.echo(whole_source(last, arg))
             elif cmd == "/sources" and last:
@@ -282,15 +307,15 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                 except BadInputError as exc:
                     click.echo(f"({exc}; the conversation is unchanged)")
                     continue
-                conversation, last = loaded, None
+                conversation, last, results = loaded, None, {}
                 same = save_file is not None and _same_file(arg, save_file)
                 click.echo(f"(loaded {len(conversation.turns)} turns{'' if same else _unbound(save_file)})")
                 save_file = save_file if same else None
                 pipeline.warm_later(conversation)
             elif cmd in ("/sources", "/rewrite", "/trace"):
                 click.echo(f"({cmd}: no answer yet in this conversation)")
-            elif cmd in ("/save", "/load"):
-                click.echo(f"({cmd} needs a FILE: {cmd} conversation.json)")
+            elif cmd in ("/save", "/load", "/export"):
+                click.echo(f"({cmd} needs a FILE: {cmd} {'conversation.md' if cmd == '/export' else 'conversation.json'})")
             elif cmd == "/help":
                 click.echo(HELP)
             else:
@@ -314,6 +339,7 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         streamer.finish(last.answer.text, *checked_draft(last))
         print_sources(last)
         conversation.turns.append(Turn("agent", last.answer.text))
+        results[len(conversation.turns) - 1] = last
         if save_file:
             try:
                 save_conversation(conversation, Path(save_file))
