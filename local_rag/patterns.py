@@ -23,16 +23,24 @@ def norm(text: str) -> str:
 
 
 def matches(doc_id: str, pattern: str) -> bool:
-    """Whether ``pattern`` names the document ``doc_id``: the id itself, a folder of it, or a shell-style pattern.
+    """Whether ``pattern`` names the document ``doc_id``: it is the id or a folder of it, or it matches, as a
+    shell-style pattern, the id or a folder of it.
 
     Example:
         >>> matches("guide/install.md", "guide"), matches("guide/install.md", "*.MD"), matches("guide.md", "guide")
         (True, True, False)
+        >>> matches("reports/2024/q1.md", "reports/202?"), matches("src/build/x.md", "*/build")
+        (True, True)
     """
     doc, pat = norm(doc_id), norm(pattern)
     if not pat:
         return False
-    return doc == pat or doc.startswith(pat + "/") or fnmatch.fnmatchcase(doc, pat)
+    if doc == pat or doc.startswith(pat + "/") or fnmatch.fnmatchcase(doc, pat):
+        return True
+    if not any(c in pat for c in "*?["):
+        return False
+    parts = doc.split("/")
+    return any(fnmatch.fnmatchcase("/".join(parts[:i]), pat) for i in range(1, len(parts)))
 
 
 def matches_any(doc_id: str, patterns: Iterable[str]) -> bool:
@@ -42,6 +50,34 @@ def matches_any(doc_id: str, patterns: Iterable[str]) -> bool:
 def patterns_of(values: Iterable[str]) -> tuple[str, ...]:
     """Patterns from options or a request: blanks dropped, comma-separated lists split (``--only "a/*,b.md"``)."""
     return tuple(p.strip() for value in values for p in str(value).split(",") if p.strip())
+
+
+def ignore_file_patterns(text: str) -> tuple[list[str], list[str]]:
+    """The patterns of a ``.gitignore``-style file (``--exclude-from``), in `matches`'s terms, and the lines they
+    cannot say (a negation ``!keep.md``): a name without a slash matches at any depth (``build`` -> ``build``,
+    ``*/build``), a leading slash anchors at the top; comments and blank lines are skipped.
+
+    Example:
+        >>> ignore_file_patterns("# build output\\nbuild/\\n/drafts\\n*.log\\ndocs/old\\n!keep.log\\n")
+        (['build', '*/build', 'drafts', '*.log', 'docs/old'], ['!keep.log'])
+    """
+    patterns: list[str] = []
+    unsaid: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("!"):
+            unsaid.append(line)
+            continue
+        line = line.rstrip("/")
+        if line.startswith("/") or "/" in line:
+            patterns.append(line.lstrip("/"))
+        elif line.startswith("*"):  # ``*`` crosses folders already
+            patterns.append(line)
+        else:
+            patterns += [line, f"*/{line}"]
+    return list(dict.fromkeys(p for p in patterns if p)), unsaid
 
 
 def in_folder(pattern: str, source: str) -> str:

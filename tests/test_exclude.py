@@ -102,3 +102,21 @@ def test_the_cli_says_what_was_left_out_and_what_a_rebuild_reads_again(tmp_path:
             "--exclude again to leave them out") in rebuilt.stderr
     assert_clean_error(run("index", "build", "notes", "--sparse-only", "--exclude", "*", cwd=tmp_path), 2,
                        "files found (--exclude left out 5 file(s) or folder(s))")
+
+
+def test_exclude_from_reads_a_gitignore_and_names_what_it_cannot_say(tmp_path: Path):
+    """A project's `.gitignore` as the list: `build/` at any depth, `*.txt` anywhere, `/drafts` at the top only; a
+    negation (`!keep.txt`) cannot be said by patterns that only leave out, and is named rather than ignored."""
+    write_folder(tmp_path / "proj", {"README.md": "# Proj\n\nAbout.", "build/out.md": "# Out\n\nGenerated.",
+                                     "src/build/gen.md": "# Gen\n\nGenerated too.", "drafts/a.md": "# A\n\nDraft.",
+                                     "src/drafts/b.md": "# B\n\nKept: not at the top.", "keep.txt": "kept?",
+                                     "notes/n.txt": "a note"})
+    (tmp_path / "proj" / ".gitignore").write_text("# build output\nbuild/\n*.txt\n/drafts\n!keep.txt\n")
+    built = run("index", "build", "proj", "--sparse-only", "--exclude-from", "proj/.gitignore", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    assert ("note: --exclude-from proj/.gitignore: 1 line(s) it cannot say, not applied: !keep.txt (local-rag leaves "
+            "files out and never takes them back in)") in built.stderr
+    listed = run("index", "documents", cwd=tmp_path).stdout.split()[1::2]
+    assert listed == ["README.md", "src/drafts/b.md"]
+    assert_clean_error(run("index", "build", "proj", "--sparse-only", "--exclude-from", "nope.txt", cwd=tmp_path), 2,
+                       "--exclude-from nope.txt: cannot read it (No such file or directory)")

@@ -59,6 +59,8 @@ def test_patterns_name_a_file_a_folder_or_a_shell_pattern_without_regard_to_case
     assert matches("reports/2024/q1.md", "*.MD") and matches("reports/2024/q1.md", "reports/*/q?.md")
     assert matches("reports\\2024\\q1.md", "reports/2024")  # an id with Windows separators
     assert not matches("reports/2024/q1.md", "reports/202") and not matches("reports/2024.md", "reports/2024")
+    assert matches("reports/2024/q1.md", "reports/202?") and matches("src/build/x.md", "*/build")  # a folder's pattern
+    assert not matches("src/builder/x.md", "*/build") and not matches("build.md", "*/build")
     assert not matches("a.md", "") and not matches("a.md", "  ")
     assert patterns_of(["a, b", " ", "c"]) == ("a", "b", "c")
     scope = Scope.of(["reports/2024", "*.txt"])

@@ -9,9 +9,15 @@ from pathlib import Path
 
 import click
 
-from local_rag.cli.main import exclude_option, handle_errors, load, settings_options, sparse_only_settings
+from local_rag.cli.main import (
+    exclude_option,
+    exclude_patterns,
+    handle_errors,
+    load,
+    settings_options,
+    sparse_only_settings,
+)
 from local_rag.errors import LocalRagError
-from local_rag.patterns import patterns_of
 
 
 def _named(index_name: str | None, name: str | None) -> str | None:
@@ -57,7 +63,7 @@ def index() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, replace, exclude, as_json):
+          backend_url, replace, exclude, exclude_from, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
     .pdf/.docx/.odt/.pptx/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.ipynb/.eml/.csv/.tsv/.xlsx/.ods/.txt, or one such document). Files that cannot be read are listed at the end; the build
     goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
@@ -81,7 +87,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
                    f"{settings.index}` reads and embeds only what changed; this build reads and embeds it all again",
                    err=True)
     settings = sparse_only_settings(settings) if sparse_only else settings
-    exclude = list(patterns_of(exclude))
+    exclude = exclude_patterns(exclude, exclude_from)
     _note_dropped_excludes(settings, exclude)
     embedder = _embedder_for(settings)
     note = chunk_limit_note(settings, embedder)
@@ -157,7 +163,7 @@ def echo_report(manifest, echo=click.echo) -> None:
 @click.option("--skip-bad", is_flag=True, help="Skip malformed, empty or duplicate records.")
 @exclude_option
 @handle_errors
-def add(corpus, profile, config_file, index_name, replace, skip_bad, exclude):
+def add(corpus, profile, config_file, index_name, replace, skip_bad, exclude, exclude_from):
     """Add the passages of CORPUS to an index, embedding only them."""
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.index import add_documents
@@ -165,7 +171,7 @@ def add(corpus, profile, config_file, index_name, replace, skip_bad, exclude):
     check_corpus_path(corpus)
     settings = load(profile, config_file, index_name, as_built=True)
     manifest = add_documents(settings, corpus, embedder=_embedder_for(settings), skip_bad=skip_bad, replace=replace,
-                             exclude=patterns_of(exclude))
+                             exclude=exclude_patterns(exclude, exclude_from))
     click.echo(f"{settings.index_dir}: now {manifest.passages} passages, {manifest.chunks} chunks")
 
 
@@ -207,7 +213,7 @@ def remove(ids, profile, config_file, index_name, by, from_file):
               "that exists keeps what it has).")
 @exclude_option
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude):
+def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -226,11 +232,12 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
                                 "rebuilds it without them)")
         settings = sparse_only_settings(settings)
     embedder = _embedder_for(settings)
+    patterns = exclude_patterns(exclude, exclude_from)
     first = [restore]
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
-                                     if first else False, replace=replace, exclude=patterns_of(exclude))
+                                     if first else False, replace=replace, exclude=patterns)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,

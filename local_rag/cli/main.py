@@ -153,11 +153,40 @@ def only_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def exclude_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--exclude PATTERN`` of `index build`, `add` and `sync`: files the index leaves out, kept in its manifest."""
+    """``--exclude PATTERN`` and ``--exclude-from FILE`` of `index build`, `add` and `sync`: files the index leaves
+    out, kept in its manifest (`exclude_patterns` joins them)."""
+    func = click.option("--exclude-from", "exclude_from", type=click.Path(dir_okay=False), metavar="FILE",
+                        help="Leave out what a .gitignore-style FILE names (comments and blank lines skipped; a name "
+                             "without a slash at any depth; negations '!x' cannot be said and are named).")(func)
     return click.option("--exclude", "exclude", multiple=True, metavar="PATTERN",
                         help="Leave out these files: a path in the folder, a folder, or a pattern ('drafts', '*.log'; "
                              "repeat or comma-separate). The index keeps them: later adds and syncs leave them out "
                              "too (`index sync --restore` forgets them).")(func)
+
+
+def exclude_patterns(exclude: tuple[str, ...], exclude_from: str | None) -> list[str]:
+    """``--exclude`` values and the patterns of ``--exclude-from`` (`local_rag.patterns.ignore_file_patterns`); the
+    lines those cannot say are named on stderr.
+
+    Raises:
+        BadInputError: the file cannot be read.
+    """
+    from local_rag.errors import BadInputError
+    from local_rag.patterns import ignore_file_patterns, patterns_of
+
+    patterns = list(patterns_of(exclude))
+    if exclude_from:
+        try:
+            text = open(os.path.expanduser(exclude_from), encoding="utf-8").read()
+        except (OSError, UnicodeDecodeError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise BadInputError(f"--exclude-from {exclude_from}: cannot read it ({why})") from exc
+        found, unsaid = ignore_file_patterns(text)
+        patterns += [p for p in found if p not in patterns]
+        if unsaid:
+            click.echo(f"note: --exclude-from {exclude_from}: {len(unsaid)} line(s) it cannot say, not applied: "
+                       f"{', '.join(unsaid[:5])} (local-rag leaves files out and never takes them back in)", err=True)
+    return patterns
 
 
 def only_list(only: tuple[str, ...]) -> list[str] | None:
