@@ -308,6 +308,7 @@ def test_the_server_answers_a_request_about_some_documents_and_refuses_a_bad_one
                               ({"only": ["reprots/2024"]}, "local_rag.only 'reprots/2024' matches no document"),
                               ({"only": [3]}, "local_rag.only: a list of document paths or patterns"),
                               ({"onyl": ["x"]}, "local_rag: unknown key(s) 'onyl' (known: only)"),
+                              ({"only": [f"d{i}" for i in range(300)]}, "local_rag.only: 300 patterns, at most 256"),
                               ("reports", "local_rag: expected an object")):
             with pytest.raises(openai.BadRequestError) as error:
                 oa.chat.completions.create(model="m", messages=messages, extra_body={"local_rag": body})

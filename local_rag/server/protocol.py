@@ -148,6 +148,9 @@ def collection_of(requested: str, model: str, collections: dict[str, list[str]])
     return next((name for name in collections if requested == collection_model(model, name)), None)
 
 
+MAX_PATTERNS = 256  # document patterns one request may give (`request_only`)
+
+
 def request_only(request: ChatRequest) -> tuple[str, ...]:
     """The documents a request asks about: ``"local_rag": {"only": ["reports/2024", "*.pdf"]}`` (a list, or one
     string, comma-separated; the ``extra_body`` of the openai SDK). Empty: the server's own scope (``serve --only``),
@@ -173,7 +176,11 @@ def request_only(request: ChatRequest) -> tuple[str, ...]:
         raise ApiError(400, "local_rag.only: a list of document paths or patterns (strings)", "invalid_request")
     from local_rag.patterns import patterns_of
 
-    return patterns_of(only)
+    patterns = patterns_of(only)
+    if len(patterns) > MAX_PATTERNS:  # each is matched against every document id: a turn's worth of CPU per request
+        raise ApiError(400, f"local_rag.only: {len(patterns)} patterns, at most {MAX_PATTERNS} (a folder or '*.pdf' names "
+                       "many documents at once)", "invalid_request")
+    return patterns
 
 
 TASK_MARK = "### Task:"  # how Open WebUI opens the prompts of its background tasks (title, tags, follow-ups, queries)
