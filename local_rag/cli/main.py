@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
 import click
@@ -177,7 +178,7 @@ def exclude_patterns(exclude: tuple[str, ...], exclude_from: str | None) -> list
     patterns = list(patterns_of(exclude))
     if exclude_from:
         try:
-            text = open(os.path.expanduser(exclude_from), encoding="utf-8").read()
+            text = Path(exclude_from).expanduser().read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise BadInputError(f"--exclude-from {exclude_from}: cannot read it ({why})") from exc

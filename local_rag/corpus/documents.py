@@ -150,7 +150,9 @@ def read_document(path: Path) -> Document:
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
     if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx", ".ods") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
-        if path.open("rb").read(8) == OLE_MAGIC:  # an Office file with a password is an OLE container, as .doc/.xls are
+        with path.open("rb") as fh:
+            head = fh.read(8)
+        if head == OLE_MAGIC:  # an Office file with a password is an OLE container, as .doc/.xls are
             raise UnreadableFile("password-protected, or the old binary format (.doc/.xls/.ppt) under a new name: open "
                                  f"it and save it again as {suffix} without a password")
         raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "

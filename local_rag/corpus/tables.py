@@ -1,11 +1,13 @@
-"""Spreadsheets: ``.csv`` and ``.tsv`` text, and Excel workbooks (``.xlsx``, one section per visible sheet): a
-support team's questions and answers, a price list, an inventory. Before, a folder's spreadsheets were skipped
-("note: 3 file(s) of .csv skipped") and one given alone was "not a corpus local-rag reads".
+"""Spreadsheets: ``.csv`` and ``.tsv`` text, Excel workbooks (``.xlsx``) and, through `row_lines`, LibreOffice's
+``.ods`` (`local_rag.corpus.documents`), a workbook one section per visible sheet: a support team's questions and
+answers, a price list, an inventory. Before, a folder's spreadsheets were skipped ("note: 3 file(s) of .csv
+skipped") and one given alone was "not a corpus local-rag reads".
 
 Each row becomes one line that names its values by their column, ``Question: How do I reset my password?; Answer:
 Open Settings...``: BM25 and the embedder see the column names beside the values, and a row stays whole in a chunk
 (long files are cut into pieces at line ends, `local_rag.corpus.pieces`). Without a header row (`_has_header`), the
-values are joined by ``|``. The delimiter is found by the standard library's sniffer (``,`` ``;`` tab ``|``; a ``.tsv`` defaults to tab).
+values are joined by ``|``. The delimiter is found by the standard library's sniffer (``,`` ``;`` tab ``|``; a
+``.tsv`` defaults to tab).
 
 Example:
     >>> table_lines("Question,Answer\\nHow do I log in?,Use your e-mail\\n\\n,\\n", ".csv")
@@ -29,7 +31,7 @@ _NUMBER = re.compile(r"[-+]?[\d.,\s%$€£]+")
 
 
 def table_lines(text: str, suffix: str = ".csv") -> list[str]:
-    """One line per non-empty row of a ``.csv``/``.tsv`` text (`module docstring <local_rag.corpus.tables>`)."""
+    """One line per non-empty row of a ``.csv``/``.tsv`` text (`row_lines`), its delimiter sniffed."""
     sample = text[:_SAMPLE]
     default = "\t" if suffix == ".tsv" else ","
     try:
