@@ -18,6 +18,7 @@ from local_rag.cli.main import (
     sparse_only_settings,
 )
 from local_rag.errors import LocalRagError
+from local_rag.patterns import in_folder
 
 
 def _named(index_name: str | None, name: str | None) -> str | None:
@@ -88,7 +89,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
                    err=True)
     settings = sparse_only_settings(settings) if sparse_only else settings
     exclude = exclude_patterns(exclude, exclude_from)
-    _note_dropped_excludes(settings, exclude)
+    _note_dropped_excludes(settings, [in_folder(p, str(corpus)) for p in exclude])  # as the manifest keeps them
     embedder = _embedder_for(settings)
     note = chunk_limit_note(settings, embedder)
     if note:
