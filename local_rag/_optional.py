@@ -24,6 +24,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "docx": ("docs", "pip install 'local-rag[docs]'"),
     "pptx": ("docs", "pip install 'local-rag[docs]'"),
     "openpyxl": ("docs", "pip install 'local-rag[docs]'"),
+    "xlrd": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "fpdf": ("bench", "pip install 'local-rag[bench]'"),

@@ -808,3 +808,30 @@ def test_opendocument_spreadsheets_are_read_sheet_by_sheet(tmp_path: Path):
     assert [(s.heading, s.text) for s in doc.sections] == [("Stock", "item: sandbags; count: 400"),
                                                             ("Contacts", "Warden | 0123 456")]
     assert doc.title == "depot" and doc.pages == 2
+
+
+def test_excel_97_workbooks_are_read_and_a_broken_one_is_named(tmp_path: Path):
+    """An Excel 97-2003 `.xls` (years of a team's archives) is read as an `.xlsx` is: visible sheets, dates from
+    Excel's serial numbers; a broken one is named as such (one with a password, which xlwt cannot make, is said to
+    be password-protected: `corpus.tables.LockedWorkbook`)."""
+    import datetime
+
+    xlwt = pytest.importorskip("xlwt")
+    pytest.importorskip("xlrd")
+    from local_rag.corpus.documents import OLE_MAGIC, UnreadableFile, read_document
+
+    book = xlwt.Workbook()
+    prices = book.add_sheet("Prices")
+    for r, row in enumerate([["item", "price", "since"], ["widget", 3.5, datetime.datetime(2024, 3, 1)]]):
+        for c, value in enumerate(row):
+            prices.write(r, c, value, xlwt.easyxf(num_format_str="YYYY-MM-DD") if isinstance(value, datetime.date) else
+                         xlwt.Style.default_style)
+    hidden = book.add_sheet("Internal")
+    hidden.write(0, 0, "secret margin")
+    hidden.visibility = 1
+    book.save(str(tmp_path / "prices.xls"))
+    document = read_document(tmp_path / "prices.xls")
+    assert [(s.heading, s.text) for s in document.sections] == [("Prices", "item: widget; price: 3.5; since: 2024-03-01")]
+    (tmp_path / "broken.xls").write_bytes(OLE_MAGIC + b"\x00" * 504)  # an OLE header and nothing of a workbook
+    with pytest.raises(UnreadableFile, match="cannot be parsed as XLS"):
+        read_document(tmp_path / "broken.xls")

@@ -26,12 +26,12 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
-from local_rag.corpus.tables import row_lines, table_lines, workbook_sheets
+from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx", ".ods")
+                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx", ".xls", ".ods")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
@@ -327,8 +327,12 @@ def _table(path: Path) -> Document:
 
 
 def _workbook(path: Path) -> Document:
-    """An Excel workbook: one section per visible sheet, headed by the sheet's name (`local_rag.corpus.tables`)."""
-    sheets = workbook_sheets(path)
+    """An Excel workbook (``.xlsx``, or ``.xls`` of Excel 97-2003): one section per visible sheet, headed by the
+    sheet's name (`local_rag.corpus.tables`)."""
+    try:
+        sheets = legacy_workbook_sheets(path) if path.suffix.lower() == ".xls" else workbook_sheets(path)
+    except LockedWorkbook as exc:
+        raise UnreadableFile("password-protected: open it and save it again without a password") from exc
     sections = [Section("\n".join(lines), heading=name) for name, lines in sheets if lines]
     title = path.stem if meaningful_name(path.stem) else first_line_title(sections[0].text if sections else "", path.stem)
     return Document(title, sections, pages=max(1, len(sheets)))
@@ -851,5 +855,6 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".csv": _table,
     ".tsv": _table,
     ".xlsx": _workbook,
+    ".xls": _workbook,
     ".ods": _ods,
 }

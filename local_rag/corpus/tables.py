@@ -1,4 +1,5 @@
-"""Spreadsheets: ``.csv`` and ``.tsv`` text, Excel workbooks (``.xlsx``) and, through `row_lines`, LibreOffice's
+"""Spreadsheets: ``.csv`` and ``.tsv`` text, Excel workbooks (``.xlsx``, and ``.xls`` of Excel 97-2003) and, through
+`row_lines`, LibreOffice's
 ``.ods`` (`local_rag.corpus.documents`), a workbook one section per visible sheet: a support team's questions and
 answers, a price list, an inventory. Before, a folder's spreadsheets were skipped ("note: 3 file(s) of .csv
 skipped") and one given alone was "not a corpus local-rag reads".
@@ -88,6 +89,32 @@ def workbook_sheets(path: Path) -> list[tuple[str, list[str]]]:
                 if getattr(sheet, "sheet_state", "visible") == "visible"]
     finally:
         book.close()
+
+
+class LockedWorkbook(ValueError):
+    """A workbook with a password: its cells cannot be read."""
+
+
+def legacy_workbook_sheets(path: Path) -> list[tuple[str, list[str]]]:
+    """`workbook_sheets` of an Excel 97-2003 ``.xls`` (xlrd): dates from their serial numbers, hidden sheets left
+    out."""
+    xlrd = require("xlrd", "Excel 97-2003 workbooks (.xls)")
+    try:
+        book = xlrd.open_workbook(str(path), on_demand=True)
+    except xlrd.biffh.XLRDError as exc:  # "Workbook is encrypted", "Unsupported format, or corrupt file"
+        raise (LockedWorkbook if "encrypted" in str(exc).lower() else ValueError)(str(exc)) from exc
+    try:
+        sheets = []
+        for sheet in book.sheets():
+            if sheet.visibility:  # 1 hidden, 2 very hidden
+                continue
+            rows = [[xlrd.xldate_as_datetime(c.value, book.datemode) if c.ctype == xlrd.XL_CELL_DATE else
+                     (None if c.ctype in (xlrd.XL_CELL_EMPTY, xlrd.XL_CELL_BLANK, xlrd.XL_CELL_ERROR) else c.value)
+                     for c in sheet.row(r)] for r in range(sheet.nrows)]
+            sheets.append((sheet.name, row_lines(rows)))
+        return sheets
+    finally:
+        book.release_resources()
 
 
 def _has_header(rows: list[list[str]]) -> bool:
