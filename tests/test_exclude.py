@@ -116,7 +116,7 @@ def test_exclude_from_reads_a_gitignore_and_names_what_it_cannot_say(tmp_path: P
     assert built.returncode == 0, built.stderr
     assert ("note: --exclude-from proj/.gitignore: 1 line(s) it cannot say, not applied: !keep.txt (local-rag leaves "
             "files out and never takes them back in)") in built.stderr
-    listed = run("index", "documents", cwd=tmp_path).stdout.split()[1::2]
+    listed = [d["document"] for d in json.loads(run("index", "documents", "--json", cwd=tmp_path).stdout)]
     assert listed == ["README.md", "src/drafts/b.md"]
     assert_clean_error(run("index", "build", "proj", "--sparse-only", "--exclude-from", "nope.txt", cwd=tmp_path), 2,
                        "--exclude-from nope.txt: cannot read it (No such file or directory)")

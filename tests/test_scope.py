@@ -263,10 +263,11 @@ def test_search_and_ask_take_only_and_name_a_pattern_that_matches_nothing(tmp_pa
                            "...; `local-rag index documents default` lists them); did you mean 'reports/2024'")
     listed = run("index", "documents", "--only", "*/q1.md", cwd=tmp_path)  # what a scope would search
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.split() == ["1", "reports/2023/q1.md", "1", "reports/2024/q1.md"]
+    assert listed.stdout.splitlines() == ["       1  reports/2023/q1.md  (Q1 2023)", "       1  reports/2024/q1.md  (Q1 2024)"]
     assert "2 document(s), 2 chunk(s)" in listed.stderr
     every = json.loads(run("index", "documents", "default", "--json", cwd=tmp_path).stdout)
     assert [d["document"] for d in every] == sorted(FILES) and all(d["chunks"] >= 1 for d in every)
+    assert {d["document"]: d["title"] for d in every}["notes/cats.md"] == "Cats"
     assert_clean_error(run("index", "documents", "--only", "q9", cwd=tmp_path), 2, "--only 'q9' matches no document")
 
 

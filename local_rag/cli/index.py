@@ -365,21 +365,22 @@ def delete(names, profile, config_file, index_name, yes):
 @settings_options
 @click.option("--only", "only", multiple=True, metavar="PATTERN",
               help="The documents these patterns name, as `--only` of search/ask/chat/serve would search them.")
-@click.option("--json", "as_json", is_flag=True, help="A JSON list of {document, chunks}.")
+@click.option("--json", "as_json", is_flag=True, help="A JSON list of {document, chunks, title}.")
 @click.argument("name", required=False)
 @handle_errors
 def documents(profile, config_file, index_name, only, as_json, name):
-    """The documents of index NAME (or --index), each with its chunk count: the names `--only` takes."""
+    """The documents of index NAME (or --index), each with its chunk count and title: the names `--only` takes."""
     from local_rag.retrieve.scope import index_documents
 
     settings = load(profile, config_file, _named(index_name, name))
     found = index_documents(settings.index_dir, only)
     if as_json:
-        click.echo(json.dumps([{"document": d, "chunks": n} for d, n in found], indent=2, ensure_ascii=False))
+        click.echo(json.dumps([d._asdict() for d in found], indent=2, ensure_ascii=False))
         return
-    for document, chunks in found:
-        click.echo(f"{chunks:8d}  {document}")
-    click.echo(f"{len(found)} document(s), {sum(n for _, n in found)} chunk(s)", err=True)
+    for doc in found:
+        named = doc.title and doc.title.casefold() != Path(doc.document).stem.casefold()  # a title the name does not say
+        click.echo(f"{doc.chunks:8d}  {doc.document}" + (f"  ({doc.title})" if named else ""))
+    click.echo(f"{len(found)} document(s), {sum(d.chunks for d in found)} chunk(s)", err=True)
 
 
 @index.command()

@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -121,9 +122,15 @@ def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = 
     return ScopedRows(scope, documents, keep[codes] if len(codes) else np.zeros(0, dtype=bool))
 
 
-def index_documents(index_dir: Path, patterns: Iterable[str] = ()) -> list[tuple[str, int]]:
-    """The documents of the index folder ``index_dir`` with their chunk counts, in id order; with ``patterns``, those
-    `Scope.of` them keeps (what ``--only`` would search: `local-rag index documents`).
+class IndexDocument(NamedTuple):
+    document: str  # its id: for an index of a folder, the file's path in it
+    chunks: int
+    title: str  # its first chunk's title (a PDF's metadata title, a Markdown file's first heading, ...)
+
+
+def index_documents(index_dir: Path, patterns: Iterable[str] = ()) -> list[IndexDocument]:
+    """The documents of the index folder ``index_dir`` with their chunk counts and titles, in id order; with
+    ``patterns``, those `Scope.of` them keeps (what ``--only`` would search: `local-rag index documents`).
 
     Raises:
         IndexError_: the folder holds no index. BadInputError: a pattern matches no document.
@@ -132,12 +139,15 @@ def index_documents(index_dir: Path, patterns: Iterable[str] = ()) -> list[tuple
     from local_rag.index.manifest import IndexManifest
 
     manifest = IndexManifest.load(index_dir)
-    names, codes = document_table(ChunkFile(index_dir / "chunks.jsonl"))
+    chunks = ChunkFile(index_dir / "chunks.jsonl")
+    names, codes = document_table(chunks)
     counts = np.bincount(codes, minlength=len(names)) if len(codes) else np.zeros(len(names), dtype=np.int64)
+    first = np.unique(codes, return_index=True)[1] if len(codes) else np.zeros(0, dtype=np.int64)  # a row of each
     scope = Scope.of(patterns)
     keep = set(resolve(scope, names, codes, index=manifest.name, source=manifest.corpus_source).documents
                ) if scope else set(names)
-    return [(name, int(n)) for name, n in zip(names, counts.tolist(), strict=True) if name in keep]
+    return [IndexDocument(name, int(n), chunks[int(row)].title)
+            for name, n, row in zip(names, counts.tolist(), first.tolist(), strict=True) if name in keep]
 
 
 def _label(index: str) -> str:
