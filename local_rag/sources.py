@@ -82,4 +82,16 @@ def numbers(line: SourceLine) -> str:
     return "".join(f"[{n}]" for n in line.numbers)
 
 
-__all__ = ["BASELESS", "UNCITED", "SourceLine", "baseless", "numbers", "page_link", "source_lines"]
+def line_text(line: SourceLine, angled: bool = True) -> str:
+    """One source as plain text: ``[1][3] Title (file.md) <file:///...> (cited, but ...)``; ``angled`` off: the link
+    bare (the server's footer, which clients turn into a link themselves).
+
+    Example:
+        >>> line_text(SourceLine([2], "Keys (a.md)", "file:///a.md", False), angled=False)
+        '[2] Keys (a.md) file:///a.md'
+    """
+    link = (f" <{line.url}>" if angled else f" {line.url}") if line.url else ""
+    return f"{numbers(line)} {line.label}{link}" + (f" ({BASELESS})" if line.baseless else "")
+
+
+__all__ = ["BASELESS", "UNCITED", "SourceLine", "baseless", "line_text", "numbers", "page_link", "source_lines"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from local_rag.records import Conversation, TurnResult
-from local_rag.sources import BASELESS, numbers, source_lines
+from local_rag.sources import line_text, source_lines
 
 
 def transcript(conversation: Conversation, results: Mapping[int, TurnResult], index: str, when: str = "") -> str:
@@ -34,8 +34,6 @@ def transcript(conversation: Conversation, results: Mapping[int, TurnResult], in
         heading, lines = source_lines(result.answer)
         if lines:
             out.append(f"Sources ({heading}):" if heading else "Sources:")
-            for line in lines:
-                where = f" <{line.url}>" if line.url else ""
-                out.append(f"- {numbers(line)} {line.label}{where}" + (f" ({BASELESS})" if line.baseless else ""))
+            out += [f"- {line_text(line)}" for line in lines]
             out.append("")
     return "\n".join(out)

@@ -73,14 +73,13 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
     """The answer's sources under it (`local_rag.sources`): its citations, pieces of one file on one line, a citation
     the sentence citing it shares no word with marked; for an answer that cites none, the passages it was written
     from (before, nothing: an uncited answer gave no clue where it came from)."""
-    from local_rag.sources import BASELESS, numbers, source_lines
+    from local_rag.sources import line_text, source_lines
 
     heading, lines = source_lines(result.answer)
     if heading:
         echo(f"  ({heading}:)")
     for line in lines:
-        where = f" <{line.url}>" if line.url else ""
-        echo(f"  {numbers(line)} {line.label}{where}" + (f" ({BASELESS})" if line.baseless else ""))
+        echo(f"  {line_text(line)}")
     if result.answer.invalid_citations:
         echo(f"  ({result.answer.invalid_citations} citation(s) to passages that were not given were removed)")
 

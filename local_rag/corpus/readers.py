@@ -41,7 +41,7 @@ from local_rag.safejson import problem
 
 log = logging.getLogger("local_rag.corpus")
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "check_corpus_path", "document_files", "mtrag_doc_id", "note_read", "read_corpus",
+__all__ = ["DOC_SUFFIXES", "CorpusReport", "check_corpus_path", "document_paths", "folder_files", "mtrag_doc_id", "note_read", "read_corpus",
            "originals", "read_file_passages", "relative_name"]
 
 
@@ -311,7 +311,7 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Se
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
     the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
     found = folder_files(folder, exclude)  # one walk for the documents and the notes
-    files = _documents(found.files)
+    files = document_paths(found.files)
     _note_unread(folder, found, report, exclude)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
@@ -413,12 +413,8 @@ def _first_five(named: Iterable[str]) -> str:
     return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
-def document_files(folder: Path, exclude: Sequence[str] = ()) -> list[Path]:
-    """The files of a folder that `read_corpus` reads as documents (but those ``exclude`` names), sorted."""
-    return _documents(folder_files(folder, exclude).files)
-
-
-def _documents(files: list[Path]) -> list[Path]:
+def document_paths(files: list[Path]) -> list[Path]:
+    """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix."""
     return [p for p in files if p.suffix.lower() in DOC_SUFFIXES]
 
 

@@ -25,8 +25,8 @@ import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
 from local_rag.corpus.readers import (
-    DOC_SUFFIXES,
     CorpusReport,
+    document_paths,
     folder_files,
     note_read,
     originals,
@@ -127,7 +127,7 @@ def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_
     skip = set(left_out)
     found = folder_files(folder, exclude)
     plan.excluded = found.excluded
-    for path in _bar([p for p in found.files if p.suffix.lower() in DOC_SUFFIXES], progress, "hashing"):
+    for path in _bar(document_paths(found.files), progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)

@@ -245,7 +245,7 @@ def sources_footer(result: Any) -> str:
     a blank line, ``Sources:``, then ``[n] title (where)`` per cited passage (`Citation.label`: the passage id, a
     PDF's page or a long file's section); for an answer that cites none, the passages it was written from, under a
     heading that says so. Empty for a decline, a clarifying question or small talk."""
-    from local_rag.sources import BASELESS, numbers, source_lines
+    from local_rag.sources import line_text, source_lines
 
     answer = getattr(result, "answer", None)
     if answer is None:
@@ -253,9 +253,7 @@ def sources_footer(result: Any) -> str:
     heading, found = source_lines(answer)
     if not found:
         return ""
-    lines = [f"{numbers(s)} {s.label}" + (f" {s.url}" if s.url else "") + (f" ({BASELESS})" if s.baseless else "")
-             for s in found]
-    return f"\n\nSources{f' ({heading})' if heading else ''}:\n" + "\n".join(lines)
+    return f"\n\nSources{f' ({heading})' if heading else ''}:\n" + "\n".join(line_text(s, angled=False) for s in found)
 
 
 def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
