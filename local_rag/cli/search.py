@@ -159,7 +159,7 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     llm_modes = split_csv(llm_modes) or []
     scope = Scope.of(settings.retrieval.only)
     retriever = open_retriever(settings)
-    retriever.scoped(scope)  # a pattern that matches no document: said now, before a reranker or an LLM loads
+    scoped = retriever.scoped(scope)  # a pattern that matches no document: said now, before a reranker or an LLM loads
     reranker = load_reranker_or_skip(settings) if settings.pipeline.cross_encoder else None
     final_k = settings.retrieval.top_k
     settings.retrieval.top_k = max(final_k, settings.reranker.candidates if reranker else 0,
@@ -177,7 +177,6 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     else:
         queries = conversation_queries(conversation, settings.retrieval.query_modes)
         hits = reranked_search(retriever, reranker, scope)(queries)[:final_k]
-    scoped = retriever.scoped(scope)
     if as_json:
         click.echo(json.dumps({
             "queries": [{"mode": q.mode, "text": q.text} for q in queries],
