@@ -28,6 +28,8 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "fpdf": ("bench", "pip install 'local-rag[bench]'"),
+    "rapidocr_onnxruntime": ("ocr", "pip install 'local-rag[ocr]' (Python 3.11-3.12)"),
+    "pypdfium2": ("ocr", "pip install 'local-rag[ocr]'"),
     "pynvml": ("gpu", "pip install nvidia-ml-py"),
     "rouge_score": ("eval", "pip install 'local-rag[eval]'"),
     "bert_score": ("eval", "pip install --no-deps bert-score (torch must already be installed)"),

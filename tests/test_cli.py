@@ -392,8 +392,10 @@ def test_doctor_json(tmp_path: Path):
     result = run("doctor", "--json", cwd=ROOT)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
-    assert {"python", "packages", "gpus", "faiss", "models", "onnxruntime_providers", "llama_cpp"} <= set(report)
+    assert {"python", "packages", "gpus", "faiss", "models", "onnxruntime_providers", "llama_cpp", "ocr"} <= set(report)
     assert "cpu-test" in report["profiles"]
+    if report["ocr"]:  # the ocr extra (session 54): which RapidOCR reads scanned pages
+        assert set(report["ocr"]) == {"rapidocr-onnxruntime", "pypdfium2"} and all(report["ocr"].values())
 
 
 def test_a_crash_in_native_code_prints_the_python_stack_that_led_to_it(tmp_path: Path):

@@ -87,7 +87,10 @@ def test_unreadable_files_are_reported_and_the_build_goes_on(tmp_path: Path, fak
     assert manifest.unreadable["cut.docx"].startswith("corrupt DOCX: not a ZIP package")  # not "Package not found"
     assert manifest.unreadable["zero.pptx"] == "empty file (0 bytes)"
     assert "encrypted" in manifest.unreadable["locked.pdf"]
-    assert "scanned PDF" in manifest.unreadable["scan.pdf"] and "no text layer" in manifest.unreadable["scan.pdf"]
+    assert manifest.unreadable["scan.pdf"] in ("scanned PDF: OCR found no text on its 1 page(s)",  # a photo, no words
+                                               "scanned PDF: 1 page(s) with no text layer: install the ocr extra to "
+                                               "read it: pip install 'local-rag[ocr]' (Python 3.11-3.12), or add a text "
+                                               "layer first (ocrmypdf)")
     assert "corrupt" in manifest.unreadable["corrupt.pdf"] or "cannot be parsed" in manifest.unreadable["corrupt.pdf"]
     assert "not UTF-8" in manifest.unreadable["noise.txt"] and "no other text encoding" in manifest.unreadable["noise.txt"]
     assert manifest.stats["pages_pdf"] == 2

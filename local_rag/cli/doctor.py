@@ -80,6 +80,10 @@ def collect(settings: Settings) -> dict[str, Any]:
         report["onnxruntime_providers"] = ort.get_available_providers()
     except ImportError:
         report["onnxruntime_providers"] = None
+    from local_rag.corpus.ocr import ocr_missing
+
+    report["ocr"] = None if ocr_missing() else {"rapidocr-onnxruntime": _version("rapidocr-onnxruntime"),
+                                                "pypdfium2": _version("pypdfium2")}
     report["llama_cpp"] = None
     if _version("llama_cpp_python"):
         from local_rag.llm.cpu_build import advice, amx_hint, probe
@@ -132,6 +136,10 @@ def doctor(profile, config_file, index_name, verify, as_json):
     click.echo(f"faiss         {report['faiss']['build']} build, {report['faiss']['gpus']} GPU(s)")
     click.echo(f"onnxruntime   providers {report['onnxruntime_providers']}")
     built_for = " ".join((report.get("llama_cpp_cpu_build") or {}).get("features") or [])
+    ocr = report["ocr"]
+    click.echo(f"ocr           scanned PDF pages read by RapidOCR {ocr['rapidocr-onnxruntime']} (pypdfium2 "
+               f"{ocr['pypdfium2']})" if ocr else "ocr           none: scanned PDFs are listed as unreadable (pip install "
+               "'local-rag[ocr]')")
     click.echo(f"llama.cpp     {report['llama_cpp'] or 'not installed (bash scripts/install_llama_cpp.sh)'}"
                + (f", built for {built_for}" if report["llama_cpp"] and built_for else ""))
     if report["gpus"]:

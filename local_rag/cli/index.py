@@ -141,8 +141,10 @@ def echo_report(manifest, echo=click.echo) -> None:
     stats = manifest.stats
     formats = sorted(k.removeprefix("pages_per_s_") for k in stats if k.startswith("pages_per_s_"))
     if formats:
+        ocr = f" ({stats['pages_ocr']:.0f} scanned, read by OCR)" if stats.get("pages_ocr") else ""
         echo("read: " + ", ".join(
-            f"{fmt} {stats[f'pages_{fmt}']:.0f} page(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s" for fmt in formats
+            f"{fmt} {stats[f'pages_{fmt}']:.0f} page(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s"
+            + (ocr if fmt == "pdf" else "") for fmt in formats
         ))
     unspaced = int(stats.get("unspaced_chunks", 0))
     if unspaced:

@@ -26,6 +26,7 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
+from local_rag.corpus.ocr import ocr_missing, page_texts
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
@@ -38,6 +39,8 @@ MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
 # numbered headings of PDF text ("3 Results", "2.1. Setup"): short, capitalised, no full stop at the end
 _PDF_HEADING = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,3}\.?)\s+([A-Z][^\n]{1,70})$")
+# a title with no space holding a digit, an underscore or a dot: a file's name, not a title ("scan0001", "IMG_2041")
+_FILE_LIKE_TITLE = re.compile(r"^[\w.-]*[._\d][\w.-]*$")
 # file names that say nothing about the content: hex digests, UUIDs, numbers
 _MEANINGLESS_NAME = re.compile(r"^(?:[0-9a-f]{8,}|[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[\d_-]+)$", re.IGNORECASE)
 
@@ -65,6 +68,8 @@ class Document:
     encoding: str = "utf-8"  # the encoding an HTML, Markdown or plain-text file was read in (`decode_text`)
     #: what the parser warned of while reading it (a damaged PDF's repairs: `local_rag.corpus.notes`)
     notes: list[str] = field(default_factory=list)
+    ocr_pages: list[int] = field(default_factory=list)  # pages read by OCR (a scanned PDF: `local_rag.corpus.ocr`)
+    unread_scans: list[int] = field(default_factory=list)  # pages with no text layer, not read: no ``ocr`` extra
 
 
 def decode_text(data: bytes) -> tuple[str, str]:
@@ -206,6 +211,21 @@ def meaningful_name(stem: str) -> bool:
         (True, False)
     """
     return not _MEANINGLESS_NAME.match(stem)
+
+
+def placeholder_title(title: str) -> bool:
+    """A PDF's metadata title that names no content: none, "untitled", the name of the file it was made from, or a
+    file name such as a scanner or an image library writes ("scan0001", "IMG_2041", "report_v2.scan"; Pillow writes
+    the file's stem): the first line of its text is the title instead.
+
+    Example:
+        >>> [placeholder_title(t) for t in ("", "Untitled", "Microsoft Word - q3.docx", "scan0001", "ibmcld_00055.scan",
+        ...                                  "Scanned Document", "GPT-4 Technical Report", "Annual report")]
+        [True, True, True, True, True, True, False, False]
+    """
+    low = title.strip().lower()
+    return (not low or low in ("untitled", "scan", "scanned document", "document")
+            or low.endswith((".doc", ".docx", ".pdf", ".tex", ".dvi")) or bool(_FILE_LIKE_TITLE.match(low)))
 
 
 def first_line_title(text: str, fallback: str) -> str:
@@ -673,14 +693,19 @@ def _pdf(path: Path) -> Document:
         raise UnreadableFile("PDF with no pages")
     if len(lost) == len(pages):
         raise UnreadableFile(f"corrupt PDF: no page could be read ({lost[0].split(': ', 1)[1]})")
+    ocr_pages, unread_scans = _scanned_pages(path, reader, pages, lost)
     if not any(len(t.strip()) >= MIN_CHARS_PER_PAGE for t in pages):
-        raise UnreadableFile(f"scanned PDF: {len(pages)} page(s) with no text layer (run OCR, e.g. ocrmypdf, first)")
+        missing = ocr_missing()
+        if missing:
+            raise UnreadableFile(f"scanned PDF: {len(pages)} page(s) with no text layer: {missing}, or add a text "
+                                 "layer first (ocrmypdf)")
+        raise UnreadableFile(f"scanned PDF: OCR found no text on its {len(pages)} page(s)")
     meta_title = ""
     try:
         meta_title = str((reader.metadata or {}).get("/Title") or "").strip()
     except (PdfReadError, ValueError, KeyError):
         pass
-    if not meta_title or meta_title.lower().endswith((".doc", ".docx", ".pdf", ".tex", ".dvi")) or meta_title == "untitled":
+    if placeholder_title(meta_title):
         meta_title = first_line_title(next((t for t in pages if t.strip()), ""), path.stem)
     sections = []
     heading = ""
@@ -689,7 +714,38 @@ def _pdf(path: Path) -> Document:
         sections.append(Section(text.strip(), heading=heading, page=number, headings=headings))
         if headings:
             heading = headings[-1][1]
-    return Document(meta_title, sections, pages=len(pages), notes=lost)
+    return Document(meta_title, sections, pages=len(pages), notes=lost, ocr_pages=ocr_pages, unread_scans=unread_scans)
+
+
+def _scanned_pages(path: Path, reader: Any, pages: list[str], notes: list[str]) -> tuple[list[int], list[int]]:
+    """Read by OCR (`local_rag.corpus.ocr`) the pages with no text layer: every page of a scanned PDF, and in a PDF
+    with text the pages that show an image but hold no text (a signed page scanned into a report). ``pages`` gets
+    their text; a page that cannot be rendered gets a line in ``notes``. Returns the pages read so and, without the
+    ``ocr`` extra, the pages left unread."""
+    scanned = [n for n, t in enumerate(pages, start=1) if len(t.strip()) < MIN_CHARS_PER_PAGE]
+    if len(scanned) < len(pages):
+        scanned = [n for n in scanned if _shows_image(reader.pages[n - 1])]
+    if not scanned:
+        return [], []
+    if ocr_missing():
+        return [], scanned
+    read = []
+    texts, lost = page_texts(path, scanned)
+    for number, text in texts.items():
+        if len(text.strip()) > len(pages[number - 1].strip()):
+            pages[number - 1] = _dehyphenate(text)
+            read.append(number)
+    notes += [f"page {number} not read by OCR: {why}" for number, why in sorted(lost.items())]
+    return read, []
+
+
+def _shows_image(page: Any) -> bool:
+    """The page draws an image of its own (an image XObject among its resources)."""
+    try:
+        xobjects = (page.get("/Resources") or {}).get("/XObject") or {}
+        return any(x.get_object().get("/Subtype") == "/Image" for x in xobjects.values())
+    except Exception:  # noqa: BLE001 - a damaged resource dictionary: the page is taken as text, as before
+        return False
 
 
 def _pdf_pages(reader: object) -> tuple[list[str], list[str]]:

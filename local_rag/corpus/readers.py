@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
+from local_rag.corpus import ocr
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, printable_name, read_document
 from local_rag.corpus.pieces import heading_at, piece_bounds
@@ -68,6 +69,10 @@ class CorpusReport:
     copies: dict[str, str] = field(default_factory=dict)
     #: documents (files of a folder, document ids of records) that exclude patterns left out (``--exclude``)
     excluded: list[str] = field(default_factory=list)
+    #: files with pages read by OCR -> those pages (a scanned PDF: `local_rag.corpus.ocr`)
+    ocr: dict[str, list[int]] = field(default_factory=dict)
+    #: files with pages that have no text layer, left unread for want of the ``ocr`` extra -> those pages
+    unread_scans: dict[str, list[int]] = field(default_factory=dict)
     #: file digest -> the file read for it (`index sync` sets it for the folder's files it does not read again)
     originals: dict[str, str] = field(default_factory=dict, repr=False)
     _hashes: dict[str, str] = field(default_factory=dict, repr=False)
@@ -387,6 +392,15 @@ def note_read(report: CorpusReport) -> None:
     if report.copies:
         log.warning("note: %d file(s) are byte-for-byte copies of others, indexed once: %s", len(report.copies),
                     _first_five(f"{rel} (= {original})" for rel, original in sorted(report.copies.items())))
+    if report.ocr:
+        log.warning("note: %d file(s) with %d scanned page(s) read by OCR (check what answers quote from them): %s",
+                    len(report.ocr), sum(map(len, report.ocr.values())),
+                    _first_five(f"{rel} ({_pages(pages)})" for rel, pages in sorted(report.ocr.items())))
+    if report.unread_scans:
+        log.warning("note: %d file(s) with scanned pages not read, for want of OCR (pip install 'local-rag[ocr]', then "
+                    "`local-rag index sync` reads them): %s",
+                    len(report.unread_scans),
+                    _first_five(f"{rel} ({_pages(pages)})" for rel, pages in sorted(report.unread_scans.items())))
     if report.repaired:
         log.warning("note: %d file(s) damaged, read as far as their parser could repair them (text may be missing): %s",
                     len(report.repaired),
@@ -406,6 +420,20 @@ def originals(digests: dict[str, str]) -> dict[str, str]:
     for rel in sorted(digests, key=lambda r: (len(r), r)):
         kept.setdefault(digests[rel], rel)
     return kept
+
+
+def _pages(numbers: list[int]) -> str:
+    """``page 3``, ``pages 1-12``, ``pages 2, 5, 9``.
+
+    Example:
+        >>> _pages([1, 2, 3]), _pages([4]), _pages([2, 5, 9, 10])
+        ('pages 1-3', 'page 4', 'pages 2, 5, 9, 10')
+    """
+    if len(numbers) == 1:
+        return f"page {numbers[0]}"
+    if numbers == list(range(numbers[0], numbers[-1] + 1)):
+        return f"pages {numbers[0]}-{numbers[-1]}"
+    return "pages " + ", ".join(map(str, numbers))
 
 
 def _first_five(named: Iterable[str]) -> str:
@@ -515,7 +543,11 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
         if report.originals.setdefault(digest, rel) != rel:
             report.copies[rel] = report.originals[digest]
             return []
-        document = read_document(path)
+        token = ocr.show_progress.set(report.progress)
+        try:
+            document = read_document(path)
+        finally:
+            ocr.show_progress.reset(token)
     except (UnreadableFile, OSError) as exc:
         report.unreadable[rel] = str(exc)
         return []
@@ -523,6 +555,10 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
         report.decoded[rel] = document.encoding
     if document.notes:
         report.repaired[rel] = document.notes
+    if document.ocr_pages:
+        report.ocr[rel] = document.ocr_pages
+    if document.unread_scans:
+        report.unread_scans[rel] = document.unread_scans
     suffix = path.suffix.lower().lstrip(".")
     seconds, pages = report.formats.get(suffix, (0.0, 0))
     report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)

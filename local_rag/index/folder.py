@@ -537,6 +537,7 @@ def build_index(
                **format_stats(report), **_unspaced_stats(chunks)},
         unreadable=dict(report.unreadable),
         exclude=exclude,
+        unread_scans=dict(report.unread_scans),
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
     extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
@@ -553,11 +554,14 @@ def _unspaced_stats(chunks: Sequence[Chunk]) -> dict[str, float]:
 
 
 def format_stats(report: CorpusReport) -> dict[str, float]:
-    """``pages_<format>`` and ``pages_per_s_<format>`` of the documents read (PDF pages, PPTX slides, files)."""
+    """``pages_<format>`` and ``pages_per_s_<format>`` of the documents read (PDF pages, PPTX slides, files), and
+    ``pages_ocr``: the scanned pages among them, read by OCR (a PDF's pages a second fall with them)."""
     out: dict[str, float] = {}
     for fmt, (seconds, pages) in sorted(report.formats.items()):
         out[f"pages_{fmt}"] = pages
         out[f"pages_per_s_{fmt}"] = round(pages / seconds, 1) if seconds > 0 else 0.0
+    if report.ocr:
+        out["pages_ocr"] = sum(map(len, report.ocr.values()))
     return out
 
 

@@ -24,6 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
+from local_rag.corpus.ocr import ocr_missing
 from local_rag.corpus.readers import (
     CorpusReport,
     document_paths,
@@ -163,6 +164,20 @@ def place_copies(plan: SyncPlan, indexed: set[str]) -> dict[str, str]:
     return first
 
 
+def read_scans(plan: SyncPlan, manifest: IndexManifest) -> None:
+    """Once the ``ocr`` extra is installed, the unchanged files whose scanned pages an earlier build or sync could
+    not read (a scanned PDF listed as unreadable, a PDF with text whose scanned pages were left out) count as changed,
+    so that this sync reads them: the error told the user to install the extra, and sync is how they go on."""
+    if ocr_missing():
+        return
+    scans = set(manifest.unread_scans) | {rel for rel, why in manifest.unreadable.items()
+                                          if why.startswith("scanned PDF:") and "no text layer" in why}
+    fresh = set(plan.added) | set(plan.changed) | set(plan.left_out)
+    for rel in sorted(scans & (set(plan.digests) - fresh)):
+        plan.changed.append(rel)
+        plan.unchanged -= 1
+
+
 def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
     """The file digests an index stored; an index without them (built before sync existed) knows its documents but
     not their digests, so each of them counts as changed once."""
@@ -216,6 +231,7 @@ def sync_index(
         raise BadInputError(f"{folder} holds none of the {len(plan.removed)} files index {settings.index} has from "
                             f"{followed}: syncing would remove them all; check the folder and --index, or pass "
                             f"--replace to make {settings.index} follow {folder}")
+    read_scans(plan, index.manifest)
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
         if patterns != index.manifest.exclude:  # new patterns that name no indexed file: the manifest alone keeps them
@@ -225,7 +241,7 @@ def sync_index(
 
     touched = set(plan.changed) | set(plan.removed) | set(plan.dropped)
     keep = [i for i, c in enumerate(stored) if c.doc_id not in touched]
-    report = CorpusReport(progress=False, originals=originals)
+    report = CorpusReport(progress=progress, originals=originals)  # `progress`: a long scan's bar over its pages
     tokenizer = _tokenizer_for(settings) if plan.added or plan.changed else None  # a missing model before reading
     passages = []
     for rel in _bar(plan.added + plan.changed, progress, "reading"):
@@ -265,6 +281,9 @@ def sync_index(
     manifest.unreadable = {k: v for k, v in manifest.unreadable.items() if k in plan.digests and k not in touched
                            and k not in plan.added}
     manifest.unreadable.update(report.unreadable)
+    manifest.unread_scans = {k: v for k, v in manifest.unread_scans.items() if k in plan.digests and k not in touched}
+    manifest.unread_scans.update(report.unread_scans)
+    manifest.stats.pop("pages_ocr", None)  # of an earlier read: this one's alone, as its pages_<format>
     manifest.stats.update(format_stats(report))
     manifest.left_out = sorted(plan.left_out)  # a left-out file deleted from the folder is forgotten
     manifest.exclude = patterns

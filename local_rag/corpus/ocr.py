@@ -1,0 +1,192 @@
+"""Text from page images: the pages of a scanned PDF (and of a PDF whose some pages are scans).
+
+The ``ocr`` extra: RapidOCR (PP-OCRv4 detection and recognition as ONNX models shipped inside its wheel, run by
+onnxruntime: nothing is downloaded, so it works air-gapped) and pypdfium2, which renders a PDF page to an image
+whatever its image encoding (JPEG, CCITT fax, JBIG2). Chosen over Tesseract (ocrmypdf, pytesseract), which needs a
+system program that ``pip`` cannot install. Measured on this repository's development machine (docs/benchmarks.md,
+"Scanned PDFs"): ``python scripts/bench_ocr.py``.
+
+Lines are put back in reading order (`reading_order`): top to bottom, a two-column page column by column. How
+RapidOCR is run (`OcrOptions`) was chosen by measurement.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from local_rag._optional import available, require
+
+__all__ = ["DPI", "MIN_SCORE", "OcrOptions", "ocr_missing", "page_texts", "reading_order", "show_progress"]
+
+DPI = 200  # pages are rendered at this resolution (docs/benchmarks.md, "Scanned PDFs": 150 / 200 / 300 measured)
+MIN_SCORE = 0.5  # recognised lines scored below this are dropped (RapidOCR's own default)
+
+
+@dataclass(frozen=True)
+class OcrOptions:
+    """How RapidOCR is run; the defaults were chosen by measurement (docs/benchmarks.md, "Scanned PDFs";
+    ``python scripts/bench_ocr.py``), the other values are there to measure them again."""
+
+    #: RapidOCR shrinks larger images to 2,000 pixels a side, an A4 page at 200 dpi to 171 dpi, which lost words:
+    #: a page rendered at `DPI` is kept whole
+    max_side: int = 4096
+    #: RapidOCR's classifier of upside-down lines turned long lines of upright pages over, which then read as noise
+    line_classifier: bool = False
+    #: lines recognised per batch: RapidOCR's 6 pads every line of a batch to its longest, 1 took half the time
+    line_batch: int = 1
+
+
+#: a bar over a document's OCR'd pages (set by `local_rag.corpus.readers` when the build shows progress)
+show_progress: contextvars.ContextVar[bool] = contextvars.ContextVar("ocr_progress", default=False)
+
+_engines: dict[OcrOptions, Any] = {}
+_engine_lock = threading.Lock()
+# (x0, y0, x1, y1, text) of one recognised line
+Box = tuple[float, float, float, float, str]
+
+
+def ocr_missing() -> str:
+    """Why scanned pages cannot be read here ("" when they can): the install line to show."""
+    if available("rapidocr_onnxruntime") and available("pypdfium2"):
+        return ""
+    return "install the ocr extra to read it: pip install 'local-rag[ocr]' (Python 3.11-3.12)"
+
+
+def _ocr_engine(options: OcrOptions) -> Any:
+    with _engine_lock:
+        if options not in _engines:
+            rapidocr = require("rapidocr_onnxruntime", "reading scanned pages (OCR)")
+            _engines[options] = rapidocr.RapidOCR(text_score=MIN_SCORE, max_side_len=options.max_side,
+                                                  rec_batch_num=options.line_batch)
+    return _engines[options]
+
+
+def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Callable[[], None] | None = None,
+               options: OcrOptions = OcrOptions()) -> tuple[dict[int, str], dict[int, str]]:
+    """The text of pages ``numbers`` (1-based) of the PDF at ``path``, read from their rendered images, and why
+    each page that could not be rendered was not (its number -> the error): the others are read all the same.
+
+    Example:
+        >>> page_texts(Path("scan.pdf"), [1, 2])  # doctest: +SKIP
+        ({1: 'Quarterly report ...', 2: '...'}, {})
+    """
+    pdfium = require("pypdfium2", "reading scanned pages (OCR)")
+    import numpy as np
+
+    engine = _ocr_engine(options)
+    bar = _bar(len(numbers), path.name) if show_progress.get() and len(numbers) > 1 else None
+    texts: dict[int, str] = {}
+    lost: dict[int, str] = {}
+    document = pdfium.PdfDocument(str(path))
+    try:
+        for number in numbers:
+            try:
+                page = document[number - 1]
+                try:
+                    image = page.render(scale=dpi / 72, grayscale=True).to_pil().convert("RGB")
+                finally:
+                    page.close()
+            except Exception as exc:  # noqa: BLE001 - one damaged page of a user's file: the others are read
+                lost[number] = f"{type(exc).__name__}: {exc}"
+                continue
+            found, _ = engine(np.asarray(image), use_cls=options.line_classifier)
+            texts[number] = "\n".join(reading_order([_box(r) for r in found or []], image.width))
+            if bar is not None:
+                bar.update(1)
+            if on_page is not None:
+                on_page()
+    finally:
+        document.close()
+        if bar is not None:
+            bar.close()
+    return texts, lost
+
+
+def _bar(total: int, name: str) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"OCR {name}"[:40], unit="page", leave=False)
+
+
+def _box(found: Any) -> Box:
+    points, text = found[0], found[1]
+    xs = [p[0] for p in points]
+    ys = [p[1] for p in points]
+    return min(xs), min(ys), max(xs), max(ys), str(text)
+
+
+def reading_order(boxes: list[Box], width: float) -> list[str]:
+    """The lines of a page, read as a person would: boxes at the same height joined left to right, top to bottom;
+    on a page with two columns (a vertical gap near the middle that no box crosses but the full-width ones: a title,
+    a figure caption), the left column, then the right, between the full-width lines.
+
+    Example:
+        >>> rows = [(0, y, 40, y + 10, f"left {y}") for y in (0, 20, 40)] + [(60, y, 100, y + 10, f"right {y}")
+        ...                                                                 for y in (0, 20, 40)]
+        >>> reading_order(rows, 100)
+        ['left 0', 'left 20', 'left 40', 'right 0', 'right 20', 'right 40']
+        >>> reading_order([(10, 50, 90, 60, "second"), (10, 0, 50, 10, "first,"), (55, 1, 90, 11, "same line")], 100)
+        ['first, same line', 'second']
+    """
+    gutter = _gutter(boxes, width)
+    if gutter is None:
+        return _lines(boxes)
+    out: list[str] = []
+    block: list[Box] = []
+    for box in sorted(boxes, key=lambda b: b[1]):
+        if box[0] < gutter < box[2]:  # a full-width line: the columns above it are read first
+            out += _columns(block, gutter)
+            block = []
+            out += _lines([box])
+        else:
+            block.append(box)
+    return out + _columns(block, gutter)
+
+
+def _columns(boxes: list[Box], gutter: float) -> list[str]:
+    return _lines([b for b in boxes if b[2] <= gutter]) + _lines([b for b in boxes if b[2] > gutter])
+
+
+def _gutter(boxes: list[Box], width: float) -> float | None:
+    """The x of a vertical gap between 30% and 70% of the page width that only full-width lines cross (at most a
+    fifth of the lines), with at least three lines of text on each side, lines as wide as a column's (a fifth of the
+    page or more, so that the gaps between the words of a justified line are not taken for one); None for a page of
+    one column."""
+    if len(boxes) < 6:
+        return None
+    narrow = [b for b in boxes if b[2] - b[0] < 0.6 * width]
+    if len(boxes) - len(narrow) > len(boxes) / 5:
+        return None
+    best: tuple[float, float] | None = None  # (gap width, its middle)
+    reach = 0.0
+    for x0, x1 in sorted((b[0], b[2]) for b in narrow):
+        if x0 > reach > 0:
+            middle = (reach + x0) / 2
+            if 0.3 * width <= middle <= 0.7 * width and (best is None or x0 - reach > best[0]):
+                best = (x0 - reach, middle)
+        reach = max(reach, x1)
+    if best is None:
+        return None
+    gutter = best[1]
+    left = [b for b in narrow if b[2] <= gutter and b[2] - b[0] >= width / 5]
+    right = [b for b in narrow if b[0] >= gutter and b[2] - b[0] >= width / 5]
+    return gutter if len(left) >= 3 and len(right) >= 3 else None
+
+
+def _lines(boxes: list[Box]) -> list[str]:
+    """Boxes grouped into lines (a box whose vertical middle falls inside the line's span joins it), each line's
+    boxes joined left to right, by one space."""
+    lines: list[list[Box]] = []
+    for box in sorted(boxes, key=lambda b: (b[1], b[0])):
+        middle = (box[1] + box[3]) / 2
+        if lines and lines[-1][0][1] <= middle <= max(b[3] for b in lines[-1]):
+            lines[-1].append(box)
+        else:
+            lines.append([box])
+    # the recogniser keeps the wide gaps of a justified line as runs of spaces: one space a gap
+    return [" ".join(" ".join(b[4] for b in sorted(line, key=lambda b: b[0])).split()) for line in lines]

@@ -1,0 +1,166 @@
+"""Scanned PDFs read by OCR (`local_rag.corpus.ocr`): real RapidOCR models (the ``ocr`` extra) on PDFs whose pages
+are pictures, made with fpdf2 and Pillow; without the extra (its import blocked), the scans are named, not lost."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from local_rag.corpus.documents import UnreadableFile, read_document
+from local_rag.corpus.ocr import reading_order
+from local_rag.corpus.readers import CorpusReport, read_corpus
+
+from .docs_fixtures import make_image_pdf, make_pdf
+
+SCAN = ("Pump station maintenance report", "The north pump failed after 4100 hours",
+        "Replacement bearings came from Halvorsen")
+
+
+def _no_ocr(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As on a machine without the ``ocr`` extra: importing it fails."""
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)
+
+
+def test_reading_order_joins_a_line_and_reads_two_columns_one_after_the_other():
+    """Boxes of one line are joined left to right; a two-column page is read column by column, a full-width title
+    first; the wide gaps between the words of a justified line are not taken for a gutter."""
+    width = 1000.0
+    title = [(50.0, 0.0, 950.0, 30.0, "A title across both columns")]
+    left = [(50.0, 50.0 + 40 * i, 450.0, 80.0 + 40 * i, f"left line {i}") for i in range(4)]
+    right = [(550.0, 50.0 + 40 * i, 950.0, 80.0 + 40 * i, f"right line {i}") for i in range(4)]
+    assert reading_order(title + right + left, width) == [
+        "A title across both columns", *(f"left line {i}" for i in range(4)), *(f"right line {i}" for i in range(4))]
+    justified = [box for i in range(6) for box in ((50.0, 40.0 * i, 120.0, 30.0 + 40 * i, f"word{i}a"),
+                                                  (560.0, 40.0 * i + 2, 640.0, 32.0 + 40 * i, f"word{i}b"))]
+    assert reading_order(justified, width) == [f"word{i}a word{i}b" for i in range(6)]
+    assert reading_order([], width) == []
+
+
+def test_a_scanned_pdf_is_read_by_ocr_with_its_page_numbers(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """Before: "scanned PDF: 1 page(s) with no text layer (run OCR, e.g. ocrmypdf, first)", and the file was not
+    indexed. Now its pages are rendered and read by OCR; a PDF with text whose one page is a scan (a signed page)
+    gets that page read too, the pages with text read from their text layer as before."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    scan = make_image_pdf(tmp_path / "scan.pdf", SCAN)
+    document = read_document(scan)
+    text = document.sections[0].text
+    assert document.ocr_pages == [1] and document.sections[0].page == 1
+    for words in ("maintenance report", "north pump failed", "Halvorsen"):
+        assert words in text, text
+    assert text.index("maintenance") < text.index("north pump") < text.index("Halvorsen")  # in reading order
+    assert document.title == "Pump station maintenance report"
+
+    mixed = make_image_pdf(tmp_path / "signed.pdf", SCAN[1:], text_pages=("The contract runs until 2031.",))
+    document = read_document(mixed)
+    assert document.ocr_pages == [2]
+    assert [s.page for s in document.sections] == [1, 2]
+    assert document.sections[0].text == "The contract runs until 2031."
+    assert "Halvorsen" in document.sections[1].text
+
+    (tmp_path / "folder").mkdir()
+    for name in ("scan.pdf", "signed.pdf"):
+        (tmp_path / "folder" / name).write_bytes((tmp_path / name).read_bytes())
+    make_pdf(tmp_path / "folder" / "plain.pdf", ["A page with its own text layer, long enough."])
+    report = CorpusReport()
+    with caplog.at_level(logging.WARNING, logger="local_rag.corpus"):
+        passages = {p.id: p for p in read_corpus(tmp_path / "folder", report=report)}
+    assert report.ocr == {"scan.pdf": [1], "signed.pdf": [2]}
+    assert "Halvorsen" in passages["signed.pdf#p2"].text and passages["signed.pdf#p2"].page == 2
+    assert "2 file(s) with 2 scanned page(s) read by OCR" in caplog.text and "signed.pdf (page 2)" in caplog.text
+
+
+def test_without_the_ocr_extra_a_scan_is_named_with_the_install_line(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     caplog: pytest.LogCaptureFixture):
+    """No ``ocr`` extra: a scanned PDF is unreadable with the line that fixes it; a PDF with text keeps its text
+    pages, and the scanned page left unread is named (before: dropped without a word)."""
+    _no_ocr(monkeypatch)
+    with pytest.raises(UnreadableFile, match=r"scanned PDF: 1 page\(s\) with no text layer: install the ocr extra"):
+        read_document(make_image_pdf(tmp_path / "scan.pdf", SCAN))
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    make_image_pdf(folder / "signed.pdf", SCAN, text_pages=("The contract runs until 2031.",))
+    report = CorpusReport()
+    with caplog.at_level(logging.WARNING, logger="local_rag.corpus"):
+        passages = list(read_corpus(folder, report=report))
+    assert [p.id for p in passages] == ["signed.pdf"] and report.unread_scans == {"signed.pdf": [2]}
+    assert "1 file(s) with scanned pages not read, for want of OCR (pip install 'local-rag[ocr]', then `local-rag " \
+           "index sync` reads them): signed.pdf (page 2)" in caplog.text
+
+
+def test_a_picture_without_words_stays_unreadable(tmp_path: Path):
+    """A scanned photo, a drawing: OCR finds nothing, and the file is listed as unreadable with that reason."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    with pytest.raises(UnreadableFile, match=r"^scanned PDF: OCR found no text on its 1 page\(s\)$"):
+        read_document(make_image_pdf(tmp_path / "photo.pdf"))
+
+
+def test_a_text_pdf_with_a_figure_only_page_is_not_slowed_by_pages_without_pictures(tmp_path: Path):
+    """Only pages with no text that show an image are read by OCR: a blank page of a text PDF is not rendered."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.set_font("helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "The first page has text enough for its layer.")
+    pdf.add_page()  # blank
+    pdf.output(str(tmp_path / "blank.pdf"))
+    document = read_document(tmp_path / "blank.pdf")
+    assert document.ocr_pages == [] and document.unread_scans == [] and len(document.sections) == 1
+
+
+def test_sync_reads_the_scans_once_the_ocr_extra_is_installed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              fake_settings, hash_embedder):
+    """The unreadable reason says "install the ocr extra"; a user does, and runs `index sync` again. Before, sync read
+    only new and changed files, so the scans stayed out until touched. Now the scans an earlier build could not read
+    (a scanned PDF listed as unreadable, the scanned page of a PDF with text) are read by that sync."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    from local_rag.index import build_index, open_index
+    from local_rag.index.sync import sync_index
+    from local_rag.records import Query
+    from local_rag.retrieve import HybridRetriever
+
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    make_image_pdf(folder / "scan.pdf", SCAN)
+    make_image_pdf(folder / "signed.pdf", ("Signed by Margit Olsen",), text_pages=("The contract runs until 2031.",))
+    make_pdf(folder / "plain.pdf", ["A page with its own text layer, long enough."])
+    with monkeypatch.context() as blocked:
+        _no_ocr(blocked)
+        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert "install the ocr extra" in manifest.unreadable["scan.pdf"]
+    assert manifest.unread_scans == {"signed.pdf": [2]}
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+    assert sorted(result.plan.changed) == ["scan.pdf", "signed.pdf"] and result.unreadable == {}
+    assert result.manifest.unreadable == {} and result.manifest.unread_scans == {}
+    retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings,
+                                hash_embedder)
+    assert retriever.search([Query("Halvorsen bearings")], top_k=1)[0].doc_id == "scan.pdf"
+    hit = retriever.search([Query("Margit Olsen signed")], top_k=1)[0]
+    assert hit.passage_id == "signed.pdf#p2" and hit.page == 2
+    assert sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.empty  # read once
+
+
+def test_index_build_names_the_pages_read_by_ocr(tmp_path: Path):
+    """The command as a user runs it: the scanned PDF is indexed, the build names it, and a search finds its words."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    from .test_cli import run
+
+    folder = tmp_path / "archive"
+    folder.mkdir()
+    make_image_pdf(folder / "scan.pdf", SCAN)
+    make_pdf(folder / "plain.pdf", ["A page with its own text layer, long enough."])
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    result = run("index", "build", str(folder), "--sparse-only", "--index", "archive", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "could not read" not in result.stdout
+    assert "1 file(s) with 1 scanned page(s) read by OCR (check what answers quote from them): scan.pdf (page 1)" \
+        in result.stderr
+    assert "read: pdf 2 page(s) at " in result.stdout and "/s (1 scanned, read by OCR)" in result.stdout
+    found = run("search", "Halvorsen bearings", "--index", "archive", "--json", cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr
+    assert '"scan.pdf"' in found.stdout
