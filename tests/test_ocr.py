@@ -19,6 +19,13 @@ SCAN = ("Pump station maintenance report", "The north pump failed after 4100 hou
         "Replacement bearings came from Halvorsen")
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pages OCR reads are kept in the runs folder (`ocr.ocr_cache_dir`): here one of the test's own."""
+    monkeypatch.setenv("LOCAL_RAG_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+
+
 def _no_ocr(monkeypatch: pytest.MonkeyPatch) -> None:
     """As on a machine without the ``ocr`` extra: importing it fails."""
     monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)
@@ -164,3 +171,55 @@ def test_index_build_names_the_pages_read_by_ocr(tmp_path: Path):
     found = run("search", "Halvorsen bearings", "--index", "archive", "--json", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     assert '"scan.pdf"' in found.stdout
+
+
+def _two_page_scan(path: Path) -> Path:
+    from PIL import Image, ImageDraw, ImageFont
+
+    pages = []
+    for words in (SCAN[:2], SCAN[2:]):
+        image = Image.new("L", (1240, 600), 255)
+        for i, line in enumerate(words):
+            ImageDraw.Draw(image).text((60, 80 + 70 * i), line, fill=0, font=ImageFont.load_default(size=40))
+        pages.append(image)
+    pages[0].save(path, save_all=True, append_images=pages[1:], resolution=150.0)
+    return path
+
+
+def test_pages_read_by_ocr_are_kept_and_a_second_read_takes_them(tmp_path: Path):
+    """Reading a scan again (a build interrupted, a build again with another embedder, a file renamed and synced)
+    OCR'd every page again: a 500-page archive, 40 minutes. Now each page's text is kept as it is read, under the
+    file's sha256, and taken from there; an interrupted read keeps the pages done; another resolution reads afresh."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    import json
+
+    from local_rag.corpus.ocr import page_cache, page_texts
+
+    scan = make_image_pdf(tmp_path / "scan.pdf", SCAN)
+    first = read_document(scan)
+    cache = page_cache(scan)
+    assert cache.path.is_relative_to(tmp_path / "home") and "Halvorsen" in cache.pages[1]
+    header = cache.path.read_text(encoding="utf-8").splitlines()[0]
+    cache.path.write_text(header + "\n" + json.dumps({"page": 1, "text": "Kept from the first read"}) + "\n",
+                          encoding="utf-8")
+    again = read_document(scan)  # the kept text, not OCR's: the edit shows
+    assert again.sections[0].text == "Kept from the first read" and again.ocr_pages == [1]
+    assert "Halvorsen" in first.sections[0].text
+    (tmp_path / "renamed.pdf").write_bytes(scan.read_bytes())  # the same bytes under another name: the same pages
+    assert read_document(tmp_path / "renamed.pdf").sections[0].text == "Kept from the first read"
+    texts, _ = page_texts(scan, [1], dpi=150, cache=page_cache(scan, dpi=150))  # another key: read afresh
+    assert "Halvorsen" in texts[1] and page_cache(scan).pages == {}
+
+    two = _two_page_scan(tmp_path / "two.pdf")
+
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        page_texts(two, [1, 2], on_page=stop, cache=page_cache(two))
+    kept = page_cache(two)
+    assert sorted(kept.pages) == [1] and "maintenance" in kept.pages[1]
+    with kept.path.open("a", encoding="utf-8") as fh:
+        fh.write('{"page": 2, "te')  # killed in the middle of a line
+    texts, _ = page_texts(two, [1, 2], cache=page_cache(two))
+    assert "Halvorsen" in texts[2] and page_cache(two).pages == texts

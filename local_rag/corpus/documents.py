@@ -26,7 +26,7 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
-from local_rag.corpus.ocr import ocr_missing, page_texts
+from local_rag.corpus.ocr import ocr_missing, page_cache, page_texts
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
@@ -730,7 +730,7 @@ def _scanned_pages(path: Path, reader: Any, pages: list[str], notes: list[str]) 
     if ocr_missing():
         return [], scanned
     read = []
-    texts, lost = page_texts(path, scanned)
+    texts, lost = page_texts(path, scanned, cache=page_cache(path))
     for number, text in texts.items():
         if len(text.strip()) > len(pages[number - 1].strip()):
             pages[number - 1] = _dehyphenate(text)

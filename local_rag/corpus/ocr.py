@@ -13,6 +13,8 @@ RapidOCR is run (`OcrOptions`) was chosen by measurement.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
+import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from local_rag._optional import available, require
+from local_rag.paths import default_runs_dir
 
-__all__ = ["DPI", "MIN_SCORE", "OcrOptions", "ocr_missing", "page_texts", "reading_order", "show_progress"]
+__all__ = ["DPI", "MIN_SCORE", "OcrOptions", "PageCache", "ocr_cache_dir", "ocr_missing", "page_cache", "page_texts",
+           "reading_order", "show_progress"]
 
 DPI = 200  # pages are rendered at this resolution (docs/benchmarks.md, "Scanned PDFs": 150 / 200 / 300 measured)
 MIN_SCORE = 0.5  # recognised lines scored below this are dropped (RapidOCR's own default)
@@ -66,25 +70,103 @@ def _ocr_engine(options: OcrOptions) -> Any:
     return _engines[options]
 
 
+class PageCache:
+    """What OCR read from each page of one PDF, kept in ``<folder>/<sha256 of the file>.jsonl`` (one line a page,
+    appended as each is read): a build interrupted in a long scan, a build again with another embedder
+    (``--replace``), a sync of a file merely moved or renamed, read again only the pages not read before. The first
+    line holds what the text depends on (RapidOCR's version, the resolution, `OcrOptions`): another one and the file
+    is read afresh. A cache that cannot be written (a read-only disk) is passed over: the pages are read all the same.
+    """
+
+    def __init__(self, folder: Path, digest: str, key: str) -> None:
+        self.path = folder / f"{digest}.jsonl"
+        self.key = key
+        self.pages: dict[int, str] = {}
+        self._torn = False
+        self._fresh = True  # the file holds another key, or nothing: rewritten at the first page read
+        try:
+            stored = self.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        self._torn = not stored.endswith("\n")  # a kill in the middle of a line: the next one starts on its own
+        lines = stored.splitlines()
+        if not lines or _json_line(lines[0]).get("key") != key:
+            return
+        self._fresh = False
+        for line in lines[1:]:  # a line cut short by a kill is passed over
+            record = _json_line(line)
+            if isinstance(record.get("page"), int) and isinstance(record.get("text"), str):
+                self.pages[record["page"]] = record["text"]
+
+    def put(self, number: int, text: str) -> None:
+        self.pages[number] = text
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("w" if self._fresh else "a", encoding="utf-8") as fh:
+                if self._fresh:
+                    fh.write(json.dumps({"key": self.key}) + "\n")
+                elif self._torn:
+                    fh.write("\n")
+                fh.write(json.dumps({"page": number, "text": text}, ensure_ascii=False) + "\n")
+            self._fresh = self._torn = False
+        except OSError:
+            pass
+
+
+def _json_line(line: str) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def ocr_cache_dir() -> Path:
+    """Where `PageCache` files live: ``ocr`` in the runs folder (`local_rag.paths.default_runs_dir`), beside the
+    other work a command does on one's own documents. Deleting it costs only the time to read the scans again."""
+    return default_runs_dir() / "ocr"
+
+
+def page_cache(path: Path, dpi: int = DPI, options: OcrOptions = OcrOptions(), folder: Path | None = None) -> PageCache:
+    """The `PageCache` of the PDF at ``path`` read at ``dpi`` with ``options`` (in ``folder``, default
+    `ocr_cache_dir`)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from local_rag.corpus.digest import file_digest
+
+    try:
+        engine = version("rapidocr-onnxruntime")
+    except PackageNotFoundError:
+        engine = "?"
+    key = json.dumps({"rapidocr": engine, "dpi": dpi, **dataclasses.asdict(options), "min_score": MIN_SCORE},
+                     sort_keys=True)
+    return PageCache(folder or ocr_cache_dir(), file_digest(path), key)
+
+
 def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Callable[[], None] | None = None,
-               options: OcrOptions = OcrOptions()) -> tuple[dict[int, str], dict[int, str]]:
-    """The text of pages ``numbers`` (1-based) of the PDF at ``path``, read from their rendered images, and why
-    each page that could not be rendered was not (its number -> the error): the others are read all the same.
+               options: OcrOptions = OcrOptions(),
+               cache: PageCache | None = None) -> tuple[dict[int, str], dict[int, str]]:
+    """The text of pages ``numbers`` (1-based) of the PDF at ``path``, read from their rendered images (or taken
+    from ``cache``, which gets each page read), and why each page that could not be rendered was not (its number ->
+    the error): the others are read all the same.
 
     Example:
         >>> page_texts(Path("scan.pdf"), [1, 2])  # doctest: +SKIP
         ({1: 'Quarterly report ...', 2: '...'}, {})
     """
+    texts: dict[int, str] = {n: cache.pages[n] for n in numbers if n in cache.pages} if cache else {}
+    todo = [n for n in numbers if n not in texts]
+    lost: dict[int, str] = {}
+    if not todo:
+        return texts, lost
     pdfium = require("pypdfium2", "reading scanned pages (OCR)")
     import numpy as np
 
     engine = _ocr_engine(options)
-    bar = _bar(len(numbers), path.name) if show_progress.get() and len(numbers) > 1 else None
-    texts: dict[int, str] = {}
-    lost: dict[int, str] = {}
+    bar = _bar(len(numbers), len(texts), path.name) if show_progress.get() and len(todo) > 1 else None
     document = pdfium.PdfDocument(str(path))
     try:
-        for number in numbers:
+        for number in todo:
             try:
                 page = document[number - 1]
                 try:
@@ -96,6 +178,8 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
                 continue
             found, _ = engine(np.asarray(image), use_cls=options.line_classifier)
             texts[number] = "\n".join(reading_order([_box(r) for r in found or []], image.width))
+            if cache is not None:
+                cache.put(number, texts[number])
             if bar is not None:
                 bar.update(1)
             if on_page is not None:
@@ -107,10 +191,10 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
     return texts, lost
 
 
-def _bar(total: int, name: str) -> Any:
+def _bar(total: int, done: int, name: str) -> Any:
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=f"OCR {name}"[:40], unit="page", leave=False)
+    return tqdm(total=total, initial=done, desc=f"OCR {name}"[:40], unit="page", leave=False)
 
 
 def _box(found: Any) -> Box:
