@@ -223,3 +223,83 @@ def test_pages_read_by_ocr_are_kept_and_a_second_read_takes_them(tmp_path: Path)
         fh.write('{"page": 2, "te')  # killed in the middle of a line
     texts, _ = page_texts(two, [1, 2], cache=page_cache(two))
     assert "Halvorsen" in texts[2] and page_cache(two).pages == texts
+
+
+def _picture(path: Path, lines: tuple[str, ...], turn: int = 0) -> Path:
+    """``lines`` printed on a white picture; ``turn``: stored turned by 90 degrees, its EXIF orientation saying so
+    (as a phone camera writes a photo taken sideways)."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    image = Image.new("RGB", (1200, 120 + 70 * len(lines)), "white")
+    for i, line in enumerate(lines):
+        ImageDraw.Draw(image).text((40, 60 + 70 * i), line, fill="black", font=ImageFont.load_default(size=40))
+    if turn:
+        exif = Image.Exif()
+        exif[0x0112] = 6  # "rotate 90 degrees clockwise to show": the pixels are stored turned the other way
+        image.rotate(90, expand=True).save(path, exif=exif, quality=95)  # a phone camera's quality
+    else:
+        image.save(path)
+    return path
+
+
+def test_pictures_are_read_by_ocr_with_images(tmp_path: Path, caplog: pytest.LogCaptureFixture, fake_settings,
+                                              hash_embedder):
+    """A scanner's TIFF, a photographed page, a screenshot: before, "N file(s) of .png, .tif skipped". Now a folder's
+    pictures are named in a note that says how to read them (`--images`), and with it they are read by OCR: a
+    multi-page TIFF page by page (cited as pages), a photo taken sideways upright (EXIF), a photo with no words
+    listed as unreadable; the index keeps the choice, so the next sync reads a new picture."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    from PIL import Image
+
+    from local_rag.index import build_index, open_index
+    from local_rag.index.sync import sync_index
+    from local_rag.records import Query
+    from local_rag.retrieve import HybridRetriever
+
+    folder = tmp_path / "inbox"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nThe pump station is inspected every spring.\n", encoding="utf-8")
+    _picture(folder / "screenshot.png", SCAN)
+    _picture(folder / "sideways.jpg", ("Invoice 7731 from Nordvik Marine",), turn=90)
+    pages = [Image.open(_picture(tmp_path / f"fax{i}.png", (line,))).convert("L")
+             for i, line in enumerate(("Fax cover sheet for Margit Olsen", "The signed lease is attached here"))]
+    pages[0].save(folder / "fax.tif", save_all=True, append_images=pages[1:])
+    Image.new("RGB", (800, 600), (90, 140, 200)).save(folder / "photo.jpg")  # a photo of the sky: no words
+
+    report = CorpusReport()
+    with caplog.at_level(logging.WARNING, logger="local_rag.corpus"):
+        assert {p.doc_id for p in read_corpus(folder, report=report)} == {"notes.md"}
+    assert "4 picture(s) not read (.jpg, .png, .tif): `--images` reads the text in them by OCR" in caplog.text
+
+    manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False, images=True)
+    assert manifest.images and manifest.unreadable == {
+        "photo.jpg": "a picture with no text OCR could read (a photo, a drawing)"}
+    index = open_index(fake_settings, model_checksum=hash_embedder.checksum)
+    assert {c.passage_id for c in index.chunks} == {"screenshot.png", "sideways.jpg", "fax.tif#p1", "fax.tif#p2",
+                                                    "notes.md"}
+    assert "Nordvik Marine" in next(c.text for c in index.chunks if c.doc_id == "sideways.jpg")
+    retriever = HybridRetriever(index, fake_settings, hash_embedder)
+    hit = retriever.search([Query("signed lease attached")], top_k=1)[0]
+    assert hit.passage_id == "fax.tif#p2" and hit.page == 2
+    assert retriever.search([Query("Halvorsen bearings")], top_k=1)[0].doc_id == "screenshot.png"
+
+    _picture(folder / "later.png", ("A note photographed on Friday about the boiler",))
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)  # no --images: kept
+    assert result.plan.added == ["later.png"] and result.manifest.images
+
+
+def test_images_without_the_ocr_extra_is_one_line_before_anything_loads(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    _no_ocr(monkeypatch)
+    (tmp_path / "inbox").mkdir()
+    _picture(tmp_path / "inbox" / "screenshot.png", SCAN)
+    result = CliRunner().invoke(cli, ["index", "build", str(tmp_path / "inbox"), "--images", "--index", "inbox"])
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines()[-1] == ("error: --images reads the text in pictures by OCR, which needs "
+                                                      "the ocr extra: pip install 'local-rag[ocr]' (Python 3.11-3.12)")
+    with pytest.raises(UnreadableFile, match="^a picture: install the ocr extra to read it"):
+        read_document(tmp_path / "inbox" / "screenshot.png")

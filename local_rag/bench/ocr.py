@@ -9,7 +9,7 @@ as a scanner writes it. Each scan is read by `local_rag.corpus.ocr.page_texts` a
 compared with the text layer of the PDF it was made from (pypdf): recall (the share of the original's words read, in
 order: `difflib`'s matching blocks) and precision (the share of the words read that are the original's). The cells:
 the shipped settings at each ``--dpi``, then each of `local_rag.corpus.ocr.OcrOptions` set back to RapidOCR's default
-(`cell_settings`).
+(`cell_settings`), then the same pages as JPEG pictures (`pictures`) read as `--images` reads them.
 """
 
 from __future__ import annotations
@@ -94,7 +94,27 @@ def cell_settings(dpis: list[int]) -> list[tuple[str, int, Any]]:
         ("RapidOCR's 2,000-pixel limit", ocr.DPI, dataclasses.replace(shipped, max_side=2000)),
         ("with the line classifier", ocr.DPI, dataclasses.replace(shipped, line_classifier=True)),
         ("6 lines a batch", ocr.DPI, dataclasses.replace(shipped, line_batch=6)),
+        ("smoothed 1 px", ocr.DPI, dataclasses.replace(shipped, smooth=1.0)),
     ]
+
+
+def pictures(made: list[tuple[str, Path, int, list[str]]], dest: Path, quality: int = 75) -> list[tuple[Path, str]]:
+    """Each scanned page as a picture a user would have instead of a PDF: rendered at `ocr.DPI` and saved as a JPEG
+    of ``quality`` (Pillow's default, and a common scanner setting); with the text it was made from."""
+    pdfium = require("pypdfium2", "making the pictures")
+    from local_rag.corpus import ocr
+
+    out = []
+    for doc, scanned, count, reference in made:
+        document = pdfium.PdfDocument(str(scanned))
+        for number in range(1, count + 1):
+            page = document[number - 1]
+            path = dest / f"{doc}.p{number}.jpg"
+            page.render(scale=ocr.DPI / 72, grayscale=True).to_pil().convert("L").save(path, quality=quality)
+            page.close()
+            out.append((path, reference[number - 1]))
+        document.close()
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -126,6 +146,23 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 recall.append(r)
                 precision.append(p)
         cell = {"cell": label, "dpi": dpi, **dataclasses.asdict(options), "pages": len(seconds),
+                "s_per_page_p50": round(statistics.median(seconds), 3), "s_per_page_max": round(max(seconds), 3),
+                "pages_per_minute": round(60 * len(seconds) / sum(seconds), 1),
+                "word_recall": round(statistics.fmean(recall), 4), "word_recall_min": round(min(recall), 4),
+                "word_precision": round(statistics.fmean(precision), 4)}
+        cells.append(cell)
+        print(json.dumps(cell), flush=True)
+    for label, options in (("JPEG pictures, smoothed 1 px", ocr.OcrOptions(smooth=1.0)),
+                           ("JPEG pictures, shipped", ocr.OcrOptions())):
+        seconds, recall, precision = [], [], []
+        for path, truth in pictures(made, args.dest):
+            started = time.perf_counter()
+            text = ocr.image_texts(path, options)[1]
+            seconds.append(time.perf_counter() - started)
+            r, p = agreement(truth, text)
+            recall.append(r)
+            precision.append(p)
+        cell = {"cell": label, "dpi": ocr.DPI, **dataclasses.asdict(options), "pages": len(seconds),
                 "s_per_page_p50": round(statistics.median(seconds), 3), "s_per_page_max": round(max(seconds), 3),
                 "pages_per_minute": round(60 * len(seconds) / sum(seconds), 1),
                 "word_recall": round(statistics.fmean(recall), 4), "word_recall_min": round(min(recall), 4),

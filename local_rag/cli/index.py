@@ -10,9 +10,11 @@ from pathlib import Path
 import click
 
 from local_rag.cli.main import (
+    check_images,
     exclude_option,
     exclude_patterns,
     handle_errors,
+    images_option,
     load,
     settings_options,
     sparse_only_settings,
@@ -61,13 +63,15 @@ def index() -> None:
 @click.option("--backend-url", help="Qdrant server/cluster URL (settings: backend.url; default: embedded in the folder).")
 @click.option("--replace", is_flag=True, help="Rebuild an index of this name that was built from another corpus.")
 @exclude_option
+@images_option
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, replace, exclude, exclude_from, as_json):
+          backend_url, replace, exclude, exclude_from, images, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
-    .pdf/.docx/.odt/.pptx/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.ipynb/.eml/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document). Files that cannot be read are listed at the end; the build
-    goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
+    .pdf/.docx/.odt/.pptx/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.ipynb/.eml/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document;
+    scanned PDFs, and with --images pictures, are read by OCR with the ocr extra). Files that cannot be read are listed
+    at the end; the build goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
     from local_rag.index import build_index
@@ -75,6 +79,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     from local_rag.index.manifest import built_from_elsewhere
 
     check_corpus_path(corpus)  # a web address or a mistyped path before any model is looked for
+    check_images(images)
     settings = load(profile, config_file, index_name, **{
         "chunker.size": chunk_size, "chunker.overlap": chunk_overlap, "dense.factory": factory,
         "backend.name": backend, "backend.url": backend_url,
@@ -95,7 +100,8 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     if note:
         click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
-    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude)
+    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude,
+                           images=images)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)
@@ -215,8 +221,10 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @click.option("--sparse-only", is_flag=True, help="A new index: BM25 only, as `index build --sparse-only` (an index "
               "that exists keeps what it has).")
 @exclude_option
+@images_option
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from):
+def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from,
+         images):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -226,6 +234,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
     check_corpus_path(folder)
+    check_images(images)
     settings = load(profile, config_file, index_name, as_built=True)
     if sparse_only:
         exists = (settings.index_dir / MANIFEST_FILE).exists()
@@ -240,7 +249,8 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
-                                     if first else False, replace=replace, exclude=patterns)
+                                     if first else False, replace=replace, exclude=patterns,
+                                     images=images)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
@@ -413,6 +423,11 @@ def info(profile, config_file, index_name, as_json, name):
     if manifest.exclude:
         click.echo(f"{'exclude':16} {' '.join(manifest.exclude)} (adds and syncs leave these out; `index sync "
                    "--restore` forgets them)")
+    if manifest.images:
+        click.echo(f"{'images':16} pictures are read by OCR (--images: at every add and sync)")
+    for name, pages in sorted(manifest.unread_scans.items()):
+        click.echo(f"{'scans unread':16} {name}: page(s) {', '.join(map(str, pages))} have no text layer; with the ocr "
+                   "extra, `index sync` reads them")
     click.echo(f"{'chunker':16} {data['chunker']}")
     click.echo(f"{'sparse':16} {data['sparse']}")
     click.echo(f"{'dense':16} {data['dense']}")

@@ -165,6 +165,23 @@ def exclude_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "too (`index sync --restore` forgets them).")(func)
 
 
+def images_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--images`` of `index build` and `sync`: pictures are read too, by OCR (`check_images` first)."""
+    return click.option("--images", is_flag=True,
+                        help="Also read the text in pictures (.png .jpg .tif .webp .bmp: a scanned page, a fax, a "
+                             "screenshot) by OCR (the ocr extra). The index keeps it: later adds and syncs read them "
+                             "too.")(func)
+
+
+def check_images(images: bool) -> None:
+    """``--images`` without the ``ocr`` extra: one line before any model loads (each picture would be unreadable)."""
+    from local_rag.corpus.ocr import INSTALL, ocr_missing
+    from local_rag.errors import BadInputError
+
+    if images and ocr_missing():
+        raise BadInputError(f"--images reads the text in pictures by OCR, which needs the ocr extra: {INSTALL}")
+
+
 def exclude_patterns(exclude: tuple[str, ...], exclude_from: str | None) -> list[str]:
     """``--exclude`` values and the patterns of ``--exclude-from`` (`local_rag.patterns.ignore_file_patterns`); the
     lines those cannot say are named on stderr.

@@ -26,13 +26,15 @@ from local_rag._optional import require
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
-from local_rag.corpus.ocr import ocr_missing, page_cache, page_texts
+from local_rag.corpus.ocr import image_texts, ocr_missing, page_cache, page_texts
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
                 ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx", ".xls", ".ods")
+# pictures: read by OCR (the ``ocr`` extra) when an index asks for them (``--images``), or when one is given alone
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
@@ -717,6 +719,21 @@ def _pdf(path: Path) -> Document:
     return Document(meta_title, sections, pages=len(pages), notes=lost, ocr_pages=ocr_pages, unread_scans=unread_scans)
 
 
+def _image(path: Path) -> Document:
+    """A picture's text, read by OCR: one section, or one a page for a multi-page TIFF (cited as pages)."""
+    missing = ocr_missing()
+    if missing:
+        raise UnreadableFile(f"a picture: {missing}")
+    texts = image_texts(path, cache=page_cache(path))
+    read = [n for n, t in texts.items() if len(t.strip()) >= MIN_CHARS_PER_PAGE]
+    if not read:
+        raise UnreadableFile("a picture with no text OCR could read (a photo, a drawing)")
+    paged = len(texts) > 1
+    sections = [Section(_dehyphenate(texts[n]).strip(), page=n if paged else 0) for n in read]
+    title = first_line_title(sections[0].text, path.stem)
+    return Document(title, sections, pages=len(texts), ocr_pages=read)
+
+
 def _scanned_pages(path: Path, reader: Any, pages: list[str], notes: list[str]) -> tuple[list[int], list[int]]:
     """Read by OCR (`local_rag.corpus.ocr`) the pages with no text layer: every page of a scanned PDF, and in a PDF
     with text the pages that show an image but hold no text (a signed page scanned into a report). ``pages`` gets
@@ -890,6 +907,7 @@ def _slide_texts(shapes: Iterable[Any]) -> list[str]:
 
 
 _READERS: dict[str, Callable[[Path], Document]] = {
+    **dict.fromkeys(IMAGE_SUFFIXES, _image),
     ".txt": _plain_text,
     ".md": _markdown,
     ".markdown": _markdown,

@@ -1,4 +1,5 @@
-"""Text from page images: the pages of a scanned PDF (and of a PDF whose some pages are scans).
+"""Text from page images: the pages of a scanned PDF (and of a PDF whose some pages are scans), and pictures
+(`image_texts`: a scanner's TIFF, a photographed page, a screenshot) when an index reads them (``--images``).
 
 The ``ocr`` extra: RapidOCR (PP-OCRv4 detection and recognition as ONNX models shipped inside its wheel, run by
 onnxruntime: nothing is downloaded, so it works air-gapped) and pypdfium2, which renders a PDF page to an image
@@ -24,10 +25,11 @@ from typing import Any
 from local_rag._optional import available, require
 from local_rag.paths import default_runs_dir
 
-__all__ = ["DPI", "MIN_SCORE", "OcrOptions", "PageCache", "ocr_cache_dir", "ocr_missing", "page_cache", "page_texts",
+__all__ = ["DPI", "INSTALL", "MIN_SCORE", "OcrOptions", "PageCache", "image_texts", "ocr_cache_dir", "ocr_missing", "page_cache", "page_texts",
            "reading_order", "show_progress"]
 
 DPI = 200  # pages are rendered at this resolution (docs/benchmarks.md, "Scanned PDFs": 150 / 200 / 300 measured)
+INSTALL = "pip install 'local-rag[ocr]' (Python 3.11-3.12)"  # RapidOCR has no wheel for 3.13
 MIN_SCORE = 0.5  # recognised lines scored below this are dropped (RapidOCR's own default)
 
 
@@ -43,6 +45,9 @@ class OcrOptions:
     line_classifier: bool = False
     #: lines recognised per batch: RapidOCR's 6 pads every line of a batch to its longest, 1 took half the time
     line_batch: int = 1
+    #: a Gaussian blur of this radius (pixels) before reading: it kept the spaces of a line of large print in a JPEG
+    #: of quality 75 ("Invoice7731fromNordvik" without), but cost a quarter of the words of 11 pt text (0.99 -> 0.75)
+    smooth: float = 0.0
 
 
 #: a bar over a document's OCR'd pages (set by `local_rag.corpus.readers` when the build shows progress)
@@ -58,7 +63,7 @@ def ocr_missing() -> str:
     """Why scanned pages cannot be read here ("" when they can): the install line to show."""
     if available("rapidocr_onnxruntime") and available("pypdfium2"):
         return ""
-    return "install the ocr extra to read it: pip install 'local-rag[ocr]' (Python 3.11-3.12)"
+    return f"install the ocr extra to read it: {INSTALL}"
 
 
 def _ocr_engine(options: OcrOptions) -> Any:
@@ -160,8 +165,6 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
     if not todo:
         return texts, lost
     pdfium = require("pypdfium2", "reading scanned pages (OCR)")
-    import numpy as np
-
     engine = _ocr_engine(options)
     bar = _bar(len(numbers), len(texts), path.name) if show_progress.get() and len(todo) > 1 else None
     document = pdfium.PdfDocument(str(path))
@@ -176,8 +179,7 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
             except Exception as exc:  # noqa: BLE001 - one damaged page of a user's file: the others are read
                 lost[number] = f"{type(exc).__name__}: {exc}"
                 continue
-            found, _ = engine(np.asarray(image), use_cls=options.line_classifier)
-            texts[number] = "\n".join(reading_order([_box(r) for r in found or []], image.width))
+            texts[number] = _recognise(engine, image, options)
             if cache is not None:
                 cache.put(number, texts[number])
             if bar is not None:
@@ -189,6 +191,36 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
         if bar is not None:
             bar.close()
     return texts, lost
+
+
+def image_texts(path: Path, options: OcrOptions = OcrOptions(), cache: PageCache | None = None) -> dict[int, str]:
+    """The text of each frame of the image at ``path`` (1, 2, ...: the pages of a multi-page TIFF from a scanner or a
+    fax; one for a PNG or a JPEG), read by OCR or taken from ``cache``. A photo keeps the turn its camera recorded
+    (EXIF orientation)."""
+    from PIL import Image, ImageOps, ImageSequence
+
+    texts: dict[int, str] = {}
+    with Image.open(path) as picture:
+        for number, frame in enumerate(ImageSequence.Iterator(picture), start=1):
+            if cache is not None and number in cache.pages:
+                texts[number] = cache.pages[number]
+                continue
+            texts[number] = _recognise(_ocr_engine(options), ImageOps.exif_transpose(frame).convert("RGB"), options)
+            if cache is not None:
+                cache.put(number, texts[number])
+    return texts
+
+
+def _recognise(engine: Any, image: Any, options: OcrOptions) -> str:
+    """The lines RapidOCR reads in a PIL image, in reading order."""
+    import numpy as np
+
+    if options.smooth:
+        from PIL import ImageFilter
+
+        image = image.filter(ImageFilter.GaussianBlur(options.smooth))
+    found, _ = engine(np.asarray(image), use_cls=options.line_classifier)
+    return "\n".join(reading_order([_box(r) for r in found or []], image.width))
 
 
 def _bar(total: int, done: int, name: str) -> Any:

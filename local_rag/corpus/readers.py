@@ -33,7 +33,7 @@ from typing import IO, Any, NamedTuple, cast
 
 from local_rag.corpus import ocr
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
-from local_rag.corpus.documents import DOC_SUFFIXES, UnreadableFile, printable_name, read_document
+from local_rag.corpus.documents import DOC_SUFFIXES, IMAGE_SUFFIXES, UnreadableFile, printable_name, read_document
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
 from local_rag.patterns import matches_any
@@ -42,7 +42,7 @@ from local_rag.safejson import problem
 
 log = logging.getLogger("local_rag.corpus")
 
-__all__ = ["DOC_SUFFIXES", "CorpusReport", "check_corpus_path", "document_paths", "folder_files", "mtrag_doc_id", "note_read", "read_corpus",
+__all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "CorpusReport", "check_corpus_path", "document_paths", "folder_files", "mtrag_doc_id", "note_read", "read_corpus",
            "originals", "read_file_passages", "relative_name"]
 
 
@@ -103,9 +103,10 @@ def mtrag_doc_id(passage_id: str) -> str:
 
 
 def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None,
-                exclude: Sequence[str] = ()) -> Iterator[Passage]:
+                exclude: Sequence[str] = (), images: bool = False) -> Iterator[Passage]:
     """Yield the passages of a corpus file or folder, but those of the documents ``exclude`` names
     (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id).
+    ``images``: a folder's pictures (`IMAGE_SUFFIXES`) are read too, by OCR (a picture given alone always is).
 
     Example:
         >>> report = CorpusReport()
@@ -119,9 +120,9 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     if path.is_dir():
         beir = path / "corpus.jsonl"
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
-            path, skip_bad, report, exclude
+            path, skip_bad, report, exclude, images
         )
-    elif path.suffix.lower() in DOC_SUFFIXES:
+    elif path.suffix.lower() in DOC_SUFFIXES + IMAGE_SUFFIXES:
         source = _read_document_file(path, report)
     else:
         _check_jsonl_like(path)
@@ -311,13 +312,14 @@ def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> P
     )
 
 
-def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = ()) -> Iterator[Passage]:
+def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = (),
+                 images: bool = False) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
     the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
     found = folder_files(folder, exclude)  # one walk for the documents and the notes
-    files = document_paths(found.files)
-    _note_unread(folder, found, report, exclude)
+    files = document_paths(found.files, images)
+    _note_unread(folder, found, report, exclude, images)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found{left}")
@@ -350,12 +352,20 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
     yield from passages
 
 
-def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = ()) -> None:
+def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = (),
+                 images: bool = False) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the hidden folders and files left out, the links to nothing, the links to folders not followed,
-    the folders of installed packages and what ``exclude`` left out (``found``: `folder_files`)."""
+    silence; so are the pictures not read (no ``images``), the hidden folders and files left out, the links to
+    nothing, the links to folders not followed, the folders of installed packages and what ``exclude`` left out
+    (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
-    unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES]
+    unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES + IMAGE_SUFFIXES]
+    pictures = [] if images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
+    if pictures:
+        report.skipped += [f"{p}: a picture, not read (--images reads the text in pictures)" for p in pictures]
+        log.warning("note: %d picture(s) not read (%s): `--images` reads the text in them by OCR (a scanned page, a "
+                    "screenshot; the ocr extra), first: %s", len(pictures),
+                    ", ".join(sorted({p.suffix.lower() for p in pictures})), pictures[0])
     if found.excluded:
         report.excluded += found.excluded
         log.warning("note: %d file(s) or folder(s) left out by --exclude %s: %s", len(found.excluded),
@@ -441,9 +451,11 @@ def _first_five(named: Iterable[str]) -> str:
     return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
-def document_paths(files: list[Path]) -> list[Path]:
-    """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix."""
-    return [p for p in files if p.suffix.lower() in DOC_SUFFIXES]
+def document_paths(files: list[Path], images: bool = False) -> list[Path]:
+    """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
+    pictures too)."""
+    suffixes = DOC_SUFFIXES + IMAGE_SUFFIXES if images else DOC_SUFFIXES
+    return [p for p in files if p.suffix.lower() in suffixes]
 
 
 class FolderFiles(NamedTuple):
