@@ -34,9 +34,11 @@ SCAN_DPI = 300
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-def scan(source: Path, dest: Path, dpi: int = SCAN_DPI, noise: float = 10.0, skew: float = 0.4, seed: int = 0) -> int:
+def scan(source: Path, dest: Path, dpi: int = SCAN_DPI, noise: float = 10.0, skew: float = 0.4, seed: int = 0,
+         turn: int = 0) -> int:
     """Write ``dest``: the pages of the PDF ``source`` as gray images (``noise``: the standard deviation of the
-    pixel noise; ``skew``: degrees of rotation, alternating in sign), in an image-only PDF. Returns the pages."""
+    pixel noise; ``skew``: degrees of rotation, alternating in sign; ``turn``: each page turned this many degrees
+    anticlockwise, as a sheet fed upside down or sideways), in an image-only PDF. Returns the pages."""
     pdfium = require("pypdfium2", "making scanned PDFs")
     import numpy as np
     from PIL import Image
@@ -51,6 +53,8 @@ def scan(source: Path, dest: Path, dpi: int = SCAN_DPI, noise: float = 10.0, ske
             page.close()
             if skew:
                 gray = gray.rotate(skew if number % 2 == 0 else -skew, fillcolor=255, resample=Image.Resampling.BICUBIC)
+            if turn:
+                gray = gray.rotate(turn, expand=True, fillcolor=255)
             if noise:
                 pixels = np.asarray(gray, dtype=np.float32) + rng.normal(0, noise, (gray.height, gray.width))
                 gray = Image.fromarray(np.clip(pixels, 0, 255).astype(np.uint8))
@@ -117,60 +121,75 @@ def pictures(made: list[tuple[str, Path, int, list[str]]], dest: Path, quality: 
     return out
 
 
+def _summary(label: str, dpi: int, options: Any, seconds: list[float], recall: list[float],
+             precision: list[float]) -> dict[str, Any]:
+    cell = {"cell": label, "dpi": dpi, **dataclasses.asdict(options), "pages": len(seconds),
+            "s_per_page_p50": round(statistics.median(seconds), 3), "s_per_page_max": round(max(seconds), 3),
+            "pages_per_minute": round(60 * len(seconds) / sum(seconds), 1),
+            "word_recall": round(statistics.fmean(recall), 4), "word_recall_min": round(min(recall), 4),
+            "word_precision": round(statistics.fmean(precision), 4)}
+    print(json.dumps(cell), flush=True)
+    return cell
+
+
+def _pdf_cell(label: str, dpi: int, options: Any, made: list[tuple[str, Path, int, list[str]]]) -> dict[str, Any]:
+    """Every page of the scans ``made`` read by `ocr.page_texts`: seconds a page, word recall and precision."""
+    from local_rag.corpus import ocr
+
+    ocr.page_texts(made[0][1], [1], dpi=dpi, options=options)  # the models load before any timing
+    seconds: list[float] = []
+    recall: list[float] = []
+    precision: list[float] = []
+    for _doc, scanned, count, reference in made:
+        ticks = [time.perf_counter()]
+        texts, _lost = ocr.page_texts(scanned, list(range(1, count + 1)), dpi=dpi, options=options,
+                                      on_page=functools.partial(_tick, ticks))
+        seconds += [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
+        for number, text in texts.items():
+            r, p = agreement(reference[number - 1], text)
+            recall.append(r)
+            precision.append(p)
+    return _summary(label, dpi, options, seconds, recall, precision)
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """The cells of `cell_settings` and the pictures; with ``args.turned``, the shipped settings on the scans as
+    made and on the same scans turned upside down and sideways (`scan`'s ``turn``) instead."""
     pypdf = require("pypdf", "reading the PDFs' text layers")
     from local_rag.corpus import ocr
 
     pages = bench_headers.pages(bench_headers.MTRAG / "corpora" / "pool" / "cloud.jsonl")
     args.dest.mkdir(parents=True, exist_ok=True)
     made = []
+    turns = (0, 180, 90) if args.turned else (0,)
     for doc in sorted(pages)[: args.files]:
-        source, scanned = args.dest / f"{doc}.pdf", args.dest / f"{doc}.scan.pdf"
+        source = args.dest / f"{doc}.pdf"
         make_pdf(source, pages[doc])
-        count = scan(source, scanned)
         reference = [page.extract_text() or "" for page in pypdf.PdfReader(str(source)).pages]
-        made.append((doc, scanned, count, reference))
+        for turn in turns:
+            scanned = args.dest / f"{doc}.scan{turn or ''}.pdf"
+            made.append((doc, scanned, scan(source, scanned, turn=turn), reference, turn))
     cells = []
-    for label, dpi, options in cell_settings(args.dpi):
-        ocr.page_texts(made[0][1], [1], dpi=dpi, options=options)  # the models load before any timing
-        seconds: list[float] = []
-        recall: list[float] = []
-        precision: list[float] = []
-        for _doc, scanned, count, reference in made:
-            ticks = [time.perf_counter()]
-            texts, _lost = ocr.page_texts(scanned, list(range(1, count + 1)), dpi=dpi, options=options,
-                                          on_page=functools.partial(_tick, ticks))
-            seconds += [b - a for a, b in zip(ticks, ticks[1:], strict=False)]
-            for number, text in texts.items():
-                r, p = agreement(reference[number - 1], text)
+    if args.turned:
+        for turn, label in ((0, "upright"), (180, "upside down"), (90, "sideways")):
+            cells.append(_pdf_cell(f"shipped, {ocr.DPI} dpi, pages {label}", ocr.DPI, ocr.OcrOptions(),
+                                   [m[:4] for m in made if m[4] == turn]))
+    else:
+        upright = [m[:4] for m in made]
+        cells += [_pdf_cell(label, dpi, options, upright) for label, dpi, options in cell_settings(args.dpi)]
+        for label, options in (("JPEG pictures, smoothed 1 px", ocr.OcrOptions(smooth=1.0)),
+                               ("JPEG pictures, shipped", ocr.OcrOptions())):
+            seconds, recall, precision = [], [], []
+            for path, truth in pictures(upright, args.dest):
+                started = time.perf_counter()
+                text = ocr.image_texts(path, options)[1]
+                seconds.append(time.perf_counter() - started)
+                r, p = agreement(truth, text)
                 recall.append(r)
                 precision.append(p)
-        cell = {"cell": label, "dpi": dpi, **dataclasses.asdict(options), "pages": len(seconds),
-                "s_per_page_p50": round(statistics.median(seconds), 3), "s_per_page_max": round(max(seconds), 3),
-                "pages_per_minute": round(60 * len(seconds) / sum(seconds), 1),
-                "word_recall": round(statistics.fmean(recall), 4), "word_recall_min": round(min(recall), 4),
-                "word_precision": round(statistics.fmean(precision), 4)}
-        cells.append(cell)
-        print(json.dumps(cell), flush=True)
-    for label, options in (("JPEG pictures, smoothed 1 px", ocr.OcrOptions(smooth=1.0)),
-                           ("JPEG pictures, shipped", ocr.OcrOptions())):
-        seconds, recall, precision = [], [], []
-        for path, truth in pictures(made, args.dest):
-            started = time.perf_counter()
-            text = ocr.image_texts(path, options)[1]
-            seconds.append(time.perf_counter() - started)
-            r, p = agreement(truth, text)
-            recall.append(r)
-            precision.append(p)
-        cell = {"cell": label, "dpi": ocr.DPI, **dataclasses.asdict(options), "pages": len(seconds),
-                "s_per_page_p50": round(statistics.median(seconds), 3), "s_per_page_max": round(max(seconds), 3),
-                "pages_per_minute": round(60 * len(seconds) / sum(seconds), 1),
-                "word_recall": round(statistics.fmean(recall), 4), "word_recall_min": round(min(recall), 4),
-                "word_precision": round(statistics.fmean(precision), 4)}
-        cells.append(cell)
-        print(json.dumps(cell), flush=True)
+            cells.append(_summary(label, ocr.DPI, options, seconds, recall, precision))
     out = {"command": "python scripts/bench_ocr.py " + " ".join(args.argv), "machine": describe_machine(),
-           "files": len(made), "pages": sum(m[2] for m in made), "scan_dpi": SCAN_DPI, "cells": cells}
+           "files": args.files, "pages": sum(m[2] for m in made if m[4] == 0), "scan_dpi": SCAN_DPI, "cells": cells}
     if args.out:
         args.out.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return out
