@@ -287,6 +287,16 @@ def test_pictures_are_read_by_ocr_with_images(tmp_path: Path, caplog: pytest.Log
     result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)  # no --images: kept
     assert result.plan.added == ["later.png"] and result.manifest.images
 
+    from click.testing import CliRunner
+
+    from local_rag.cli.main import cli
+
+    info = CliRunner().invoke(cli, ["index", "info", fake_settings.index],
+                              env={"LOCAL_RAG_INDEXES_DIR": str(fake_settings.indexes_dir)})
+    assert info.exit_code == 0, info.output
+    assert "images           pictures are read by OCR (--images: at every add and sync)" in info.output
+    assert "unreadable       photo.jpg: a picture with no text OCR could read" in info.output
+
 
 def test_images_without_the_ocr_extra_is_one_line_before_anything_loads(tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch):
