@@ -719,6 +719,20 @@ def _pdf(path: Path) -> Document:
     return Document(meta_title, sections, pages=len(pages), notes=lost, ocr_pages=ocr_pages, unread_scans=unread_scans)
 
 
+def waits_for_ocr(reason: str) -> bool:
+    """An unreadable file's reason (`read_document`) says it is a scan left unread for want of the ``ocr`` extra (in
+    this wording or in that of indexes built before OCR: "... no text layer (run OCR ...)"), so that `index sync`
+    reads it once the extra is there.
+
+    Example:
+        >>> waits_for_ocr("scanned PDF: 3 page(s) with no text layer (run OCR, e.g. ocrmypdf, first)")
+        True
+        >>> waits_for_ocr("scanned PDF: OCR found no text on its 3 page(s)"), waits_for_ocr("corrupt PDF (EOF)")
+        (False, False)
+    """
+    return reason.startswith("scanned PDF:") and "no text layer" in reason
+
+
 def _image(path: Path) -> Document:
     """A picture's text, read by OCR: one section, or one a page for a multi-page TIFF (cited as pages)."""
     missing = ocr_missing()

@@ -24,6 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
+from local_rag.corpus.documents import waits_for_ocr
 from local_rag.corpus.ocr import ocr_missing
 from local_rag.corpus.readers import (
     CorpusReport,
@@ -170,8 +171,7 @@ def read_scans(plan: SyncPlan, manifest: IndexManifest) -> None:
     so that this sync reads them: the error told the user to install the extra, and sync is how they go on."""
     if ocr_missing():
         return
-    scans = set(manifest.unread_scans) | {rel for rel, why in manifest.unreadable.items()
-                                          if why.startswith("scanned PDF:") and "no text layer" in why}
+    scans = set(manifest.unread_scans) | {rel for rel, why in manifest.unreadable.items() if waits_for_ocr(why)}
     fresh = set(plan.added) | set(plan.changed) | set(plan.left_out)
     for rel in sorted(scans & (set(plan.digests) - fresh)):
         plan.changed.append(rel)
