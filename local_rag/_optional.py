@@ -25,6 +25,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "pptx": ("docs", "pip install 'local-rag[docs]'"),
     "openpyxl": ("docs", "pip install 'local-rag[docs]'"),
     "xlrd": ("docs", "pip install 'local-rag[docs]'"),
+    "olefile": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "fpdf": ("bench", "pip install 'local-rag[bench]'"),

@@ -36,13 +36,17 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     dup = write_jsonl(tmp_path / "dup.jsonl", [CORPUS[0], CORPUS[0]])
     assert_clean_error(run("index", "build", str(dup), "--sparse-only", cwd=tmp_path), 2, "duplicate passage id")
     # session 50: a spreadsheet was read as JSONL: "notes.csv:1: not valid JSON", as if a broken corpus (session 53:
-    # spreadsheets are read as tables; an old binary Word file is still not read)
-    binary = tmp_path / "notes.doc"
-    binary.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1 a Word 97 document")
+    # spreadsheets are read as tables; session 55: old binary Word files are read, a WordPerfect one is not)
+    binary = tmp_path / "notes.wpd"
+    binary.write_bytes(b"\xffWPC a WordPerfect document")
     assert_clean_error(run("index", "build", str(binary), "--sparse-only", cwd=tmp_path), 2,
-                       "notes.doc: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR "
+                       "notes.wpd: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR "
                        "folder, or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .ipynb .html .htm .pdf .docx "
-                       ".odt .pptx .odp .epub .eml .csv .tsv .xlsx .xls .ods) or a folder of them")
+                       ".doc .rtf .odt .pptx .ppt .pps .odp .epub .eml .csv .tsv .xlsx .xls .ods) or a folder of them")
+    cut = tmp_path / "notes.doc"
+    cut.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1 a Word 97 document cut short")
+    assert_clean_error(run("index", "build", str(cut), "--sparse-only", cwd=tmp_path), 2,
+                       "notes.doc: cannot be parsed as DOC (NotOleFileError: not an OLE2 structured storage file)")
     named = tmp_path / "passages.data"  # JSONL under another name still reads, a byte-order mark included
     named.write_bytes(b"\xef\xbb\xbf" + (json.dumps(CORPUS[0]) + "\n").encode())
     assert run("index", "build", str(named), "--sparse-only", "--index", "named", cwd=tmp_path).returncode == 0

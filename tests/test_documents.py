@@ -772,10 +772,16 @@ def test_excel_workbooks_are_read_sheet_by_sheet_and_a_locked_one_is_named(tmp_p
         ("Prices", "item: widget; price: 3.5; since: 2024-03-01\nitem: gadget; price: 10"),
         ("FAQ", "Question: How do I pay?; Answer: By card or transfer.")]
     assert document.title == "catalogue" and "secret" not in str(document.sections)
-    for locked in ("locked.xlsx", "locked.docx"):  # before: "corrupt DOCX: not a ZIP package (cut short, ...)"
-        (folder / locked).write_bytes(OLE_MAGIC + b"\x00" * 504)
-        with pytest.raises(UnreadableFile, match="password-protected, or the old binary format"):
-            read_document(folder / locked)
+    from msoffcrypto.format.ooxml import OOXMLFile  # saves with a password as Excel does (a dev dependency)
+
+    with (folder / "catalogue.xlsx").open("rb") as plain, (tmp_path / "locked.xlsx").open("wb") as locked:
+        OOXMLFile(plain).encrypt("hunter2", locked)  # before: "corrupt XLSX: not a ZIP package (cut short, ...)"
+    with pytest.raises(UnreadableFile, match="^password-protected: open it and save it again without a password$"):
+        read_document(tmp_path / "locked.xlsx")
+    for broken in ("broken.xlsx", "broken.docx"):  # a compound file's header and nothing more
+        (tmp_path / broken).write_bytes(OLE_MAGIC + b"\x00" * 504)
+        with pytest.raises(UnreadableFile, match=r"corrupt (XLSX|DOCX): a damaged Office compound file"):
+            read_document(tmp_path / broken)
     texts = " ".join(p.text for p in read_corpus(folder, report=None))
     assert "How do I pay?" in texts and "widget" in texts
 

@@ -23,19 +23,25 @@ from pathlib import Path
 from typing import Any
 
 from local_rag._optional import require
+from local_rag.corpus import office97
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
 from local_rag.corpus.ocr import image_texts, ocr_missing, page_cache, page_texts
+from local_rag.corpus.rtf import rtf_text
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".odt", ".pptx", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx", ".xls", ".ods")
+                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx",
+                ".xls", ".ods")
 # pictures: read by OCR (the ``ocr`` extra) when an index asks for them (``--images``), or when one is given alone
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
+# the stream that tells which Office 97-2003 format a compound file is, and the reader of that format
+_OLE_FORMATS = {"WordDocument": ".doc", "PowerPoint Document": ".ppt", "Workbook": ".xls", "Book": ".xls"}  # Book: Excel 5/95
+_LOCKED = "password-protected: open it and save it again without a password"
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -156,14 +162,11 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx", ".ods") and not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx", ".ods"):
         with path.open("rb") as fh:
-            head = fh.read(8)
-        if head == OLE_MAGIC:  # an Office file with a password is an OLE container, as .doc/.xls are
-            raise UnreadableFile("password-protected, or the old binary format (.doc/.xls/.ppt) under a new name: open "
-                                 f"it and save it again as {suffix} without a password")
-        raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
-                             f"a {suffix} name)")
+            ole = fh.read(8) == OLE_MAGIC  # tested first: a Word 2007+ .doc holds a ZIP (its theme) that is_zipfile finds
+        if ole or not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
+            reader = _misnamed(path, suffix, ole)
     try:
         with library_notes() as notes:
             document = reader(path)
@@ -181,6 +184,30 @@ def read_document(path: Path) -> Document:
     document.notes = [*document.notes, *notes]  # the reader's own (pages lost), then the parser's warnings
     document.title = printable_name(plain_letters(document.title))  # a title taken from a file name
     return document
+
+
+def _misnamed(path: Path, suffix: str, ole: bool) -> Callable[[Path], Document]:
+    """The reader of an Office file that is no ZIP package under a ``.docx``/``.xlsx``/``.pptx``... name: an old binary
+    Word, Excel or PowerPoint file renamed (read as what it is), else an `UnreadableFile` that says why (``ole``: it
+    begins as a compound file)."""
+    if not ole:
+        raise UnreadableFile(f"corrupt {suffix[1:].upper()}: not a ZIP package (cut short, or another format under "
+                             f"a {suffix} name)")
+    try:
+        streams = office97.ole_streams(path)
+    except MissingDependencyError:
+        streams = set()
+    except Exception as exc:  # noqa: BLE001 - a damaged compound file is named below
+        raise UnreadableFile(f"corrupt {suffix[1:].upper()}: a damaged Office compound file ({exc})") from exc
+    if "EncryptedPackage" in streams:  # an Office 2007+ file saved with a password is a compound file
+        raise UnreadableFile(_LOCKED)
+    if not streams:  # no olefile to tell
+        raise UnreadableFile("password-protected, or the old binary format (.doc/.xls/.ppt) under a new name: open "
+                             f"it and save it again as {suffix} without a password")
+    found = next((_OLE_FORMATS[name] for name in streams if name in _OLE_FORMATS), None)
+    if found is None:
+        raise UnreadableFile(f"not {suffix[1:].upper()}: an Office compound file of another kind")
+    return _READERS[found]
 
 
 def _plain(section: Section) -> Section:
@@ -348,13 +375,18 @@ def _table(path: Path) -> Document:
     return Document(title, [Section("\n".join(lines))], encoding=encoding)
 
 
-def _workbook(path: Path) -> Document:
-    """An Excel workbook (``.xlsx``, or ``.xls`` of Excel 97-2003): one section per visible sheet, headed by the
-    sheet's name (`local_rag.corpus.tables`)."""
+def _xls(path: Path) -> Document:
+    """An Excel 97-2003 workbook, whatever its suffix (an ``.xls`` renamed ``.xlsx`` too)."""
+    return _workbook(path, legacy=True)
+
+
+def _workbook(path: Path, legacy: bool = False) -> Document:
+    """An Excel workbook (``.xlsx``, or ``.xls`` of Excel 97-2003: ``legacy``): one section per visible sheet, headed
+    by the sheet's name (`local_rag.corpus.tables`)."""
     try:
-        sheets = legacy_workbook_sheets(path) if path.suffix.lower() == ".xls" else workbook_sheets(path)
+        sheets = legacy_workbook_sheets(path) if legacy else workbook_sheets(path)
     except LockedWorkbook as exc:
-        raise UnreadableFile("password-protected: open it and save it again without a password") from exc
+        raise UnreadableFile(_LOCKED) from exc
     sections = [Section("\n".join(lines), heading=name) for name, lines in sheets if lines]
     title = path.stem if meaningful_name(path.stem) else first_line_title(sections[0].text if sections else "", path.stem)
     return Document(title, sections, pages=max(1, len(sheets)))
@@ -886,6 +918,50 @@ def _docx_notes(part: object) -> list[str]:
     return out
 
 
+def _doc(path: Path) -> Document:
+    """A Word 97-2003 ``.doc`` (`local_rag.corpus.office97`), or what web applications save under that name: RTF or
+    HTML."""
+    with path.open("rb") as fh:
+        head = fh.read(512)
+    if head.lstrip().startswith(b"{\\rtf"):
+        return _rtf(path)
+    if head[:8] != OLE_MAGIC:
+        if b"<html" in head.lower() or b"<!doctype html" in head.lower():
+            return _html(path)
+        raise UnreadableFile("not a Word document (no Word 97-2003 compound file, RTF or HTML)")
+    try:
+        title, text = office97.word_text(path)
+    except office97.EncryptedFile as exc:
+        raise UnreadableFile(_LOCKED) from exc
+    except office97.OldFormat as exc:
+        raise UnreadableFile(f"{exc}: open it and save it again as .docx") from exc
+    return _markdown_document(text, path.stem, "" if placeholder_title(title) else title)
+
+
+def _ppt(path: Path) -> Document:
+    """A PowerPoint 97-2003 ``.ppt`` or ``.pps``, slide by slide as a PPTX: its text, then the speaker notes, the
+    slide's title as the heading (`local_rag.corpus.office97`)."""
+    try:
+        title, slides = office97.slides(path)
+    except office97.EncryptedFile as exc:
+        raise UnreadableFile(_LOCKED) from exc
+    except office97.OldFormat as exc:
+        raise UnreadableFile(f"{exc}: open it and save it again as .pptx") from exc
+    sections = [Section(_dehyphenate("\n".join([*slide.texts, *slide.notes])), heading=slide.title, page=number)
+                for number, slide in enumerate(slides, start=1)]
+    first = next((slide.title for slide in slides if slide.title), "")
+    return Document(first if placeholder_title(title) else title, sections, pages=max(1, len(sections)))
+
+
+def _rtf(path: Path) -> Document:
+    """A Rich Text Format file (`local_rag.corpus.rtf`): its outline levels as headings."""
+    try:
+        title, text = rtf_text(path.read_bytes())
+    except ValueError as exc:
+        raise UnreadableFile(str(exc)) from exc
+    return _markdown_document(text, path.stem, "" if placeholder_title(title) else title)
+
+
 def _pptx(path: Path) -> Document:
     pptx = require("pptx", "reading PPTX files")
     presentation = pptx.Presentation(str(path))
@@ -939,10 +1015,14 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".htm": _html,
     ".pdf": _pdf,
     ".docx": _docx,
+    ".doc": _doc,
+    ".rtf": _rtf,
     ".pptx": _pptx,
+    ".ppt": _ppt,
+    ".pps": _ppt,
     ".csv": _table,
     ".tsv": _table,
     ".xlsx": _workbook,
-    ".xls": _workbook,
+    ".xls": _xls,
     ".ods": _ods,
 }
