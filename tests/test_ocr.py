@@ -124,7 +124,8 @@ def test_sync_reads_the_scans_once_the_ocr_extra_is_installed(tmp_path: Path, mo
                                                               fake_settings, hash_embedder):
     """The unreadable reason says "install the ocr extra"; a user does, and runs `index sync` again. Before, sync read
     only new and changed files, so the scans stayed out until touched. Now the scans an earlier build could not read
-    (a scanned PDF listed as unreadable, the scanned page of a PDF with text) are read by that sync."""
+    (a scanned PDF listed as unreadable, the scanned page of a PDF with text) are read by that sync, and so are the
+    pictures of an index built with `--images` (session 55: they stayed unreadable)."""
     pytest.importorskip("rapidocr_onnxruntime")
     from local_rag.index import build_index, open_index
     from local_rag.index.sync import sync_index
@@ -136,19 +137,22 @@ def test_sync_reads_the_scans_once_the_ocr_extra_is_installed(tmp_path: Path, mo
     make_image_pdf(folder / "scan.pdf", SCAN)
     make_image_pdf(folder / "signed.pdf", ("Signed by Margit Olsen",), text_pages=("The contract runs until 2031.",))
     make_pdf(folder / "plain.pdf", ["A page with its own text layer, long enough."])
+    _picture(folder / "memo.png", ("Memo on the boiler pressure valve",))  # an index of pictures (session 55)
     with monkeypatch.context() as blocked:
         _no_ocr(blocked)
-        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
+        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False, images=True)
     assert "install the ocr extra" in manifest.unreadable["scan.pdf"]
+    assert manifest.unreadable["memo.png"].startswith("a picture: install the ocr extra to read it")
     assert manifest.unread_scans == {"signed.pdf": [2]}
     result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
-    assert sorted(result.plan.changed) == ["scan.pdf", "signed.pdf"] and result.unreadable == {}
+    assert sorted(result.plan.changed) == ["memo.png", "scan.pdf", "signed.pdf"] and result.unreadable == {}
     assert result.manifest.unreadable == {} and result.manifest.unread_scans == {}
     retriever = HybridRetriever(open_index(fake_settings, model_checksum=hash_embedder.checksum), fake_settings,
                                 hash_embedder)
     assert retriever.search([Query("Halvorsen bearings")], top_k=1)[0].doc_id == "scan.pdf"
     hit = retriever.search([Query("Margit Olsen signed")], top_k=1)[0]
     assert hit.passage_id == "signed.pdf#p2" and hit.page == 2
+    assert retriever.search([Query("boiler pressure valve memo")], top_k=1)[0].doc_id == "memo.png"
     assert sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.empty  # read once
 
 

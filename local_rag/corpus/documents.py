@@ -752,17 +752,20 @@ def _pdf(path: Path) -> Document:
 
 
 def waits_for_ocr(reason: str) -> bool:
-    """An unreadable file's reason (`read_document`) says it is a scan left unread for want of the ``ocr`` extra (in
-    this wording or in that of indexes built before OCR: "... no text layer (run OCR ...)"), so that `index sync`
-    reads it once the extra is there.
+    """An unreadable file's reason (`read_document`) says it is a scan or a picture left unread for want of the
+    ``ocr`` extra (in this wording or in that of indexes built before OCR: "... no text layer (run OCR ...)"), so that
+    `index sync` reads it once the extra is there.
 
     Example:
         >>> waits_for_ocr("scanned PDF: 3 page(s) with no text layer (run OCR, e.g. ocrmypdf, first)")
         True
+        >>> waits_for_ocr("a picture: install the ocr extra to read it: pip install 'local-rag[ocr]'")
+        True
         >>> waits_for_ocr("scanned PDF: OCR found no text on its 3 page(s)"), waits_for_ocr("corrupt PDF (EOF)")
         (False, False)
     """
-    return reason.startswith("scanned PDF:") and "no text layer" in reason
+    return ((reason.startswith("scanned PDF:") and "no text layer" in reason)
+            or reason.startswith("a picture: install the ocr extra"))
 
 
 def _image(path: Path) -> Document:
