@@ -53,6 +53,40 @@ def make_image_pdf(path: Path, lines: tuple[str, ...] = (), text_pages: tuple[st
     return path
 
 
+def make_stamped_scan(path: Path, lines: tuple[str, ...], stamps: tuple[str, ...], body: str = "") -> Path:
+    """A legal production: one page a stamp, each an A4 scan (a full-page picture of ``lines``) with its Bates number
+    (``stamps``) as text at its foot, as production tools stamp them; with ``body``, a last page as a slide exported
+    to PDF: a full-page picture behind that text in the body of the page."""
+    from fpdf import FPDF
+    from PIL import Image, ImageDraw, ImageFont
+
+    scan = Image.new("L", (1240, 1754), 255)
+    draw = ImageDraw.Draw(scan)
+    for i, line in enumerate(lines):
+        draw.text((100, 150 + 80 * i), line, fill=0, font=ImageFont.load_default(size=36))
+    picture = path.with_suffix(".png")
+    scan.save(picture)
+    backdrop = path.with_name(path.stem + "-backdrop.png")
+    Image.new("RGB", (1240, 1754), (40, 90, 160)).save(backdrop)
+    pdf = FPDF()
+    pdf.set_auto_page_break(False)
+    pdf.set_font("helvetica", size=9)
+    for stamp in stamps:
+        pdf.add_page()
+        pdf.image(str(picture), x=0, y=0, w=210, h=297)
+        pdf.set_xy(140, 287)
+        pdf.cell(60, 5, stamp)
+    if body:
+        pdf.add_page()
+        pdf.image(str(backdrop), x=0, y=0, w=210, h=297)
+        pdf.set_xy(30, 120)
+        pdf.multi_cell(150, 8, body)
+    pdf.output(str(path))
+    picture.unlink()
+    backdrop.unlink()
+    return path
+
+
 def make_encrypted_pdf(path: Path, source: Path) -> Path:
     from pypdf import PdfReader, PdfWriter
 

@@ -13,7 +13,7 @@ from local_rag.corpus.documents import UnreadableFile, read_document
 from local_rag.corpus.ocr import reading_order
 from local_rag.corpus.readers import CorpusReport, read_corpus
 
-from .docs_fixtures import make_image_pdf, make_pdf
+from .docs_fixtures import make_image_pdf, make_pdf, make_stamped_scan
 
 SCAN = ("Pump station maintenance report", "The north pump failed after 4100 hours",
         "Replacement bearings came from Halvorsen")
@@ -154,6 +154,22 @@ def test_sync_reads_the_scans_once_the_ocr_extra_is_installed(tmp_path: Path, mo
     assert hit.passage_id == "signed.pdf#p2" and hit.page == 2
     assert retriever.search([Query("boiler pressure valve memo")], top_k=1)[0].doc_id == "memo.png"
     assert sync_index(fake_settings, folder, embedder=hash_embedder, progress=False).plan.empty  # read once
+
+
+def test_scanned_pages_whose_text_is_a_stamp_in_the_margin_are_read_by_ocr(tmp_path: Path):
+    """A legal production: every page a scan with its Bates number stamped as text at the foot. Before, each page's
+    "text" was its stamp (over 20 characters, so not a scan), and the production was indexed as a list of numbers.
+    Now a page that is one full-page picture with text only in its margins is read by OCR, the stamp with it; a
+    slide exported to PDF (a picture behind text in the body of the page) keeps its text layer, unread by OCR."""
+    pytest.importorskip("rapidocr_onnxruntime")
+    production = make_stamped_scan(tmp_path / "production.pdf", ("Deposition of Margit Olsen", *SCAN[1:]),
+                                   ("ACME-0004510 CONFIDENTIAL", "ACME-0004511 CONFIDENTIAL"),
+                                   body="Quarterly review: pumps, valves and the new contract.")
+    document = read_document(production)
+    assert document.ocr_pages == [1, 2]
+    for section in document.sections[:2]:
+        assert "north pump failed" in section.text and "Halvorsen" in section.text and "ACME-000451" in section.text
+    assert document.sections[2].text == "Quarterly review: pumps, valves and the new contract."
 
 
 def test_index_build_names_the_pages_read_by_ocr(tmp_path: Path):

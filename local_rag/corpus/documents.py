@@ -27,7 +27,7 @@ from local_rag.corpus import office97
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.notes import library_notes
-from local_rag.corpus.ocr import image_texts, ocr_missing, page_cache, page_texts
+from local_rag.corpus.ocr import STAMP_CHARS, image_texts, ocr_missing, page_cache, page_texts, scans_under_stamps
 from local_rag.corpus.rtf import rtf_text
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
 from local_rag.errors import MissingDependencyError
@@ -785,16 +785,20 @@ def _image(path: Path) -> Document:
 
 def _scanned_pages(path: Path, reader: Any, pages: list[str], notes: list[str]) -> tuple[list[int], list[int]]:
     """Read by OCR (`local_rag.corpus.ocr`) the pages with no text layer: every page of a scanned PDF, and in a PDF
-    with text the pages that show an image but hold no text (a signed page scanned into a report). ``pages`` gets
+    with text the pages that show an image but hold no text (a signed page scanned into a report), and the scanned
+    pages whose only text is a stamp in a margin (a Bates number, a fax header: `ocr.scans_under_stamps`). ``pages`` gets
     their text; a page that cannot be rendered gets a line in ``notes``. Returns the pages read so and, without the
     ``ocr`` extra, the pages left unread."""
     scanned = [n for n, t in enumerate(pages, start=1) if len(t.strip()) < MIN_CHARS_PER_PAGE]
     if len(scanned) < len(pages):
         scanned = [n for n in scanned if _shows_image(reader.pages[n - 1])]
-    if not scanned:
+    stamped = [n for n, t in enumerate(pages, start=1)
+               if MIN_CHARS_PER_PAGE <= len(t.strip()) < STAMP_CHARS and _shows_image(reader.pages[n - 1])]
+    if not scanned and not stamped:
         return [], []
     if ocr_missing():
         return [], scanned
+    scanned = sorted(scanned + scans_under_stamps(path, stamped)) if stamped else scanned
     read = []
     texts, lost = page_texts(path, scanned, cache=page_cache(path))
     for number, text in texts.items():

@@ -26,12 +26,15 @@ from typing import Any
 from local_rag._optional import available, require
 from local_rag.paths import default_runs_dir
 
-__all__ = ["DPI", "INSTALL", "MIN_SCORE", "OcrOptions", "PageCache", "image_texts", "ocr_cache_dir", "ocr_missing",
+__all__ = ["DPI", "INSTALL", "MIN_SCORE", "STAMP_CHARS", "OcrOptions", "PageCache", "image_texts", "ocr_cache_dir", "ocr_missing",
            "page_cache", "page_texts", "reading_order", "show_progress"]
 
 DPI = 200  # pages are rendered at this resolution (150 / 200 / 300 measured: docs/benchmarks.md)
 INSTALL = "pip install 'local-rag[ocr]' (Python 3.11-3.12)"  # RapidOCR has no wheel for 3.13
 MIN_SCORE = 0.5  # recognised lines scored below this are dropped (RapidOCR's own default)
+# a page whose text layer is a stamp over a scan (`scans_under_stamps`): one image covers this share of the page, and
+# its text (under `STAMP_CHARS` characters) lies within this share of the page's width or height from an edge
+SCAN_COVER, STAMP_MARGIN, STAMP_CHARS = 0.85, 0.12, 200
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,50 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
         if bar is not None:
             bar.close()
     return texts, lost
+
+
+def scans_under_stamps(path: Path, numbers: Sequence[int]) -> list[int]:
+    """Of pages ``numbers`` of the PDF at ``path``, those that are a scan with a line of text stamped in a margin: an
+    image covers at least `SCAN_COVER` of the page and every text object lies in its outer `STAMP_MARGIN` (a Bates
+    number at the foot of a page of a legal production, a fax machine's header line, an archive's stamp). Their text
+    layer is the stamp alone, so they are read by OCR like a scan; a slide or a poster with a picture behind text in
+    its body is not. A page that cannot be inspected is left out.
+
+    Example:
+        >>> scans_under_stamps(Path("production.pdf"), [1, 2, 3])  # doctest: +SKIP
+        [1, 2, 3]
+    """
+    pdfium = require("pypdfium2", "reading scanned pages (OCR)")
+    raw = require("pypdfium2.raw", "reading scanned pages (OCR)")
+    found = []
+    document = pdfium.PdfDocument(str(path))
+    try:
+        for number in numbers:
+            try:
+                page = document[number - 1]
+                try:
+                    width, height = page.get_size()
+                    boxes = [(obj.type, obj.get_bounds()) for obj in page.get_objects(max_depth=2)]
+                finally:
+                    page.close()
+            except Exception:  # noqa: BLE001 - a damaged page is taken as text, as before
+                continue
+            images = [b for kind, b in boxes if kind == raw.FPDF_PAGEOBJ_IMAGE]
+            texts = [b for kind, b in boxes if kind == raw.FPDF_PAGEOBJ_TEXT]
+            cover = max(((min(r, width) - max(x, 0.0)) * (min(t, height) - max(y, 0.0)) for x, y, r, t in images),
+                        default=0.0)
+            if texts and cover >= SCAN_COVER * width * height and all(
+                    _in_margin(box, width, height) for box in texts):
+                found.append(number)
+    finally:
+        document.close()
+    return found
+
+
+def _in_margin(box: tuple[float, float, float, float], width: float, height: float) -> bool:
+    left, bottom, right, top = box
+    edge_x, edge_y = STAMP_MARGIN * width, STAMP_MARGIN * height
+    return top <= edge_y or bottom >= height - edge_y or right <= edge_x or left >= width - edge_x
 
 
 def image_texts(path: Path, options: OcrOptions = OcrOptions(), cache: PageCache | None = None) -> dict[int, str]:
