@@ -100,6 +100,29 @@ def test_patterns_that_match_nothing_are_named_with_the_nearest_documents():
     assert found.mask.tolist() == [True, True, True, True, False, False, False] and found.rows == 4
 
 
+def test_a_pattern_that_names_no_id_names_documents_by_their_title():
+    """Session 53 left it so: ``--only 'Annual report'`` found nothing unless a file was so named. Now a group of
+    patterns that names no document by its id is matched against the titles (words in order, or a shell pattern);
+    a group that names some by id is not (``cats`` the folder, not every title with the word)."""
+    names = sorted(FILES)  # notes/cats.md, notes/revenue ideas.txt, reports/2023/q1.md, reports/2024/q1.md, q2.md
+    titles = ["Cats", "Revenue ideas", "Q1 2023", "Annual Report 2024, first quarter", "Q2 2024"]
+    codes = np.array([0, 1, 2, 3, 4], dtype=np.int32)
+    asked = []
+
+    def read_titles() -> list[str]:
+        asked.append(1)
+        return titles
+
+    assert resolve(Scope.of(["annual report"]), names, codes, titles=read_titles).documents == ("reports/2024/q1.md",)
+    assert resolve(Scope.of(["q? 202*"]), names, codes, titles=read_titles).documents == (
+        "reports/2023/q1.md", "reports/2024/q2.md")
+    assert resolve(Scope.of(["notes"]), names, codes, titles=read_titles).documents == (
+        "notes/cats.md", "notes/revenue ideas.txt")
+    assert len(asked) == 2  # titles are read only when no id matches
+    with pytest.raises(BadInputError, match="'report annual' matches no document"):
+        resolve(Scope.of(["report annual"]), names, codes, titles=read_titles)
+
+
 def test_the_document_table_of_a_chunk_file_is_read_without_parsing_a_row(tmp_path: Path):
     """The scan of ``chunks.jsonl`` for ``doc_id`` keys gives what parsing every row gives, whatever the ids and texts
     hold (quotes, backslashes, other scripts, the key's own spelling inside a text)."""
@@ -259,7 +282,7 @@ def test_search_and_ask_take_only_and_name_a_pattern_that_matches_nothing(tmp_pa
     for command in ("search", "ask"):
         assert_clean_error(run(command, "revenue", "--only", "report/2024", cwd=tmp_path), 2,
                            "--only 'report/2024' matches no document of index 'default' (5 documents, named by their "
-                           "path in the folder or their id: notes/cats.md, notes/revenue ideas.txt, reports/2023/q1.md, "
+                           "path in the folder or their id, or by words of their title: notes/cats.md, notes/revenue ideas.txt, reports/2023/q1.md, "
                            "...; `local-rag index documents default` lists them); did you mean 'reports/2024'")
     listed = run("index", "documents", "--only", "*/q1.md", cwd=tmp_path)  # what a scope would search
     assert listed.returncode == 0, listed.stderr
@@ -269,6 +292,12 @@ def test_search_and_ask_take_only_and_name_a_pattern_that_matches_nothing(tmp_pa
     assert [d["document"] for d in every] == sorted(FILES) and all(d["chunks"] >= 1 for d in every)
     assert {d["document"]: d["title"] for d in every}["notes/cats.md"] == "Cats"
     assert_clean_error(run("index", "documents", "--only", "q9", cwd=tmp_path), 2, "--only 'q9' matches no document")
+    # session 55: a document named by its title, as a user remembers it, when no id matches
+    titled = run("search", "revenue", "--only", "Q2  2024", "--json", cwd=tmp_path)
+    assert titled.returncode == 0, titled.stderr
+    assert json.loads(titled.stdout)["scope"]["documents"] == ["reports/2024/q2.md"]
+    listed = run("index", "documents", "--only", "q1 20*", cwd=tmp_path)
+    assert listed.stdout.splitlines() == ["       1  reports/2023/q1.md  (Q1 2023)", "       1  reports/2024/q1.md  (Q1 2024)"]
 
 
 def scoped_server(folder_index, only: list[str] | None = None,

@@ -15,7 +15,7 @@ from local_rag.retrieve.fusion import fuse, list_weight
 from local_rag.retrieve.learned import LearnedFusion
 from local_rag.retrieve.queries import QUERY_MODES
 from local_rag.retrieve.retrievers import BM25Retriever, DenseRetriever, LearnedSparseRetriever, Retriever
-from local_rag.retrieve.scope import Scope, ScopedRows, document_table, resolve
+from local_rag.retrieve.scope import Scope, ScopedRows, document_table, document_titles, resolve
 from local_rag.settings import Settings
 
 log = logging.getLogger("local_rag.retrieve")
@@ -70,6 +70,7 @@ class HybridRetriever:
         self.embedder = embedder
         self.folder = folder
         self._documents: tuple[list[str], np.ndarray] | None = None  # `document_table`, read at the first scope
+        self._document_titles: list[str] | None = None  # `document_titles`, read when a scope names a title
         self._scopes: dict[Scope, ScopedRows] = {}
         self.retrievers: dict[str, Retriever] = {}
         for name in settings.retrieval.retrievers:
@@ -101,6 +102,13 @@ class HybridRetriever:
             self._documents = document_table(self.folder.chunks)
         return self._documents
 
+    def _titles(self) -> list[str]:
+        """`document_titles` of the index, read once (only when a pattern names no document by its id)."""
+        if self._document_titles is None:
+            names, codes = self._table()
+            self._document_titles = document_titles(self.folder.chunks, codes, len(names))
+        return self._document_titles
+
     def scoped(self, scope: Scope | None, what: str = "--only") -> ScopedRows | None:
         """``scope`` resolved against this index (None: every document). The index's table of documents is read at
         the first scope (a scan of ``chunks.jsonl``), the rows of a scope once.
@@ -113,7 +121,7 @@ class HybridRetriever:
         found = self._scopes.get(scope)
         if found is None:
             found = resolve(scope, *self._table(), index=self.settings.index, what=what,
-                            source=self.folder.manifest.corpus_source)
+                            source=self.folder.manifest.corpus_source, titles=self._titles)
             if len(self._scopes) >= MAX_SCOPES:
                 self._scopes.clear()
             self._scopes[scope] = found

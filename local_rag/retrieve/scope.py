@@ -20,9 +20,10 @@ Example:
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -99,10 +100,11 @@ def document_table(chunks: Sequence[Chunk]) -> tuple[list[str], np.ndarray]:
 
 
 def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = "",
-            what: str = "--only", source: str = "") -> ScopedRows:
+            what: str = "--only", source: str = "", titles: Callable[[], Sequence[str]] | None = None) -> ScopedRows:
     """The rows of the documents in ``scope`` (``index``: the index's name; ``what``: how the user gave the scope, for
-    the error; ``source``: the indexed
-    folder, whose path a pattern may begin with, `in_folder`).
+    the error; ``source``: the indexed folder, whose path a pattern may begin with, `in_folder`; ``titles``: the
+    documents' titles in the order of ``names``, asked for when a group of patterns names no document by its id, so
+    that ``--only "annual report"`` finds the PDF titled "Annual Report 2024" whatever its file is called).
 
     Raises:
         BadInputError: a pattern group matches no document of the index: the error names it, the nearest document
@@ -112,6 +114,9 @@ def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = 
     for group in scope.groups:
         forms = {form for p in group for form in (p, in_folder(p, source))}
         hit = np.fromiter((any(matches(n, p) for p in forms) for n in names), dtype=bool, count=len(names))
+        if not hit.any() and titles is not None:
+            hit = np.fromiter((any(title_matches(t, p) for p in group) for t in titles()), dtype=bool,
+                              count=len(names))
         if not hit.any():
             raise BadInputError(_no_match(group, names, index, what))
         keep &= hit
@@ -120,6 +125,32 @@ def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = 
                             "same ones)")
     documents = tuple(n for n, k in zip(names, keep.tolist(), strict=True) if k)
     return ScopedRows(scope, documents, keep[codes] if len(codes) else np.zeros(0, dtype=bool))
+
+
+def title_matches(title: str, pattern: str) -> bool:
+    """Whether ``pattern`` names a document by its title: its words, in order, without regard to case or spacing, or
+    a shell-style pattern over the whole title.
+
+    Example:
+        >>> title_matches("Annual Report 2024", "annual  report"), title_matches("Annual Report 2024", "*20??")
+        (True, True)
+        >>> title_matches("Annual Report 2024", "report annual"), title_matches("Annual Report 2024", "port")
+        (False, False)
+    """
+    words, wanted = " ".join(title.casefold().split()), " ".join(pattern.casefold().split())
+    if not wanted:
+        return False
+    if any(c in wanted for c in "*?["):
+        return fnmatch.fnmatchcase(words, wanted)
+    return f" {wanted} " in f" {words} "
+
+
+def document_titles(chunks: Sequence[Chunk], codes: np.ndarray, count: int) -> list[str]:
+    """The title of each of the ``count`` documents of `document_table` (``codes``: its rows' documents): the title
+    of its first chunk."""
+    first = np.unique(codes, return_index=True)[1] if len(codes) else np.zeros(0, dtype=np.int64)
+    titles = [chunks[int(row)].title for row in first.tolist()]
+    return titles + [""] * (count - len(titles))
 
 
 class IndexDocument(NamedTuple):
@@ -142,12 +173,12 @@ def index_documents(index_dir: Path, patterns: Iterable[str] = ()) -> list[Index
     chunks = ChunkFile(index_dir / "chunks.jsonl")
     names, codes = document_table(chunks)
     counts = np.bincount(codes, minlength=len(names)) if len(codes) else np.zeros(len(names), dtype=np.int64)
-    first = np.unique(codes, return_index=True)[1] if len(codes) else np.zeros(0, dtype=np.int64)  # a row of each
+    titles = document_titles(chunks, codes, len(names))
     scope = Scope.of(patterns)
-    keep = set(resolve(scope, names, codes, index=manifest.name, source=manifest.corpus_source).documents
-               ) if scope else set(names)
-    return [IndexDocument(name, int(n), chunks[int(row)].title)
-            for name, n, row in zip(names, counts.tolist(), first.tolist(), strict=True) if name in keep]
+    keep = set(resolve(scope, names, codes, index=manifest.name, source=manifest.corpus_source,
+                       titles=lambda: titles).documents) if scope else set(names)
+    return [IndexDocument(name, int(n), title)
+            for name, n, title in zip(names, counts.tolist(), titles, strict=True) if name in keep]
 
 
 def _label(index: str) -> str:
@@ -166,4 +197,4 @@ def _no_match(group: Sequence[str], names: Sequence[str], index: str, what: str)
     example = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
     listing = f"`local-rag index documents{' ' + index if index else ''}` lists them"
     return (f"{what} {shown} matches no document of {_label(index)} ({len(names)} documents, named by their path in "
-            f"the folder or their id: {example}; {listing}){hint}")
+            f"the folder or their id, or by words of their title: {example}; {listing}){hint}")
