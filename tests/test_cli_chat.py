@@ -193,6 +193,37 @@ def test_a_long_conversation_drops_its_oldest_turns_without_a_warning(workdir: P
     assert "local_rag.llm.budget: generate: token budget: dropped the" in debug.stderr
 
 
+def test_chat_saves_the_documents_it_searches_and_loads_them_again(workdir: Path):
+    """Session 53 left it so: `/save` kept the turns, not the scope, and a conversation about one document went on
+    over all of them after `/load`. Now a scoped conversation is saved as a task record with its ``only`` patterns,
+    which ``--load`` and `/load` take up (a scope that names nothing now is said, the chat goes on unscoped), and
+    which `ask --conversation` reads as before."""
+    saved = workdir / "scoped.json"
+    saved.unlink(missing_ok=True)
+    first = run("chat", "--no-rewrite", cwd=workdir, env=ENV,
+                stdin=f"/only d2\nTell me about dogs\n/save {saved}\n/quit\n")
+    assert first.returncode == 0, first.stderr
+    data = json.loads(saved.read_text())
+    assert data["only"] == [["d2"]] and [t["speaker"] for t in data["input"]] == ["user", "agent"]
+    again = run("chat", "--no-rewrite", "--load", str(saved), cwd=workdir, env=ENV, stdin="/only\n/quit\n")
+    assert again.returncode == 0, again.stderr
+    assert "(index default, profile " in again.stdout and "searching 1 document: d2)" in again.stdout
+    loaded = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=f"/load {saved}\n/quit\n")
+    assert "(loaded 2 turns; searching 1 document: d2)" in loaded.stdout, loaded.stdout
+    gone = workdir / "gone.json"
+    gone.write_text(json.dumps({**data, "only": [["d9"]]}))
+    stale = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=f"/load {gone}\n/quit\n")
+    assert f"(loaded 2 turns; the scope saved in {gone}: 'd9' matches no document of index 'default'" in stale.stdout
+    assert "; still searching every document)" in stale.stdout
+    started = run("chat", "--no-rewrite", "--load", str(gone), cwd=workdir, env=ENV, stdin="/quit\n")
+    assert started.returncode == 0 and "note: the scope saved in" in started.stderr
+    assert "; searching every document" in started.stderr
+    follow = workdir / "follow.json"  # the saved file, a question added: what `ask --conversation` answers
+    follow.write_text(json.dumps({**data, "input": [*data["input"], {"speaker": "user", "text": "And cats?"}]}))
+    asked = run("ask", "--conversation", str(follow), "--no-rewrite", "--json", cwd=workdir, env=ENV)
+    assert asked.returncode == 0, asked.stderr
+
+
 def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
     """``/only`` narrows the documents mid-chat (a typo keeps the scope it had), ``/only`` alone says which, ``/all``
     widens again; ``chat --only`` starts scoped."""

@@ -163,6 +163,10 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     check_models(settings)
     pipeline = make_pipeline(settings)
     scope = pipeline.scope()
+    if load_file and not only:  # the documents the saved conversation was searching, unless --only says others
+        scope, _, problem = saved_scope(pipeline, load_file, scope)
+        if problem:
+            click.echo(f"note: {problem}; {scope_line(pipeline, scope)}", err=True)
     read = line_reader(history_file() if history is None else (Path(history) if history else None),
                        completer=lambda: chat_completer(COMMANDS, pipeline.retriever.documents))  # type: ignore[attr-defined]
     adapted = in_use(settings)
@@ -293,7 +297,7 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
             elif cmd == "/save" and arg:
                 try:
                     held = 0 if save_file and _same_file(arg, save_file) else saved_turns(Path(arg))
-                    save_conversation(conversation, Path(arg))
+                    save_conversation(conversation, Path(arg), scope)
                 except (BadInputError, OSError) as exc:
                     click.echo(f"({_why(exc, arg)}; nothing saved)")
                     continue
@@ -308,7 +312,9 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
                     continue
                 conversation, last, results = loaded, None, {}
                 same = save_file is not None and _same_file(arg, save_file)
-                click.echo(f"(loaded {len(conversation.turns)} turns{'' if same else _unbound(save_file)})")
+                scope, searched, problem = saved_scope(pipeline, arg, scope)
+                searched = f"; {problem}; still {searched}" if problem else f"; {searched}" if searched else ""
+                click.echo(f"(loaded {len(conversation.turns)} turns{searched}{'' if same else _unbound(save_file)})")
                 save_file = save_file if same else None
                 pipeline.warm_later(conversation)
             elif cmd in ("/sources", "/rewrite", "/trace"):
@@ -341,7 +347,7 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         results[len(conversation.turns) - 1] = last
         if save_file:
             try:
-                save_conversation(conversation, Path(save_file))
+                save_conversation(conversation, Path(save_file), scope)
             except OSError as exc:  # a full disk, a folder gone: the chat and its conversation go on
                 click.echo(f"({_why(exc, save_file)}; /save FILE saves it elsewhere)", err=True)
         pipeline.warm_later(conversation)
@@ -400,8 +406,31 @@ def saved_turns(path: Path) -> int:
                             "it; choose another file") from exc
 
 
-def save_conversation(conversation: Any, path: Path) -> None:
-    """Write the conversation (official ``input`` shape) atomically: an interrupted save keeps the old file."""
+def save_conversation(conversation: Any, path: Path, scope: Scope | None = None) -> None:
+    """Write the conversation atomically (an interrupted save keeps the old file): the official ``input`` list, or,
+    when the chat searches some documents only, a task record with that ``input`` and the scope's patterns
+    (``"only"``: its groups), which `/load` and ``--load`` take up again and ``ask --conversation`` reads as before."""
+    data: Any = conversation.to_json()
+    if scope:
+        data = {"input": data, "only": scope.to_json()}
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(conversation.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+def saved_scope(pipeline: Pipeline, path: str, scope: Scope) -> tuple[Scope, str, str]:
+    """The scope a saved conversation was searching (``scope`` when it holds none), what is searched now ("" when the
+    file holds no scope), and why the saved scope could not be taken up ("": it could; its patterns name no document
+    of this index)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return scope, "", ""
+    groups = data.get("only") if isinstance(data, dict) else None
+    if not isinstance(groups, list) or not all(isinstance(g, list) and all(isinstance(p, str) for p in g) for g in groups):
+        return scope, "", ""
+    try:
+        found = pipeline.scope(*groups, what=f"the scope saved in {path}:")
+    except LocalRagError as exc:
+        return scope, scope_line(pipeline, scope), str(exc)
+    return found, scope_line(pipeline, found), ""
