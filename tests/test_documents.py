@@ -433,7 +433,8 @@ def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path
 def test_saved_emails_are_read_with_their_headers_and_body(tmp_path: Path):
     """Session 52: e-mails saved as .eml (a support team's threads) were skipped: "note: ... of .eml skipped". Now the
     subject is the title, sender, date and recipients open the text, then the plain body (the HTML body's text when
-    there is no plain one); attachments are left out; a file with no mail header is unreadable."""
+    there is no plain one); attachments are left out, their names said (session 55, as an Outlook .msg's); a file
+    with no mail header is unreadable."""
     from email.message import EmailMessage
 
     mail = EmailMessage()
@@ -451,7 +452,8 @@ def test_saved_emails_are_read_with_their_headers_and_body(tmp_path: Path):
     doc = read_document(tmp_path / "pump.eml")
     assert doc.title == "Re: pump station 4"
     assert doc.sections[0].text == ("From: Ana <ana@example.org>\nDate: Mon, 03 Nov 2025 09:12:00 +0100\n"
-                                    "To: ops@example.org\n\nThe pump at station 4 was replaced on Friday.\n\nAna")
+                                    "To: ops@example.org\nAttachments: invoice.pdf\n\n"
+                                    "The pump at station 4 was replaced on Friday.\n\nAna")  # names: session 55
     assert "Dam inspection moved to June." in read_document(tmp_path / "news.eml").sections[0].text
     with pytest.raises(UnreadableFile, match="not an e-mail"):
         read_document(tmp_path / "notes.eml")

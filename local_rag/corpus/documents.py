@@ -561,8 +561,8 @@ def _ods_rows(sheet: Any) -> list[list[str]]:
 
 def _email(path: Path) -> Document:
     """An e-mail saved as ``.eml`` (Thunderbird, Outlook, Apple Mail): its subject is the title; its sender, date and
-    recipients open the text, then its plain-text body (its HTML body's text when it has no plain one); attachments
-    are left out (save them beside it to index them)."""
+    recipients and the names of its attachments open the text, then its plain-text body (its HTML body's text when it
+    has no plain one); the attachments themselves are left out (save them beside it to index them)."""
     from email import policy
     from email.parser import BytesParser
 
@@ -571,6 +571,9 @@ def _email(path: Path) -> Document:
         raise UnreadableFile("not an e-mail (no From, Subject, Date or To header)")
     head = [f"{name}: {' '.join(str(message.get(name)).split())}" for name in ("From", "Date", "To", "Cc")
             if message.get(name)]
+    attached = [name for part in message.iter_attachments() if (name := part.get_filename())]
+    if attached:  # their names (as an Outlook .msg's): "the mail with the invoice attached" finds it
+        head.append(f"Attachments: {' '.join(', '.join(attached).split())}")
     part = message.get_body(preferencelist=("plain", "html"))
     body = ""
     if part is not None:
