@@ -505,6 +505,17 @@ def test_markdown_dialects_mdx_quarto_and_r_markdown_are_read(tmp_path: Path):
     assert rmd.title == "Yields" and "summary(yields)" in rmd.sections[0].text
     assert qmd.title == "Quarto notes"
     assert {p.doc_id for p in read_corpus(tmp_path)} == {"install.mdx", "report.Rmd", "notes.qmd"}
+    # session 55: a Docusaurus page's components, admonitions and comments were read as text ("<TabItem value=...")
+    (tmp_path / "setup.mdx").write_text(
+        "# Set up\n\n{/* TODO: screenshots */}\n<Tabs groupId=\"os\">\n<TabItem value=\"apt\" label=\"Ubuntu\">\n\n"
+        "Install with `apt install pump-agent`.\n\n</TabItem>\n<TabItem value=\"brew\" label=\"macOS\">\n\n"
+        "Install with `brew install pump-agent`; see <Link to=\"/docs/faq\">the FAQ</Link>.\n\n</TabItem>\n</Tabs>\n\n"
+        ":::warning Stop the pumps first\nThe agent restarts them.\n:::\n\nA `<Tabs>` component groups them.\n",
+        encoding="utf-8")
+    text = read_document(tmp_path / "setup.mdx").sections[0].text
+    assert text == ("# Set up\n\nUbuntu\n\nInstall with `apt install pump-agent`.\n\nmacOS\n\n"
+                    "Install with `brew install pump-agent`; see the FAQ.\n\nStop the pumps first\n"
+                    "The agent restarts them.\n\nA `<Tabs>` component groups them."), text
 
 
 def test_damaged_pdfs_are_read_and_named_once_not_printed_by_pypdf(tmp_path: Path, capsys: pytest.CaptureFixture[str],

@@ -297,6 +297,11 @@ def _pdf_heading(line: str) -> str | None:
 
 
 _MDX_STATEMENT = re.compile(r"^(?:import|export)\s.*$\n?", re.MULTILINE)
+_MDX_COMMENT = re.compile(r"\{/\*.*?\*/\}", re.DOTALL)
+_MDX_ADMONITION = re.compile(r"^:::(\w+)?(?:[ \t]+(.*))?$", re.MULTILINE)
+# a JSX component's tag (a capitalised name: HTML's own lowercase tags are left to Markdown), or an inline code span
+_MDX_TAG = re.compile(r"(?P<code>`[^`\n]+`)|</?[A-Z][\w.]*(?P<attributes>(?:\s+[^<>]*?)?)\s*/?>")
+_MDX_LABEL = re.compile(r"""\b(label|title)=["']([^"']*)["']""")
 
 
 def _markdown(path: Path) -> Document:
@@ -305,10 +310,33 @@ def _markdown(path: Path) -> Document:
     text, encoding = decode_text(path.read_bytes())
     title, text = split_front_matter(text.strip())  # a note's or page's YAML/TOML block: its title, not its text
     if path.suffix.lower() == ".mdx":
-        text = _outside_fences(text, lambda part: _MDX_STATEMENT.sub("", part)).strip()
+        text = _outside_fences(text, _mdx_prose).strip()
     document = _markdown_document(text, path.stem, title)
     document.encoding = encoding
     return document
+
+
+def _mdx_prose(text: str) -> str:
+    """MDX outside code fences as the page reads: ``import``/``export`` lines and ``{/* comments */}`` left out; JSX
+    components' tags dropped and their text kept (a ``<TabItem label="Ubuntu">``'s label a line of its own, as its tab
+    shows it); Docusaurus admonitions (``:::note Title`` ... ``:::``) reduced to their title; inline code untouched.
+
+    Example:
+        >>> _mdx_prose('<Tabs>\\n<TabItem value="apt" label="Ubuntu">\\n\\nRun `<Setup />` then:\\n</TabItem>\\n</Tabs>')
+        '\\nUbuntu\\n\\nRun `<Setup />` then:\\n\\n'
+        >>> _mdx_prose(":::warning Back up first\\nIt deletes data.\\n:::\\n{/* draft */}")
+        'Back up first\\nIt deletes data.\\n\\n'
+    """
+    text = _MDX_COMMENT.sub("", _MDX_STATEMENT.sub("", text))
+    text = _MDX_ADMONITION.sub(lambda m: (m.group(2) or "").strip(), text)
+
+    def tag(match: re.Match[str]) -> str:
+        if match.group("code"):
+            return match.group("code")
+        named = _MDX_LABEL.search(match.group("attributes") or "")
+        return named.group(2) if named and not match.group(0).startswith("</") else ""
+
+    return re.sub(r"\n{3,}", "\n\n", _MDX_TAG.sub(tag, text))  # a tag's own line gone, not a run of blank lines
 
 
 def _outside_fences(text: str, change: Callable[[str], str]) -> str:
