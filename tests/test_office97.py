@@ -107,11 +107,12 @@ def _copy(samples: Path, name: str, folder: Path, as_name: str = "") -> Path:
 def test_word_97_documents_are_read_with_field_results_and_not_their_codes(samples: Path):
     """Before: "note: 1 file(s) of .doc skipped". Now the text of a Word 97-2003 document is read from its piece table:
     8-bit text (umlauts of Windows-1252) and UTF-16 text (Korean), a field's result without its code, the metadata
-    title when there is one."""
+    title when there is one, its headings (paragraphs of the Heading styles) as Markdown headings, as a .docx's."""
     pytest.importorskip("olefile")
     plain = read_document(samples / "harmless-clean.doc")
     text = plain.sections[0].text
-    assert text.startswith("Test\n\nThis is a harmless test document.") and "ünicöde-ßtringß" in text
+    assert text.startswith("## Test\n\nThis is a harmless test document.") and "ünicöde-ßtringß" in text
+    assert plain.sections[0].headings == [(0, "Test")]  # its Heading 1 paragraph, by the style sheet
     fields = read_document(samples / "dde-2016.doc")
     text = fields.sections[0].text
     assert fields.title == "This is a dde test file"

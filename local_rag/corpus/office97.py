@@ -8,9 +8,9 @@ hold the text are read here, as Microsoft's open specifications [MS-DOC] and [MS
 
 - a ``.doc``'s text is its piece table (the ``Clx`` of the table stream): pieces of 8-bit (Windows-1252) or UTF-16
   text in the ``WordDocument`` stream; the main text is read, then the footnotes, endnotes and text boxes; a field's
-  result is kept and its code ("HYPERLINK ...", "PAGE") dropped; table cells are joined by ``|``, one row a line.
-  Headings are not read (they are paragraph styles, in structures not parsed here): the document's title is its
-  metadata title, else its first line.
+  result is kept and its code ("HYPERLINK ...", "PAGE") dropped; table cells are joined by ``|``, one row a line;
+  paragraphs of the built-in Title and Heading 1-9 styles (found through the formatting pages and the style sheet)
+  become Markdown headings, as a ``.docx``'s do; the document's title is its metadata title.
 - a ``.ppt``'s slides are found through the persist directory of the last save (an incremental save leaves older
   copies of slides in the stream), in the order the presentation shows them; a slide's text is its placeholders'
   outline text and its shapes' text boxes, its title the text of the title placeholder; the speaker notes follow.
@@ -94,29 +94,49 @@ def word_text(path: Path) -> tuple[str, str]:
             raise ValueError(f"no {table_name} stream: a damaged file")
         table = ole.openstream(table_name).read()
         title = _metadata_title(ole)
-    counts, clx = _fib(main)
-    text = _piece_text(main, table[clx[0]: clx[0] + clx[1]])
+    counts, pairs_at = _fib(main)
+    fc, size = _fib_pair(main, pairs_at, 33)  # fcClx, lcbClx: the piece table
+    pieces = _pieces(table[fc: fc + size])
+    text = "".join(_piece_text(main, piece) for piece in pieces)
     # the stories, in their order in the text: main, footnotes, headers, comments, endnotes, text boxes, header boxes
     starts = [0]
     for count in counts:
         starts.append(starts[-1] + count)
-    kept = [text[starts[0]: starts[1]], text[starts[1]: starts[2]], text[starts[4]: starts[5]], text[starts[5]: starts[6]]]
+    body = text[starts[0]: starts[1]]
+    for cp, level in sorted(_heading_levels(main, table, pairs_at, pieces).items(), reverse=True):
+        if cp < len(body):  # a heading paragraph: Markdown, as a .docx's (Title "#", Heading 1 "##", ...)
+            body = body[:cp] + "#" * (level + 1) + " " + body[cp:]
+    kept = [body, text[starts[1]: starts[2]], text[starts[4]: starts[5]], text[starts[5]: starts[6]]]
     return title, "\n".join(_word_plain(story) for story in kept if story.strip())
 
 
-def _fib(main: bytes) -> tuple[list[int], tuple[int, int]]:
-    """The character counts of the stories and (offset, size) of the piece table, from the File Information Block."""
+def _fib(main: bytes) -> tuple[list[int], int]:
+    """The character counts of the stories, and where the (offset, size) pairs of the File Information Block begin."""
     csw = struct.unpack_from("<H", main, 32)[0]
     lw_at = 34 + 2 * csw
     cslw = struct.unpack_from("<H", main, lw_at)[0]
     longs = struct.unpack_from(f"<{cslw}i", main, lw_at + 2)
     counts = [max(0, n) for n in longs[3:10]]  # ccpText, ccpFtn, ccpHdd, ccpMcr (unused), ccpAtn, ccpEdn, ccpTxbx
     counts = [counts[0], counts[1], counts[2], counts[4], counts[5], counts[6]]
-    pairs_at = lw_at + 2 + 4 * cslw + 2
-    return counts, struct.unpack_from("<II", main, pairs_at + 33 * 8)  # fcClx, lcbClx
+    return counts, lw_at + 2 + 4 * cslw + 2
 
 
-def _piece_text(main: bytes, clx: bytes) -> str:
+def _fib_pair(main: bytes, pairs_at: int, index: int) -> tuple[int, int]:
+    """The ``index``-th (offset, size) pair of the FIB (1: the style sheet, 13: the paragraphs' formatting pages,
+    33: the piece table)."""
+    fc, size = struct.unpack_from("<II", main, pairs_at + 8 * index)
+    return int(fc), int(size)
+
+
+@dataclass
+class _Piece:
+    cp: int  # its first character's position in the text
+    end: int
+    start: int  # its first byte in the WordDocument stream
+    width: int  # bytes a character: 1 (Windows-1252) or 2 (UTF-16)
+
+
+def _pieces(clx: bytes) -> list[_Piece]:
     at = 0
     while at < len(clx) and clx[at] == 1:  # Prc: formatting, skipped
         at += 3 + struct.unpack_from("<h", clx, at + 1)[0]
@@ -124,18 +144,70 @@ def _piece_text(main: bytes, clx: bytes) -> str:
         raise ValueError("no piece table")
     size = struct.unpack_from("<I", clx, at + 1)[0]
     plc = clx[at + 5: at + 5 + size]
-    pieces = (size - 4) // 12
-    cps = struct.unpack_from(f"<{pieces + 1}I", plc, 0)
-    parts = []
-    for k in range(pieces):
-        fc = struct.unpack_from("<I", plc, 4 * (pieces + 1) + 8 * k + 2)[0]
-        length = cps[k + 1] - cps[k]
-        if fc & 0x40000000:  # 8-bit text at half the offset
-            start = (fc & 0x3FFFFFFF) // 2
-            parts.append(main[start: start + length].decode("cp1252", "replace"))
-        else:
-            parts.append(main[fc: fc + 2 * length].decode("utf-16-le", "replace"))
-    return "".join(parts)
+    count = (size - 4) // 12
+    cps = struct.unpack_from(f"<{count + 1}I", plc, 0)
+    pieces = []
+    for k in range(count):
+        fc = struct.unpack_from("<I", plc, 4 * (count + 1) + 8 * k + 2)[0]
+        compressed = bool(fc & 0x40000000)  # 8-bit text at half the offset
+        pieces.append(_Piece(cps[k], cps[k + 1], (fc & 0x3FFFFFFF) // 2 if compressed else fc, 1 if compressed else 2))
+    return pieces
+
+
+def _piece_text(main: bytes, piece: _Piece) -> str:
+    raw = main[piece.start: piece.start + piece.width * (piece.end - piece.cp)]
+    return raw.decode("cp1252" if piece.width == 1 else "utf-16-le", "replace")
+
+
+def _heading_levels(main: bytes, table: bytes, pairs_at: int, pieces: list[_Piece]) -> dict[int, int]:
+    """{the first character of a heading paragraph: its level (0 Title, 1-9 Heading 1-9)}: each paragraph's style
+    (its ``istd``, in the formatting pages of [MS-DOC] 2.9.175) named by the style sheet's built-in identifiers. A
+    structure that does not read gives no headings, the text as it is."""
+    try:
+        styles = _heading_styles(table, *_fib_pair(main, pairs_at, 1))
+        fc, size = _fib_pair(main, pairs_at, 13)
+        count = (size - 4) // 8
+        if not styles or count <= 0:
+            return {}
+        levels: dict[int, int] = {}
+        for number in struct.unpack_from(f"<{count}I", table, fc + 4 * (count + 1)):
+            page = main[(number & 0x3FFFFF) * 512:][:512]
+            if len(page) < 512:
+                continue
+            runs = page[511]
+            starts = struct.unpack_from(f"<{runs + 1}I", page, 0)
+            for i in range(runs):
+                offset = page[4 * (runs + 1) + 13 * i] * 2
+                style = struct.unpack_from("<H", page, offset + (1 if page[offset] else 2))[0] if offset else 0
+                if style in styles and (cp := _cp_at(starts[i], pieces)) is not None:
+                    levels[cp] = styles[style]
+        return levels
+    except (struct.error, IndexError, ValueError):
+        return {}
+
+
+def _heading_styles(table: bytes, fc: int, size: int) -> dict[int, int]:
+    """{style index: heading level} of the style sheet's built-in Title (0) and Heading 1-9 styles."""
+    sheet = table[fc: fc + size]
+    header = struct.unpack_from("<H", sheet, 0)[0]
+    count = struct.unpack_from("<H", sheet, 2)[0]
+    at, found = 2 + header, {}
+    for index in range(count):
+        size = struct.unpack_from("<H", sheet, at)[0]
+        if size >= 2:
+            builtin = struct.unpack_from("<H", sheet, at + 2)[0] & 0x0FFF  # sti
+            if 1 <= builtin <= 9 or builtin == 62:
+                found[index] = 0 if builtin == 62 else builtin
+        at += 2 + size
+    return found
+
+
+def _cp_at(fc: int, pieces: list[_Piece]) -> int | None:
+    """The text position of the byte ``fc`` of the WordDocument stream (None: in no piece)."""
+    for piece in pieces:
+        if piece.start <= fc < piece.start + piece.width * (piece.end - piece.cp):
+            return piece.cp + (fc - piece.start) // piece.width
+    return None
 
 
 def _word_plain(text: str) -> str:
