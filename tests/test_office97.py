@@ -299,3 +299,39 @@ def test_outlook_messages_are_read_as_e_mails_are(messages: Path, tmp_path: Path
     (tmp_path / "fr.msg").write_text('namespace eval ::tk {\n    ::msgcat::mcset fr "&Abort" "&Annuler"\n}\n')
     with pytest.raises(UnreadableFile, match=r"^not an Outlook message \(no Outlook compound file, no e-mail headers\)$"):
         read_document(tmp_path / "fr.msg")
+
+
+def test_damaged_office_files_are_named_never_hang(samples: Path, messages: Path, tmp_path: Path):
+    """A .doc whose summary information holds a vector of 2^31 items of an unknown type (a damaged file): olefile's
+    ``get_metadata`` loops over it for hours; the title is read without it, the text as before. Then each real
+    sample, cut short or with bytes overwritten (a fixed seed), is read or named unreadable: never an exception
+    of the parser's own."""
+    olefile = pytest.importorskip("olefile")
+    import random
+    import struct
+
+    patched = _copy(samples, "dde-2016.doc", tmp_path, "patched.doc")
+    with olefile.OleFileIO(str(patched), write_mode=True) as ole:
+        name = "\x05SummaryInformation"
+        data = bytearray(ole.openstream(name).read())
+        start = struct.unpack_from("<I", data, 44)[0]
+        places = dict(struct.unpack_from("<II", data, start + 8 + 8 * i)
+                      for i in range(struct.unpack_from("<I", data, start + 4)[0]))
+        struct.pack_into("<II", data, start + places[2], 0x1FFF, 0x7FFFFFFF)  # the title: that vector
+        ole.write_stream(name, bytes(data))
+    document = read_document(patched)
+    assert document.title == "patched" and "Hope this works." in document.sections[0].text
+    rng = random.Random(55)
+    for sample in (samples / "harmless-clean.doc", samples / "korean.doc", samples / "embedded.ppt",
+                   messages / "other.msg"):
+        data = sample.read_bytes()
+        for i in range(40):
+            damaged = bytearray(data[: rng.randrange(len(data))] if i % 4 == 0 else data)
+            for _ in range(0 if i % 4 == 0 else rng.randrange(1, 60)):
+                damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+            path = tmp_path / f"damaged{i}{sample.suffix}"
+            path.write_bytes(bytes(damaged))
+            try:
+                read_document(path)
+            except UnreadableFile:
+                pass
