@@ -857,3 +857,108 @@ def test_excel_97_workbooks_are_read_and_a_broken_one_is_named(tmp_path: Path):
     (tmp_path / "broken.xls").write_bytes(OLE_MAGIC + b"\x00" * 504)  # an OLE header and nothing of a workbook
     with pytest.raises(UnreadableFile, match="cannot be parsed as XLS"):
         read_document(tmp_path / "broken.xls")
+
+
+TEAMS_VTT = """WEBVTT
+
+3b1e6c1a-1b5f-4d0e-9a4c-2f7d1c0e9b11/12-0
+00:00:01.520 --> 00:00:04.180
+<v Ana Lima>Good morning, everyone. Let's start with station 4.</v>
+
+3b1e6c1a-1b5f-4d0e-9a4c-2f7d1c0e9b11/13-0
+00:00:04.180 --> 00:00:07.900
+<v Ana Lima>The north pump failed again on Friday.</v>
+
+3b1e6c1a-1b5f-4d0e-9a4c-2f7d1c0e9b11/14-0
+00:00:08.010 --> 00:00:12.440
+<v Tomás Ruiz>We ordered bearings from Halvorsen; they arrive on the 12th.</v>
+
+NOTE the recording stopped here for a minute
+
+00:01:15.000 --> 00:01:18.250
+<v Ana Lima>So we decide to replace the pump, not repair it.</v>
+"""
+
+ZOOM_VTT = """WEBVTT
+
+1
+00:00:02.000 --> 00:00:05.000
+Ana Lima: Can everyone hear me?
+
+2
+00:00:05.500 --> 00:00:08.000
+Tomás Ruiz: Yes, loud and clear.
+"""
+
+# YouTube's automatic captions: each cue repeats the line before it, then adds words
+ROLLING_SRT = """1
+00:00:00,000 --> 00:00:02,000
+the pump station was built
+
+2
+00:00:02,000 --> 00:00:04,000
+the pump station was built
+in 1998 by the city
+
+3
+00:00:04,000 --> 00:00:06,000
+in 1998 by the city
+and rebuilt after the flood
+"""
+
+
+def test_meeting_and_video_captions_are_read_as_paragraphs_with_their_times(tmp_path: Path):
+    """Session 55: the transcript of a recorded meeting (Teams, Zoom) or a video (YouTube's captions) was skipped
+    ("note: ... of .srt, .vtt skipped"). Now cues become paragraphs: a speaker's consecutive cues joined (a voice tag,
+    or Zoom's "Name:" prefix), each opening with the time it begins, so an answer's source says where to look; the
+    repeated lines of rolling captions kept once; notes, cue ids and styling left out."""
+    (tmp_path / "Weekly sync 2025-03-04.vtt").write_text(TEAMS_VTT, encoding="utf-8")
+    (tmp_path / "zoom.vtt").write_text(ZOOM_VTT, encoding="utf-8")
+    (tmp_path / "9f86d081884c7d65.srt").write_text(ROLLING_SRT, encoding="utf-8")
+    teams = read_document(tmp_path / "Weekly sync 2025-03-04.vtt")
+    assert teams.title == "Weekly sync 2025-03-04"
+    assert teams.sections[0].text == (
+        "[0:01] Ana Lima: Good morning, everyone. Let's start with station 4. The north pump failed again on Friday."
+        "\n\n[0:08] Tomás Ruiz: We ordered bearings from Halvorsen; they arrive on the 12th."
+        "\n\n[1:15] Ana Lima: So we decide to replace the pump, not repair it.")
+    assert read_document(tmp_path / "zoom.vtt").sections[0].text == (
+        "[0:02] Ana Lima: Can everyone hear me?\n\n[0:05] Tomás Ruiz: Yes, loud and clear.")
+    video = read_document(tmp_path / "9f86d081884c7d65.srt")
+    assert video.title == "Transcript"
+    assert video.sections[0].text == "[0:00] the pump station was built in 1998 by the city and rebuilt after the flood"
+    (tmp_path / "notes.vtt").write_text("just notes\n", encoding="utf-8")
+    with pytest.raises(UnreadableFile, match=r"not WebVTT captions \(a \.vtt file begins with WEBVTT\)"):
+        read_document(tmp_path / "notes.vtt")
+    (tmp_path / "empty.srt").write_text("1\nno timing here\n", encoding="utf-8")
+    with pytest.raises(UnreadableFile, match="no captions"):
+        read_document(tmp_path / "empty.srt")
+    assert {p.doc_id for p in read_corpus(tmp_path)} == {"Weekly sync 2025-03-04.vtt", "zoom.vtt",
+                                                         "9f86d081884c7d65.srt"}
+
+
+def test_web_pages_saved_as_one_file_are_read(tmp_path: Path):
+    """Session 55: a page saved by a browser's "Save as MHTML" (or Word's "Single File Web Page") was skipped. Now its
+    HTML part is read as an .html file is: main text and headings, title from <title>; its pictures left out."""
+    import quopri
+
+    page = ("<!DOCTYPE html><html><head><title>Pump station 4 – maintenance</title></head><body>"
+            "<nav>Home | About</nav><article><h1>Pump station 4</h1><p>The north pump is inspected every spring; "
+            "bearings come from Halvorsen.</p><h2>Contacts</h2><p>Call the duty engineer on 0123 456.</p>"
+            "</article></body></html>")
+    boundary = "----MultipartBoundary--x7Ph9QwSd3Kx2ZlI----"
+    archive = (f'From: <Saved by Blink>\r\nSnapshot-Content-Location: https://example.org/pumps/4\r\n'
+               f'Subject: Pump station 4 =?utf-8?Q?=E2=80=93?= maintenance\r\nMIME-Version: 1.0\r\n'
+               f'Content-Type: multipart/related;\r\n\ttype="text/html";\r\n\tboundary="{boundary}"\r\n\r\n\r\n'
+               f'--{boundary}\r\nContent-Type: text/html\r\nContent-ID: <frame-1@mhtml.blink>\r\n'
+               f'Content-Transfer-Encoding: quoted-printable\r\nContent-Location: https://example.org/pumps/4\r\n\r\n'
+               f'{quopri.encodestring(page.encode()).decode()}\r\n'
+               f'--{boundary}\r\nContent-Type: image/png\r\nContent-Transfer-Encoding: base64\r\n'
+               f'Content-Location: https://example.org/logo.png\r\n\r\niVBORw0KGgo=\r\n--{boundary}--\r\n')
+    (tmp_path / "pumps.mhtml").write_text(archive, encoding="utf-8")
+    document = read_document(tmp_path / "pumps.mhtml")
+    assert document.title == "Pump station 4 – maintenance"
+    text = document.sections[0].text
+    assert "inspected every spring" in text and "duty engineer on 0123 456" in text and "iVBOR" not in text
+    (tmp_path / "plain.mht").write_text("Subject: nothing\r\n\r\njust text\r\n")
+    with pytest.raises(UnreadableFile, match=r"not a web archive \(no HTML part\)"):
+        read_document(tmp_path / "plain.mht")

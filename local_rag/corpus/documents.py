@@ -31,12 +31,13 @@ from local_rag.corpus.notes import library_notes
 from local_rag.corpus.ocr import STAMP_CHARS, image_texts, ocr_missing, page_cache, page_texts, scans_under_stamps
 from local_rag.corpus.rtf import rtf_text
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, table_lines, workbook_sheets
+from local_rag.corpus.transcripts import transcript_lines
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".csv", ".tsv",
-                ".xlsx", ".xls", ".ods")
+                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".mht", ".mhtml",
+                ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods")
 # pictures: read by OCR (the ``ocr`` extra) when an index asks for them (``--images``), or when one is given alone
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
@@ -394,6 +395,43 @@ def _plain_text(path: Path) -> Document:
     text = text.strip()
     title = path.stem if meaningful_name(path.stem) else first_line_title(text, path.stem)
     return Document(title, [Section(text)], encoding=encoding)
+
+
+def _captions(path: Path) -> Document:
+    """A meeting's or a video's captions (``.vtt``, ``.srt``): paragraphs by speaker, each opening with the time it
+    begins (`local_rag.corpus.transcripts`)."""
+    text, encoding = decode_text(path.read_bytes())
+    if path.suffix.lower() == ".vtt" and not text.lstrip("\ufeff \n").startswith("WEBVTT"):
+        raise UnreadableFile("not WebVTT captions (a .vtt file begins with WEBVTT)")
+    lines = transcript_lines(text)
+    if not lines:
+        raise UnreadableFile("no captions (no cue timing such as 00:00:01,000 --> 00:00:04,000)")
+    return Document(path.stem if meaningful_name(path.stem) else "Transcript", [Section("\n\n".join(lines))],
+                    encoding=encoding)
+
+
+def _web_archive(path: Path) -> Document:
+    """A web page saved as one file (``.mht``/``.mhtml``: a browser's "Save as MHTML", Word's "Single File Web Page"):
+    its HTML part read as an ``.html`` file is (`html_text`); its pictures and styles left out."""
+    from email import policy
+    from email.parser import BytesParser
+
+    archive = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    page = next((part for part in archive.walk() if part.get_content_type() == "text/html"), None)
+    if page is None:
+        raise UnreadableFile("not a web archive (no HTML part)")
+    raw = page.get_payload(decode=True)  # Chrome names no charset: the page's bytes are decoded as a .html file's
+    if not isinstance(raw, bytes):
+        raise UnreadableFile("not a web archive (its HTML part holds no text)")
+    charset = page.get_content_charset()
+    try:
+        html = raw.decode(charset) if charset else decode_text(raw)[0]
+    except (LookupError, UnicodeDecodeError):
+        html = decode_text(raw)[0]
+    title, text, headings = html_text(html)
+    subject = " ".join(str(archive.get("subject") or "").split())
+    return Document(title or subject or (headings[0][1] if headings else path.stem),
+                    [Section(text, headings=headings)])
 
 
 def _table(path: Path) -> Document:
@@ -1073,6 +1111,10 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".odp": _odp,
     ".eml": _email,
     ".msg": _outlook,
+    ".mht": _web_archive,
+    ".mhtml": _web_archive,
+    ".vtt": _captions,
+    ".srt": _captions,
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,
