@@ -42,8 +42,8 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     assert_clean_error(run("index", "build", str(binary), "--sparse-only", cwd=tmp_path), 2,
                        "notes.wpd: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR "
                        "folder, or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .ipynb .html .htm .pdf .docx "
-                       ".doc .rtf .odt .pptx .ppt .pps .odp .epub .eml .msg .mht .mhtml .vtt .srt .csv .tsv .xlsx .xls .ods) or a "
-                       "folder of them")
+                       ".doc .rtf .odt .pptx .ppt .pps .odp .epub .eml .msg .mht .mhtml .vtt .srt .csv .tsv .xlsx .xls .ods .docm .dotx .dotm .pptm "
+                       ".ppsx .ppsm .potx .potm .xlsm .xltx .xltm) or a folder of them")
     cut = tmp_path / "notes.doc"
     cut.write_bytes(b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1 a Word 97 document cut short")
     assert_clean_error(run("index", "build", str(cut), "--sparse-only", cwd=tmp_path), 2,

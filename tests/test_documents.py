@@ -962,3 +962,47 @@ def test_web_pages_saved_as_one_file_are_read(tmp_path: Path):
     (tmp_path / "plain.mht").write_text("Subject: nothing\r\n\r\njust text\r\n")
     with pytest.raises(UnreadableFile, match=r"not a web archive \(no HTML part\)"):
         read_document(tmp_path / "plain.mht")
+
+
+def _saved_as(source: Path, target: Path, main: str, kind: str) -> Path:
+    """``source`` as Word or PowerPoint saves it under another kind: the same package, its main part of type
+    ``kind`` (a macro-enabled document, a template, a slide show), which is all that tells them apart."""
+    import zipfile
+
+    with zipfile.ZipFile(source) as package, zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as saved:
+        for item in package.infolist():
+            data = package.read(item.filename)
+            if item.filename == "[Content_Types].xml":
+                data = data.replace(main.encode(), kind.encode())
+            saved.writestr(item, data)
+    return target
+
+
+def test_macro_enabled_documents_templates_and_slide_shows_are_read_as_documents(tmp_path: Path):
+    """Session 55: a `.docm` (a Word document with macros), a `.dotx` template, a `.ppsx` slide show, a `.potx`
+    template, a `.pptm` and an `.xlsm` were skipped, and python-docx and python-pptx refuse the first ones ("is not a
+    Word file, content type is ...macroEnabled.main+xml"). Now each is read as the document it holds."""
+    from .docs_fixtures import make_docx, make_pptx
+
+    word = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+    slides = "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"
+    docx_file, pptx_file = make_docx(tmp_path / "review.docx"), make_pptx(tmp_path / "deck.pptx")
+    expected_doc = [(s.heading, s.text) for s in read_document(docx_file).sections]
+    expected_deck = [(s.heading, s.page, s.text) for s in read_document(pptx_file).sections]
+    for name, kind in (("review.docm", "application/vnd.ms-word.document.macroEnabled.main+xml"),
+                       ("review.dotx", "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"),
+                       ("review.dotm", "application/vnd.ms-word.template.macroEnabledTemplate.main+xml")):
+        document = read_document(_saved_as(docx_file, tmp_path / name, word, kind))
+        assert [(s.heading, s.text) for s in document.sections] == expected_doc, name
+        assert document.title == "Quarterly Operations Review"
+    for name, kind in (("deck.ppsx", "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml"),
+                       ("deck.potx", "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml"),
+                       ("deck.pptm", "application/vnd.ms-powerpoint.presentation.macroEnabled.main+xml")):
+        deck = read_document(_saved_as(pptx_file, tmp_path / name, slides, kind))
+        assert [(s.heading, s.page, s.text) for s in deck.sections] == expected_deck, name
+    openpyxl = pytest.importorskip("openpyxl")
+    book = openpyxl.Workbook()
+    book.active.append(["item", "price"])
+    book.active.append(["widget", 3.5])
+    book.save(tmp_path / "prices.xlsm")
+    assert read_document(tmp_path / "prices.xlsm").sections[0].text == "item: widget; price: 3.5"

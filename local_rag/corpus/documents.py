@@ -13,6 +13,7 @@ reader lists it in the build report and goes on.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import zipfile
@@ -37,13 +38,18 @@ from local_rag.text import plain_letters
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
                 ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".mht", ".mhtml",
-                ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods")
+                ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
+                # macro-enabled documents, templates and slide shows: read as the document they hold
+                ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
 # pictures: read by OCR (the ``ocr`` extra) when an index asks for them (``--images``), or when one is given alone
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
 # the stream that tells which Office 97-2003 format a compound file is, and the reader of that format
 _OLE_FORMATS = {"WordDocument": ".doc", "PowerPoint Document": ".ppt", "Workbook": ".xls", "Book": ".xls"}  # Book: Excel 5/95
 _LOCKED = "password-protected: open it and save it again without a password"
+# formats that are ZIP packages (Office Open XML, OpenDocument, EPUB)
+_PACKAGES = (".docx", ".docm", ".dotx", ".dotm", ".odt", ".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".odp",
+             ".epub", ".xlsx", ".xlsm", ".xltx", ".xltm", ".ods")
 # below this many characters of text per page, a PDF with pages has no usable text layer (a scan)
 MIN_CHARS_PER_PAGE = 20
 _MD_HEADING = re.compile(r"^(#{1,6}) (\S.*?)\s*#*\s*$")
@@ -164,7 +170,7 @@ def read_document(path: Path) -> Document:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
-    if suffix in (".docx", ".odt", ".pptx", ".odp", ".epub", ".xlsx", ".ods"):
+    if suffix in _PACKAGES:
         with path.open("rb") as fh:
             ole = fh.read(8) == OLE_MAGIC  # tested first: a Word 2007+ .doc holds a ZIP (its theme) that is_zipfile finds
         if ole or not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
@@ -929,12 +935,47 @@ def _pdf_pages(reader: object) -> tuple[list[str], list[str]]:
     return pages, lost
 
 
+# the main parts of a macro-enabled document, a template or a slide show: their content, to python-docx and
+# python-pptx, is a document's or a presentation's, but they refuse these types ("is not a Word file")
+_WORD_MAIN = "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"
+_SLIDES_MAIN = "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml"
+_OTHER_MAINS = {
+    "application/vnd.ms-word.document.macroEnabled.main+xml": _WORD_MAIN,
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml": _WORD_MAIN,
+    "application/vnd.ms-word.template.macroEnabledTemplate.main+xml": _WORD_MAIN,
+    "application/vnd.openxmlformats-officedocument.presentationml.slideshow.main+xml": _SLIDES_MAIN,
+    "application/vnd.openxmlformats-officedocument.presentationml.template.main+xml": _SLIDES_MAIN,
+    "application/vnd.ms-powerpoint.slideshow.macroEnabled.main+xml": _SLIDES_MAIN,
+    "application/vnd.ms-powerpoint.template.macroEnabled.main+xml": _SLIDES_MAIN,
+}
+
+
+def _office_package(path: Path) -> str | io.BytesIO:
+    """``path`` for python-docx or python-pptx to open; a ``.docm``, ``.dotx``, ``.ppsx``, ``.potx``... is given as a
+    copy in memory whose main part has the type of a document or a presentation (`_OTHER_MAINS`)."""
+    with zipfile.ZipFile(path) as package:
+        types = package.read("[Content_Types].xml")
+        found = [kind for kind in _OTHER_MAINS if kind.encode() in types]
+        if not found:
+            return str(path)
+        copy = io.BytesIO()
+        with zipfile.ZipFile(copy, "w", zipfile.ZIP_DEFLATED) as retyped:
+            for item in package.infolist():
+                data = package.read(item.filename)
+                if item.filename == "[Content_Types].xml":
+                    for kind in found:
+                        data = data.replace(kind.encode(), _OTHER_MAINS[kind].encode())
+                retyped.writestr(item, data)
+    copy.seek(0)
+    return copy
+
+
 def _docx(path: Path) -> Document:
     docx = require("docx", "reading DOCX files")
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
-    document = docx.Document(str(path))
+    document = docx.Document(_office_package(path))
     lines: list[str] = []
     title = str(document.core_properties.title or "").strip()
     for block in document.iter_inner_content():
@@ -1063,7 +1104,7 @@ def _rtf(path: Path) -> Document:
 
 def _pptx(path: Path) -> Document:
     pptx = require("pptx", "reading PPTX files")
-    presentation = pptx.Presentation(str(path))
+    presentation = pptx.Presentation(_office_package(path))
     sections = []
     title = str(presentation.core_properties.title or "").strip()
     for number, slide in enumerate(presentation.slides, start=1):
@@ -1118,15 +1159,15 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".html": _html,
     ".htm": _html,
     ".pdf": _pdf,
-    ".docx": _docx,
+    **dict.fromkeys((".docx", ".docm", ".dotx", ".dotm"), _docx),
     ".doc": _doc,
     ".rtf": _rtf,
-    ".pptx": _pptx,
+    **dict.fromkeys((".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm"), _pptx),
     ".ppt": _ppt,
     ".pps": _ppt,
     ".csv": _table,
     ".tsv": _table,
-    ".xlsx": _workbook,
+    **dict.fromkeys((".xlsx", ".xlsm", ".xltx", ".xltm"), _workbook),
     ".xls": _xls,
     ".ods": _ods,
 }
