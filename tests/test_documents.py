@@ -1006,3 +1006,31 @@ def test_macro_enabled_documents_templates_and_slide_shows_are_read_as_documents
     book.active.append(["widget", 3.5])
     book.save(tmp_path / "prices.xlsm")
     assert read_document(tmp_path / "prices.xlsm").sections[0].text == "item: widget; price: 3.5"
+
+
+def test_the_values_filled_into_a_pdf_form_are_read(tmp_path: Path):
+    """Session 55: a filled-in PDF form (an insurance claim, an application) was read as its blank labels: what was
+    typed into its fields is not in the page's text layer. Now each filled field is a line of the page, named by its
+    tooltip or name ("Policy number: PN-448812"), a ticked box "yes", a field named by a program shown by its value
+    alone; empty fields and unticked boxes add nothing."""
+    pytest.importorskip("reportlab")
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    page = canvas.Canvas(str(tmp_path / "claim.pdf"), pagesize=A4)
+    page.drawString(72, 780, "Insurance claim form, page one of the claim")
+    form = page.acroForm
+    form.textfield(name="claimant", tooltip="Claimant name", x=150, y=730, width=300, height=20, value="Margit Olsen")
+    form.textfield(name="Policy number", x=150, y=690, width=300, height=20, value="PN-448812")
+    form.textfield(name="damage", x=72, y=560, width=450, height=90, fieldFlags="multiline",
+                   value="Water from the burst pipe\nsoaked the kitchen floor.")
+    form.textfield(name="topmostSubform[0].Page1[0].f1_01[0]", x=72, y=500, width=200, height=20, value="0123 456")
+    form.textfield(name="witness", x=72, y=470, width=200, height=20, value="")
+    form.checkbox(name="Urgent", x=72, y=430, checked=True)
+    form.checkbox(name="Police report", x=72, y=400, checked=False)
+    page.showPage()
+    page.save()
+    text = read_document(tmp_path / "claim.pdf").sections[0].text
+    assert text.endswith("Claimant name: Margit Olsen\nPolicy number: PN-448812\n"
+                         "damage: Water from the burst pipe soaked the kitchen floor.\n0123 456\nUrgent: yes"), text
+    assert text.startswith("Insurance claim form") and "witness" not in text and "Police report" not in text

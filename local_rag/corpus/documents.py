@@ -47,6 +47,8 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an 
 # the stream that tells which Office 97-2003 format a compound file is, and the reader of that format
 _OLE_FORMATS = {"WordDocument": ".doc", "PowerPoint Document": ".ppt", "Workbook": ".xls", "Book": ".xls"}  # Book: Excel 5/95
 _LOCKED = "password-protected: open it and save it again without a password"
+# a form field's name that a program gave it ("topmostSubform[0].Page1[0].f1_01[0]"): its value is shown alone
+_MACHINE_NAME = re.compile(r"\[\d+\]|^[\w]+\.[\w.]+$|^(?:text|field|check ?box)\s*\d+$", re.I)
 # formats that are ZIP packages (Office Open XML, OpenDocument, EPUB)
 _PACKAGES = (".docx", ".docm", ".dotx", ".dotm", ".odt", ".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".odp",
              ".epub", ".xlsx", ".xlsm", ".xltx", ".xltm", ".ods")
@@ -826,6 +828,9 @@ def _pdf(path: Path) -> Document:
     if len(lost) == len(pages):
         raise UnreadableFile(f"corrupt PDF: no page could be read ({lost[0].split(': ', 1)[1]})")
     ocr_pages, unread_scans = _scanned_pages(path, reader, pages, lost)
+    for number, page in enumerate(reader.pages):  # a filled-in form's answers: not in the text layer
+        if filled := _form_values(page):
+            pages[number] = f"{pages[number].rstrip()}\n{filled}".lstrip("\n")
     if not any(len(t.strip()) >= MIN_CHARS_PER_PAGE for t in pages):
         missing = ocr_missing()
         if missing:
@@ -905,6 +910,38 @@ def _scanned_pages(path: Path, reader: Any, pages: list[str], notes: list[str]) 
             read.append(number)
     notes += [f"page {number} not read by OCR: {why}" for number, why in sorted(lost.items())]
     return read, []
+
+
+def _form_values(page: Any) -> str:
+    """The values filled into the form fields of a PDF page, a line each, named by the field's tooltip or name
+    ("Policy number: PN-448812"; a box ticked: "Urgent: yes"): pypdf's text is the page's content, which holds the
+    form's labels but not what was typed into it. "" for a page without filled fields, or whose fields cannot be
+    read."""
+    lines = []
+    try:
+        for annotation in page.get("/Annots") or []:
+            widget = annotation.get_object()
+            if widget.get("/Subtype") != "/Widget":
+                continue
+            field = widget if "/T" in widget or "/Parent" not in widget else widget["/Parent"].get_object()
+            kind = widget.get("/FT", field.get("/FT"))
+            value = field.get("/V", widget.get("/V"))
+            if value is None or kind not in ("/Tx", "/Ch", "/Btn"):
+                continue
+            if isinstance(value, list):
+                value = ", ".join(str(v) for v in value)
+            text = " ".join(str(value).split())
+            if kind == "/Btn":
+                state = text.lstrip("/")
+                if state in ("", "Off"):
+                    continue
+                text = "yes" if state in ("Yes", "On", "1", "True") else state
+            label = " ".join(str(field.get("/TU") or field.get("/T") or "").split())
+            if text:
+                lines.append(f"{label}: {text}" if label and not _MACHINE_NAME.search(label) else text)
+    except Exception:  # noqa: BLE001 - a damaged annotation costs the form's values, not the page
+        return ""
+    return "\n".join(dict.fromkeys(lines))
 
 
 def _shows_image(page: Any) -> bool:
