@@ -335,3 +335,16 @@ def test_damaged_office_files_are_named_never_hang(samples: Path, messages: Path
                 read_document(path)
             except UnreadableFile:
                 pass
+
+
+def test_without_olefile_old_office_files_name_the_docs_extra(samples: Path, monkeypatch: pytest.MonkeyPatch):
+    """On a machine without the docs extra (its olefile import blocked), a .doc is unreadable with the install line,
+    and `doctor` names the formats it cannot read."""
+    import sys
+
+    from local_rag.corpus.documents import unreadable_formats
+
+    monkeypatch.setitem(sys.modules, "olefile", None)
+    assert unreadable_formats() == {"olefile": (".doc", ".ppt", ".pps", ".msg")}
+    with pytest.raises(UnreadableFile, match=r"^needs the docs extra: pip install 'local-rag\[docs\]' \(olefile missing\)$"):
+        read_document(samples / "harmless-clean.doc")

@@ -80,7 +80,12 @@ def collect(settings: Settings) -> dict[str, Any]:
         report["onnxruntime_providers"] = ort.get_available_providers()
     except ImportError:
         report["onnxruntime_providers"] = None
+    from local_rag.corpus.documents import DOC_SUFFIXES, unreadable_formats
     from local_rag.corpus.ocr import ocr_missing
+
+    missing = unreadable_formats()
+    report["documents"] = {"readable": [s for s in DOC_SUFFIXES if not any(s in v for v in missing.values())],
+                           "missing": {module: list(suffixes) for module, suffixes in missing.items()}}
 
     report["ocr"] = None if ocr_missing() else {"rapidocr-onnxruntime": _version("rapidocr-onnxruntime"),
                                                 "pypdfium2": _version("pypdfium2")}
@@ -136,6 +141,10 @@ def doctor(profile, config_file, index_name, verify, as_json):
     click.echo(f"faiss         {report['faiss']['build']} build, {report['faiss']['gpus']} GPU(s)")
     click.echo(f"onnxruntime   providers {report['onnxruntime_providers']}")
     built_for = " ".join((report.get("llama_cpp_cpu_build") or {}).get("features") or [])
+    documents = report["documents"]
+    lacking = sorted(s for suffixes in documents["missing"].values() for s in suffixes)
+    click.echo(f"documents     {len(documents['readable'])} formats read" + (
+        f"; not {' '.join(lacking)}: pip install 'local-rag[docs]'" if lacking else " (the docs extra installed)"))
     ocr = report["ocr"]
     click.echo(f"ocr           scanned PDF pages read by RapidOCR {ocr['rapidocr-onnxruntime']} (pypdfium2 "
                f"{ocr['pypdfium2']})" if ocr else "ocr           none: scanned PDFs are listed as unreadable (pip install "

@@ -24,7 +24,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from local_rag._optional import require
+from local_rag._optional import available, require
 from local_rag.corpus import office97
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
@@ -162,6 +162,24 @@ def _western(data: bytes) -> tuple[str, str]:
         return data.decode("cp1252"), "cp1252"
     except UnicodeDecodeError:
         return data.decode("latin-1"), "latin-1"
+
+
+# the library each format needs (the ``docs`` extra); the others need nothing beyond local-rag itself
+FORMAT_LIBRARIES = {
+    "pypdf": (".pdf",),
+    "docx": (".docx", ".docm", ".dotx", ".dotm"),
+    "pptx": (".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm"),
+    "openpyxl": (".xlsx", ".xlsm", ".xltx", ".xltm"),
+    "xlrd": (".xls",),
+    "olefile": (".doc", ".ppt", ".pps", ".msg"),
+    "trafilatura": (".html", ".htm", ".mht", ".mhtml"),
+}
+
+
+def unreadable_formats() -> dict[str, tuple[str, ...]]:
+    """{missing library: the suffixes it reads} here: files of those are listed as unreadable ("needs the docs
+    extra"), as `local-rag doctor` says; {} when every format can be read."""
+    return {module: suffixes for module, suffixes in FORMAT_LIBRARIES.items() if not available(module)}
 
 
 def read_document(path: Path) -> Document:
