@@ -17,7 +17,8 @@ import io
 import json
 import re
 import zipfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from email.utils import format_datetime
 from itertools import accumulate
@@ -1124,24 +1125,28 @@ def _doc(path: Path) -> Document:
         if b"<html" in head.lower() or b"<!doctype html" in head.lower():
             return _html(path)
         raise UnreadableFile("not a Word document (no Word 97-2003 compound file, RTF or HTML)")
-    try:
+    with _office97_errors(".docx"):
         title, text = office97.word_text(path)
+    return _markdown_document(text, path.stem, "" if placeholder_title(title) else title)
+
+
+@contextmanager
+def _office97_errors(save_as: str) -> Iterator[None]:
+    """`office97`'s errors as the reasons a build lists: a password, or a format older than 97 (``save_as``: the
+    format to save it again as)."""
+    try:
+        yield
     except office97.EncryptedFile as exc:
         raise UnreadableFile(_LOCKED) from exc
     except office97.OldFormat as exc:
-        raise UnreadableFile(f"{exc}: open it and save it again as .docx") from exc
-    return _markdown_document(text, path.stem, "" if placeholder_title(title) else title)
+        raise UnreadableFile(f"{exc}: open it and save it again as {save_as}") from exc
 
 
 def _ppt(path: Path) -> Document:
     """A PowerPoint 97-2003 ``.ppt`` or ``.pps``, slide by slide as a PPTX: its text, then the speaker notes, the
     slide's title as the heading (`local_rag.corpus.office97`)."""
-    try:
+    with _office97_errors(".pptx"):
         title, slides = office97.slides(path)
-    except office97.EncryptedFile as exc:
-        raise UnreadableFile(_LOCKED) from exc
-    except office97.OldFormat as exc:
-        raise UnreadableFile(f"{exc}: open it and save it again as .pptx") from exc
     sections = [Section(_dehyphenate("\n".join([*slide.texts, *slide.notes])), heading=slide.title, page=number)
                 for number, slide in enumerate(slides, start=1)]
     first = next((slide.title for slide in slides if slide.title), "")

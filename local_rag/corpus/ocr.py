@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from local_rag._optional import available, require
 from local_rag.paths import default_runs_dir
@@ -29,6 +29,7 @@ from local_rag.paths import default_runs_dir
 __all__ = ["DPI", "INSTALL", "MIN_SCORE", "STAMP_CHARS", "OcrOptions", "PageCache", "image_texts", "ocr_cache_dir", "ocr_missing",
            "page_cache", "page_texts", "reading_order", "show_progress"]
 
+T = TypeVar("T")
 DPI = 200  # pages are rendered at this resolution (150 / 200 / 300 measured: docs/benchmarks.md)
 INSTALL = "pip install 'local-rag[ocr]' (Python 3.11-3.12)"  # RapidOCR has no wheel for 3.13
 MIN_SCORE = 0.5  # recognised lines scored below this are dropped (RapidOCR's own default)
@@ -175,11 +176,8 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
     try:
         for number in todo:
             try:
-                page = document[number - 1]
-                try:
-                    image = page.render(scale=dpi / 72, grayscale=True).to_pil().convert("RGB")
-                finally:
-                    page.close()
+                image = _on_page(document, number, lambda page: page.render(scale=dpi / 72, grayscale=True).to_pil()
+                                 .convert("RGB"))
             except Exception as exc:  # noqa: BLE001 - one damaged page of a user's file: the others are read
                 lost[number] = f"{type(exc).__name__}: {exc}"
                 continue
@@ -215,12 +213,8 @@ def scans_under_stamps(path: Path, numbers: Sequence[int]) -> list[int]:
     try:
         for number in numbers:
             try:
-                page = document[number - 1]
-                try:
-                    width, height = page.get_size()
-                    boxes = [(obj.type, obj.get_bounds()) for obj in page.get_objects(max_depth=2)]
-                finally:
-                    page.close()
+                (width, height), boxes = _on_page(document, number, lambda page: (
+                    page.get_size(), [(obj.type, obj.get_bounds()) for obj in page.get_objects(max_depth=2)]))
             except Exception:  # noqa: BLE001 - a damaged page is taken as text, as before
                 continue
             images = [b for kind, b in boxes if kind == raw.FPDF_PAGEOBJ_IMAGE]
@@ -233,6 +227,15 @@ def scans_under_stamps(path: Path, numbers: Sequence[int]) -> list[int]:
     finally:
         document.close()
     return found
+
+
+def _on_page(document: Any, number: int, use: Callable[[Any], T]) -> T:
+    """``use`` applied to page ``number`` (1-based) of a pypdfium2 document, the page closed after."""
+    page = document[number - 1]
+    try:
+        return use(page)
+    finally:
+        page.close()
 
 
 def _in_margin(box: tuple[float, float, float, float], width: float, height: float) -> bool:
