@@ -1,7 +1,9 @@
 """Asking about some of the documents: `Scope`, the documents a search may return, given as patterns.
 
 A pattern names documents by their id (`local_rag.patterns`): for an index of a folder, the file's path inside it
-(``reports/2024/q3.pdf``), a folder of it, or a shell-style pattern (``*.pdf``), without regard to case. Patterns
+(``reports/2024/q3.pdf``), a folder of it, or a shell-style pattern (``*.pdf``), without regard to case; patterns that
+name no document so are matched against the documents' titles (`title_matches`: ``annual report`` finds "Annual
+Report 2024"). Patterns
 given together widen each other (any one may match); a scope narrowed again (`Scope.narrow`: a request to a server
 started with ``--only``) keeps only documents every group matches.
 
