@@ -1034,3 +1034,35 @@ def test_the_values_filled_into_a_pdf_form_are_read(tmp_path: Path):
     assert text.endswith("Claimant name: Margit Olsen\nPolicy number: PN-448812\n"
                          "damage: Water from the burst pipe soaked the kitchen floor.\n0123 456\nUrgent: yes"), text
     assert text.startswith("Insurance claim form") and "witness" not in text and "Police report" not in text
+
+
+def test_the_documents_attached_to_an_e_mail_are_read_after_it(tmp_path: Path):
+    """Session 55: an e-mail's attachments were named, never read, so the contract sent as a PDF (the answer) was lost
+    with the message that carried it. Now each attached document is a section after the message, headed by its name
+    (and page); a picture stays a name; an attachment that cannot be read is a note, the message read."""
+    from email.message import EmailMessage
+
+    from .docs_fixtures import make_docx
+
+    contract = make_pdf(tmp_path / "contract.pdf", ["The lease runs until 2031.", "Rent is due on the first day."])
+    minutes = make_docx(tmp_path / "minutes.docx")
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "Ana <ana@example.org>", "ops@example.org", "Signed lease"
+    mail.set_content("Attached: the signed lease and the minutes.")
+    mail.add_attachment(contract.read_bytes(), maintype="application", subtype="pdf", filename="lease 2031.pdf")
+    mail.add_attachment(minutes.read_bytes(), maintype="application", subtype="octet-stream", filename="minutes.docx")
+    mail.add_attachment(b"\x89PNG\r\n not a picture read", maintype="image", subtype="png", filename="logo.png")
+    mail.add_attachment(b"%PDF-1.4 cut short", maintype="application", subtype="pdf", filename="broken.pdf")
+    (tmp_path / "lease.eml").write_bytes(bytes(mail))
+    document = read_document(tmp_path / "lease.eml")
+    assert document.sections[0].text.endswith("Attachments: lease 2031.pdf, minutes.docx, logo.png, broken.pdf\n\n"
+                                              "Attached: the signed lease and the minutes.")
+    headings = [s.heading for s in document.sections[1:]]
+    assert headings[:2] == ["Attachment lease 2031.pdf, p. 1", "Attachment lease 2031.pdf, p. 2"]
+    assert all(h.startswith("Attachment minutes.docx") for h in headings[2:]) and len(headings) > 2
+    assert "The lease runs until 2031." in document.sections[1].text and all(s.page == 0 for s in document.sections)
+    assert any("solar panels" in s.text for s in document.sections[3:])
+    assert [n for n in document.notes if n.startswith("attachment ")] == [
+        next(n for n in document.notes if n.startswith("attachment broken.pdf not read: corrupt PDF"))]
+    passages = {p.id: p for p in read_corpus(tmp_path) if p.doc_id == "lease.eml"}
+    assert passages["lease.eml#s1"].section == "Attachment lease 2031.pdf, p. 1"

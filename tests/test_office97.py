@@ -286,11 +286,21 @@ def test_outlook_messages_are_read_as_e_mails_are(messages: Path, tmp_path: Path
                            "Date: Mon, 27 Nov 2017 09:44:30 +0000\nTo: yosipnps@model.com\n"
                            "Attachments: default_attachment.eml\n\nHi. This is an automatically generated")
     assert "The recipients is locked. (User Locked)" in text and "对方服务器返回的错误提示" in text and "\r" not in text
-    complete = read_document(messages / "complete.msg")
+    import local_rag.corpus.documents as documents
+
+    # its attached documents are read too (session 55), each a section after the message; the 6.9 MB PDF (376 pages,
+    # 15 s) and the photo stay names here, under a lower limit than the shipped 50 MB
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(documents, "MAX_ATTACHMENT_BYTES", 700_000)
+        complete = read_document(messages / "complete.msg")
     text = complete.sections[0].text
     assert complete.title == "Test Multiple attachments complete email!!"
     assert "Cc: quarantine@hiddenfire.onmicrosoft.com;abuse@hiddenfire.onmicrosoft.com\n" in text
     assert "[MS-OXPROPS].pdf" in text and "Steel HR Sport" in text
+    assert [s.heading for s in complete.sections[1:3]] == ["Attachment [MS-OXPROPS]-181001.docx",
+                                                          "Attachment [MS-OXPROPS].txt"]
+    assert all("Exchange Server Protocols Master Property List" in s.text for s in complete.sections[1:3])
+    assert not any("[MS-OXPROPS].pdf" in s.heading or "unsplash" in s.heading for s in complete.sections)
     assert read_document(messages / "outer.msg").sections[0].text.endswith("To: outer@foo.bar\nAttachments: test\n\n"
                                                                            "Outer body")
     (tmp_path / "saved.msg").write_text("From: Ann <ann@example.com>\nSubject: Boiler\n\nThe boiler is fixed.\n")

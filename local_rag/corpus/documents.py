@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 import zipfile
 from collections.abc import Callable
 from itertools import accumulate
@@ -57,7 +58,7 @@ from local_rag.corpus.sections import (
 )
 from local_rag.corpus.tables import table_lines
 from local_rag.corpus.transcripts import transcript_lines
-from local_rag.corpus.web import read_email, read_epub, read_html, read_outlook, read_web_archive
+from local_rag.corpus.web import email_files, read_email, read_epub, read_html, read_outlook, read_web_archive
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
@@ -132,6 +133,46 @@ def read_document(path: Path) -> Document:
     document.notes = [*document.notes, *notes]  # the reader's own (pages lost), then the parser's warnings
     document.title = printable_name(plain_letters(document.title))  # a title taken from a file name
     return document
+
+
+MAX_ATTACHMENT_BYTES = 50 * 2**20  # an attached file larger than this is named, not read
+
+
+def _with_attachments(read: Callable[[Path], Document], files: Callable[[Path, int], list[tuple[str, bytes]]]
+                      ) -> Callable[[Path], Document]:
+    """An e-mail reader that also reads the message's attached documents (a contract as a PDF, minutes as a .docx):
+    each a section after the message, headed "Attachment NAME" (", p. N" for a page: the message has no pages of its
+    own, so the page is said, not linked). A picture, another message, a file of a format not read or of more than
+    `MAX_ATTACHMENT_BYTES` stays a name in the message's "Attachments:" line; one that cannot be read is a note."""
+
+    def reader(path: Path) -> Document:
+        document = read(path)
+        attached = [(name, data) for name, data in files(path, MAX_ATTACHMENT_BYTES)
+                    if Path(name).suffix.lower() in DOC_SUFFIXES and Path(name).suffix.lower() not in (".eml", ".msg")]
+        if not attached:
+            return document
+        with tempfile.TemporaryDirectory(prefix="local-rag-attachment-") as folder:
+            for number, (name, data) in enumerate(attached):
+                copy = Path(folder) / f"{number}{Path(name).suffix.lower()}"
+                copy.write_bytes(data)
+                try:
+                    inner = read_document(copy)
+                except (UnreadableFile, OSError) as exc:
+                    document.notes.append(f"attachment {name} not read: {exc}")
+                    continue
+                for section in inner.sections:
+                    where = f", p. {section.page}" if section.page else ""
+                    heading = f"Attachment {name}{where}" + (f": {section.heading}" if section.heading else "")
+                    document.sections.append(Section(section.text, heading=heading, headings=section.headings))
+        return document
+
+    return reader
+
+
+def _compound(path: Path) -> bool:
+    """The file begins as an OLE compound file (an Office 97-2003 document, an Outlook message)."""
+    with path.open("rb") as fh:
+        return fh.read(8) == OLE_MAGIC
 
 
 def _misnamed(path: Path, suffix: str, ole: bool) -> Callable[[Path], Document]:
@@ -330,8 +371,9 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".epub": read_epub,
     ".odt": read_odt,
     ".odp": read_odp,
-    ".eml": read_email,
-    ".msg": read_outlook,
+    ".eml": _with_attachments(read_email, email_files),
+    ".msg": _with_attachments(read_outlook, lambda path, limit: (
+        office97.message_files(path, limit) if _compound(path) else email_files(path, limit))),
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
     ".vtt": _captions,

@@ -32,7 +32,8 @@ from typing import Any
 
 from local_rag._optional import require
 
-__all__ = ["EncryptedFile", "Message", "OldFormat", "Slide", "message", "ole_streams", "slides", "word_text"]
+__all__ = ["EncryptedFile", "Message", "OldFormat", "Slide", "message", "message_files", "ole_streams", "slides",
+           "word_text"]
 
 _WORD_IDENT = 0xA5EC
 _WORD97 = 0x6A  # the first nFib of Word 97 (Word 6 and 95 write 101-105: text without the piece table read here)
@@ -403,7 +404,7 @@ class Message:
 _SUBJECT, _SENDER_NAME, _SENDER_ADDRESS, _SENDER_SMTP = 0x0037, 0x0C1A, 0x0C1F, 0x5D01
 _DISPLAY_TO, _DISPLAY_CC, _BODY, _HTML = 0x0E04, 0x0E03, 0x1000, 0x1013
 _SUBMIT_TIME, _DELIVERY_TIME, _CODEPAGE, _INTERNET_CODEPAGE = 0x0039, 0x0E06, 0x3FFD, 0x3FDE
-_ATTACHMENT_LONG_NAME, _ATTACHMENT_NAME, _ATTACHMENT_DISPLAY_NAME = 0x3707, 0x3704, 0x3001
+_ATTACHMENT_LONG_NAME, _ATTACHMENT_NAME, _ATTACHMENT_DISPLAY_NAME, _ATTACHMENT_DATA = 0x3707, 0x3704, 0x3001, 0x3701
 _FILETIME_EPOCH = datetime.datetime(1601, 1, 1, tzinfo=datetime.UTC)
 
 
@@ -440,6 +441,25 @@ def message(path: Path) -> Message:
             if named:
                 found.attachments.append(named)
     return found
+
+
+def message_files(path: Path, limit: int) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of an Outlook message's attached files of at most ``limit`` bytes (attached messages, which
+    Outlook keeps as storages, and larger files left out)."""
+    olefile = require("olefile", "reading Outlook messages")
+    files = []
+    with olefile.OleFileIO(str(path)) as ole:
+        for storage in sorted({entry[0] for entry in ole.listdir() if entry[0].startswith("__attach_version1.0_#")}):
+            data_stream = f"{storage}/__substg1.0_{_ATTACHMENT_DATA:04X}0102"
+            if not ole.exists(data_stream) or ole.get_size(data_stream) > limit:
+                continue
+            for prop in (_ATTACHMENT_LONG_NAME, _ATTACHMENT_NAME):
+                name_stream = f"{storage}/__substg1.0_{prop:04X}001F"
+                if ole.exists(name_stream):
+                    name = ole.openstream(name_stream).read().decode("utf-16-le", "replace").split("\x00", 1)[0]
+                    files.append((name.strip(), ole.openstream(data_stream).read()))
+                    break
+    return files
 
 
 def _fixed_properties(data: bytes, header: int) -> dict[int, int]:

@@ -86,10 +86,24 @@ def html_text(html: str) -> tuple[str, str, list[tuple[int, str]]]:
     return title, "\n\n".join(lines), headings
 
 
+def email_files(path: Path, limit: int) -> list[tuple[str, bytes]]:
+    """(file name, bytes) of an ``.eml``'s attached files of at most ``limit`` bytes."""
+    from email import policy
+    from email.parser import BytesParser
+
+    message = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
+    files = []
+    for part in message.iter_attachments():
+        data = part.get_payload(decode=True)
+        if (name := part.get_filename()) and isinstance(data, bytes) and len(data) <= limit:
+            files.append((str(name), data))
+    return files
+
+
 def read_email(path: Path) -> Document:
     """An e-mail saved as ``.eml`` (Thunderbird, Outlook, Apple Mail): its subject is the title; its sender, date and
     recipients and the names of its attachments open the text, then its plain-text body (its HTML body's text when it
-    has no plain one); the attachments themselves are left out (save them beside it to index them)."""
+    has no plain one); its attached documents are read by `local_rag.corpus.documents` (`email_files`)."""
     from email import policy
     from email.parser import BytesParser
 
