@@ -433,8 +433,9 @@ def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path
 def test_saved_emails_are_read_with_their_headers_and_body(tmp_path: Path):
     """Session 52: e-mails saved as .eml (a support team's threads) were skipped: "note: ... of .eml skipped". Now the
     subject is the title, sender, date and recipients open the text, then the plain body (the HTML body's text when
-    there is no plain one); attachments are left out, their names said (session 55, as an Outlook .msg's); a file
-    with no mail header is unreadable."""
+    there is no plain one); attachments are named (session 55, as an Outlook .msg's; the documents among them are
+    read after the message: `test_the_documents_attached_to_an_e_mail_are_read_after_it`); a file with no mail header
+    is unreadable."""
     from email.message import EmailMessage
 
     mail = EmailMessage()
