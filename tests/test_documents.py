@@ -1039,8 +1039,9 @@ def test_the_values_filled_into_a_pdf_form_are_read(tmp_path: Path):
 
 def test_the_documents_attached_to_an_e_mail_are_read_after_it(tmp_path: Path):
     """Session 55: an e-mail's attachments were named, never read, so the contract sent as a PDF (the answer) was lost
-    with the message that carried it. Now each attached document is a section after the message, headed by its name
-    (and page); a picture stays a name; an attachment that cannot be read is a note, the message read."""
+    with the message that carried it. Now each attached document, and a forwarded message, is a section after the
+    message, headed by its name (and page); a picture, and the attachments of an attached message, stay names; an
+    attachment that cannot be read is a note, the message read."""
     from email.message import EmailMessage
 
     from .docs_fixtures import make_docx
@@ -1054,13 +1055,22 @@ def test_the_documents_attached_to_an_e_mail_are_read_after_it(tmp_path: Path):
     mail.add_attachment(minutes.read_bytes(), maintype="application", subtype="octet-stream", filename="minutes.docx")
     mail.add_attachment(b"\x89PNG\r\n not a picture read", maintype="image", subtype="png", filename="logo.png")
     mail.add_attachment(b"%PDF-1.4 cut short", maintype="application", subtype="pdf", filename="broken.pdf")
+    forwarded = EmailMessage()  # a forwarded message, with an attachment of its own (left a name)
+    forwarded["From"], forwarded["Subject"] = "Landlord <office@example.com>", "Keys"
+    forwarded.set_content("The keys are at the front desk.")
+    forwarded.add_attachment(contract.read_bytes(), maintype="application", subtype="pdf", filename="copy.pdf")
+    mail.add_attachment(forwarded)
     (tmp_path / "lease.eml").write_bytes(bytes(mail))
     document = read_document(tmp_path / "lease.eml")
     assert document.sections[0].text.endswith("Attachments: lease 2031.pdf, minutes.docx, logo.png, broken.pdf\n\n"
                                               "Attached: the signed lease and the minutes.")
+    keys = document.sections[-1]
+    assert keys.heading == "Attachment Keys.eml" and keys.text == (
+        "From: Landlord <office@example.com>\nAttachments: copy.pdf\n\nThe keys are at the front desk.")
+    assert not any("copy.pdf" in s.heading for s in document.sections)  # an attached message's attachments: names
     headings = [s.heading for s in document.sections[1:]]
     assert headings[:2] == ["Attachment lease 2031.pdf, p. 1", "Attachment lease 2031.pdf, p. 2"]
-    assert all(h.startswith("Attachment minutes.docx") for h in headings[2:]) and len(headings) > 2
+    assert all(h.startswith("Attachment minutes.docx") for h in headings[2:-1]) and len(headings) > 3
     assert "The lease runs until 2031." in document.sections[1].text and all(s.page == 0 for s in document.sections)
     assert any("solar panels" in s.text for s in document.sections[3:])
     assert [n for n in document.notes if n.startswith("attachment ")] == [

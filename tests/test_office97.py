@@ -286,6 +286,9 @@ def test_outlook_messages_are_read_as_e_mails_are(messages: Path, tmp_path: Path
                            "Date: Mon, 27 Nov 2017 09:44:30 +0000\nTo: yosipnps@model.com\n"
                            "Attachments: default_attachment.eml\n\nHi. This is an automatically generated")
     assert "The recipients is locked. (User Locked)" in text and "对方服务器返回的错误提示" in text and "\r" not in text
+    bounced = notice.sections[1]  # the message that bounced, attached by the mail server: read after it
+    assert bounced.heading == "Attachment 回复：转发：反馈·北京 2017年12月02-03日 销售.eml"
+    assert bounced.text.startswith("From: Meredith chen <yosipnps@model.com>\nDate: Mon, 27 Nov 2017 09:44:11 +0000")
     import local_rag.corpus.documents as documents
 
     # its attached documents are read too (session 55), each a section after the message; the 6.9 MB PDF (376 pages,
@@ -297,12 +300,18 @@ def test_outlook_messages_are_read_as_e_mails_are(messages: Path, tmp_path: Path
     assert complete.title == "Test Multiple attachments complete email!!"
     assert "Cc: quarantine@hiddenfire.onmicrosoft.com;abuse@hiddenfire.onmicrosoft.com\n" in text
     assert "[MS-OXPROPS].pdf" in text and "Steel HR Sport" in text
-    assert [s.heading for s in complete.sections[1:3]] == ["Attachment [MS-OXPROPS]-181001.docx",
-                                                          "Attachment [MS-OXPROPS].txt"]
-    assert all("Exchange Server Protocols Master Property List" in s.text for s in complete.sections[1:3])
+    assert [s.heading for s in complete.sections[1:9]] == [
+        "Attachment Create a database on Azure in 90 seconds.eml", "Attachment How fast can you deploy a web app?.eml",
+        "Attachment Virtual machines for any scenario.eml", "Attachment A few ways to get started with Azure.eml",
+        "Attachment Welcome to Azure Security Center.eml", "Attachment Welcome to your Azure free account.eml",
+        "Attachment [MS-OXPROPS]-181001.docx", "Attachment [MS-OXPROPS].txt"]  # the attached messages, then the files
+    assert complete.sections[1].text.startswith("From: Microsoft Azure <azure-noreply@microsoft.com>")
+    assert all("Exchange Server Protocols Master Property List" in s.text for s in complete.sections[7:9])
     assert not any("[MS-OXPROPS].pdf" in s.heading or "unsplash" in s.heading for s in complete.sections)
-    assert read_document(messages / "outer.msg").sections[0].text.endswith("To: outer@foo.bar\nAttachments: test\n\n"
-                                                                           "Outer body")
+    outer = read_document(messages / "outer.msg")
+    assert outer.sections[0].text.endswith("To: outer@foo.bar\nAttachments: test\n\nOuter body")
+    assert [(s.heading, s.text) for s in outer.sections[1:]] == [
+        ("Attachment test.eml", "Date: Tue, 15 Nov 2016 23:28:26 +0000\nTo: test@foobar.com\n\nbody")]
     (tmp_path / "saved.msg").write_text("From: Ann <ann@example.com>\nSubject: Boiler\n\nThe boiler is fixed.\n")
     plain = read_document(tmp_path / "saved.msg")
     assert plain.title == "Boiler" and plain.sections[0].text.endswith("The boiler is fixed.")

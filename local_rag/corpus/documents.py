@@ -21,6 +21,7 @@ import re
 import tempfile
 import zipfile
 from collections.abc import Callable
+from contextvars import ContextVar
 from itertools import accumulate
 from pathlib import Path
 
@@ -136,37 +137,49 @@ def read_document(path: Path) -> Document:
 
 
 MAX_ATTACHMENT_BYTES = 50 * 2**20  # an attached file larger than this is named, not read
+_attached: ContextVar[bool] = ContextVar("attached", default=False)  # reading a message's attachments now
 
 
 def _with_attachments(read: Callable[[Path], Document], files: Callable[[Path, int], list[tuple[str, bytes]]]
                       ) -> Callable[[Path], Document]:
-    """An e-mail reader that also reads the message's attached documents (a contract as a PDF, minutes as a .docx):
-    each a section after the message, headed "Attachment NAME" (", p. N" for a page: the message has no pages of its
-    own, so the page is said, not linked). A picture, another message, a file of a format not read or of more than
-    `MAX_ATTACHMENT_BYTES` stays a name in the message's "Attachments:" line; one that cannot be read is a note."""
+    """An e-mail reader that also reads the message's attached documents (a contract as a PDF, minutes as a .docx, a
+    forwarded message): each a section after the message, headed "Attachment NAME" (", p. N" for a page: the message
+    has no pages of its own, so the page is said, not linked). The attachments of an attached message, a picture, a
+    file of a format not read or of more than `MAX_ATTACHMENT_BYTES` stay names in the "Attachments:" line; one that
+    cannot be read is a note."""
 
     def reader(path: Path) -> Document:
         document = read(path)
+        if _attached.get():  # a message attached to a message: its own attachments stay names
+            return document
         attached = [(name, data) for name, data in files(path, MAX_ATTACHMENT_BYTES)
-                    if Path(name).suffix.lower() in DOC_SUFFIXES and Path(name).suffix.lower() not in (".eml", ".msg")]
+                    if Path(name).suffix.lower() in DOC_SUFFIXES]
         if not attached:
             return document
-        with tempfile.TemporaryDirectory(prefix="local-rag-attachment-") as folder:
-            for number, (name, data) in enumerate(attached):
-                copy = Path(folder) / f"{number}{Path(name).suffix.lower()}"
-                copy.write_bytes(data)
-                try:
-                    inner = read_document(copy)
-                except (UnreadableFile, OSError) as exc:
-                    document.notes.append(f"attachment {name} not read: {exc}")
-                    continue
-                for section in inner.sections:
-                    where = f", p. {section.page}" if section.page else ""
-                    heading = f"Attachment {name}{where}" + (f": {section.heading}" if section.heading else "")
-                    document.sections.append(Section(section.text, heading=heading, headings=section.headings))
+        token = _attached.set(True)
+        try:
+            with tempfile.TemporaryDirectory(prefix="local-rag-attachment-") as folder:
+                for number, (name, data) in enumerate(attached):
+                    _read_attachment(document, name, data, Path(folder) / f"{number}{Path(name).suffix.lower()}")
+        finally:
+            _attached.reset(token)
         return document
 
     return reader
+
+
+def _read_attachment(document: Document, name: str, data: bytes, copy: Path) -> None:
+    """The attached file ``name`` read from ``copy`` (its bytes written there) into sections after ``document``'s."""
+    copy.write_bytes(data)
+    try:
+        inner = read_document(copy)
+    except (UnreadableFile, OSError) as exc:
+        document.notes.append(f"attachment {name} not read: {exc}")
+        return
+    for section in inner.sections:
+        where = f", p. {section.page}" if section.page else ""
+        heading = f"Attachment {name}{where}" + (f": {section.heading}" if section.heading else "")
+        document.sections.append(Section(section.text, heading=heading, headings=section.headings))
 
 
 def _compound(path: Path) -> bool:

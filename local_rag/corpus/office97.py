@@ -414,42 +414,60 @@ def message(path: Path) -> Message:
     with olefile.OleFileIO(str(path)) as ole:
         if not ole.exists("__properties_version1.0"):
             raise OldFormat("not an Outlook message (no property stream)")
-        fixed = _fixed_properties(ole.openstream("__properties_version1.0").read(), header=32)
-        codepage = _codec(fixed.get(_CODEPAGE) or fixed.get(_INTERNET_CODEPAGE))
+        return _message_at(ole, "", header=32)
 
-        def text(prop: int, storage: str = "") -> str:
-            for kind, encoding in (("001F", "utf-16-le"), ("001E", codepage), ("0102", _codec(fixed.get(_INTERNET_CODEPAGE)))):
-                name = f"{storage}__substg1.0_{prop:04X}{kind}"
-                if ole.exists(name):
-                    value: str = ole.openstream(name).read().decode(encoding, "replace")
-                    return value.split("\x00", 1)[0].strip()
-            return ""
 
-        address = text(_SENDER_SMTP) or text(_SENDER_ADDRESS)
-        name = text(_SENDER_NAME)
-        sent = fixed.get(_SUBMIT_TIME) or fixed.get(_DELIVERY_TIME)
-        found = Message(subject=text(_SUBJECT), to=text(_DISPLAY_TO), cc=text(_DISPLAY_CC),
-                        sender=f"{name} <{address}>" if name and address and name != address else name or address,
-                        sent=_FILETIME_EPOCH + datetime.timedelta(microseconds=sent // 10) if sent else None,
-                        body=text(_BODY))
-        if not found.body:
-            found.html = text(_HTML)
-        storages = sorted({entry[0] for entry in ole.listdir() if entry[0].startswith("__attach_version1.0_#")})
-        for storage in storages:
-            named = (text(_ATTACHMENT_LONG_NAME, storage + "/") or text(_ATTACHMENT_NAME, storage + "/")
-                     or text(_ATTACHMENT_DISPLAY_NAME, storage + "/"))
-            if named:
-                found.attachments.append(named)
+def _message_at(ole: Any, prefix: str, header: int) -> Message:
+    """The message whose properties are under ``prefix`` in the compound file (a ``.msg``'s root, or the storage of a
+    message attached to it, whose property stream has a shorter ``header``)."""
+    fixed = _fixed_properties(ole.openstream(prefix + "__properties_version1.0").read(), header=header)
+    codepage = _codec(fixed.get(_CODEPAGE) or fixed.get(_INTERNET_CODEPAGE))
+
+    def text(prop: int, storage: str = "") -> str:
+        for kind, encoding in (("001F", "utf-16-le"), ("001E", codepage), ("0102", _codec(fixed.get(_INTERNET_CODEPAGE)))):
+            name = f"{prefix}{storage}__substg1.0_{prop:04X}{kind}"
+            if ole.exists(name):
+                value: str = ole.openstream(name).read().decode(encoding, "replace")
+                return value.split("\x00", 1)[0].strip()
+        return ""
+
+    address = text(_SENDER_SMTP) or text(_SENDER_ADDRESS)
+    name = text(_SENDER_NAME)
+    sent = fixed.get(_SUBMIT_TIME) or fixed.get(_DELIVERY_TIME)
+    found = Message(subject=text(_SUBJECT), to=text(_DISPLAY_TO), cc=text(_DISPLAY_CC),
+                    sender=f"{name} <{address}>" if name and address and name != address else name or address,
+                    sent=_FILETIME_EPOCH + datetime.timedelta(microseconds=sent // 10) if sent else None,
+                    body=text(_BODY))
+    if not found.body:
+        found.html = text(_HTML)
+    for storage in _attachment_storages(ole, prefix):
+        named = (text(_ATTACHMENT_LONG_NAME, storage + "/") or text(_ATTACHMENT_NAME, storage + "/")
+                 or text(_ATTACHMENT_DISPLAY_NAME, storage + "/"))
+        if named:
+            found.attachments.append(named)
     return found
 
 
+def _attachment_storages(ole: Any, prefix: str) -> list[str]:
+    """The attachments' storages of the message under ``prefix``, relative to it."""
+    depth = prefix.count("/")
+    return sorted({"/".join(entry[depth: depth + 1]) for entry in ole.listdir(storages=True, streams=True)
+                   if "/".join(entry).startswith(prefix) and len(entry) > depth
+                   and entry[depth].startswith("__attach_version1.0_#")})
+
+
 def message_files(path: Path, limit: int) -> list[tuple[str, bytes]]:
-    """(file name, bytes) of an Outlook message's attached files of at most ``limit`` bytes (attached messages, which
-    Outlook keeps as storages, and larger files left out)."""
+    """(file name, bytes) of an Outlook message's attached files of at most ``limit`` bytes; an attached message
+    (Outlook keeps it as a storage of properties) as an ``.eml`` made of its header fields and body."""
     olefile = require("olefile", "reading Outlook messages")
     files = []
     with olefile.OleFileIO(str(path)) as ole:
-        for storage in sorted({entry[0] for entry in ole.listdir() if entry[0].startswith("__attach_version1.0_#")}):
+        for storage in _attachment_storages(ole, ""):
+            inner = f"{storage}/__substg1.0_{_ATTACHMENT_DATA:04X}000D/"
+            if ole.exists(inner + "__properties_version1.0"):
+                attached = _message_at(ole, inner, header=24)
+                files.append((f"{attached.subject or 'message'}.eml", _as_eml(attached)))
+                continue
             data_stream = f"{storage}/__substg1.0_{_ATTACHMENT_DATA:04X}0102"
             if not ole.exists(data_stream) or ole.get_size(data_stream) > limit:
                 continue
@@ -460,6 +478,23 @@ def message_files(path: Path, limit: int) -> list[tuple[str, bytes]]:
                     files.append((name.strip(), ole.openstream(data_stream).read()))
                     break
     return files
+
+
+def _as_eml(found: Message) -> bytes:
+    """An attached Outlook message as the RFC 822 text an ``.eml`` holds: its header fields, then its body."""
+    from email.message import EmailMessage
+    from email.utils import format_datetime
+
+    mail = EmailMessage()
+    for header, value in (("From", found.sender), ("To", found.to), ("Cc", found.cc), ("Subject", found.subject),
+                          ("Date", format_datetime(found.sent) if found.sent else "")):
+        if value:
+            mail[header] = " ".join(value.split())
+    if found.body or not found.html:
+        mail.set_content(found.body)
+    else:
+        mail.set_content(found.html, subtype="html")
+    return bytes(mail)
 
 
 def _fixed_properties(data: bytes, header: int) -> dict[int, int]:

@@ -87,16 +87,23 @@ def html_text(html: str) -> tuple[str, str, list[tuple[int, str]]]:
 
 
 def email_files(path: Path, limit: int) -> list[tuple[str, bytes]]:
-    """(file name, bytes) of an ``.eml``'s attached files of at most ``limit`` bytes."""
+    """(file name, bytes) of an ``.eml``'s attached files of at most ``limit`` bytes, an attached (forwarded) message
+    as its RFC 822 text."""
     from email import policy
     from email.parser import BytesParser
 
     message = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
     files = []
     for part in message.iter_attachments():
-        data = part.get_payload(decode=True)
-        if (name := part.get_filename()) and isinstance(data, bytes) and len(data) <= limit:
-            files.append((str(name), data))
+        data: object
+        if part.get_content_type() == "message/rfc822":  # a forwarded message: its own RFC 822 text
+            inner = part.get_content()
+            subject = " ".join(str(inner.get("subject") or "").split())
+            data, name = bytes(inner), str(part.get_filename() or f"{subject or 'message'}.eml")
+        else:
+            data, name = part.get_payload(decode=True), str(part.get_filename() or "")
+        if name and isinstance(data, bytes) and len(data) <= limit:
+            files.append((name, data))
     return files
 
 
