@@ -134,6 +134,8 @@ def _scanned_pages(path: Path, reader: Any, pages: list[str], notes: list[str]) 
     if ocr_missing():
         return [], scanned
     scanned = sorted(scanned + scans_under_stamps(path, stamped)) if stamped else scanned
+    if not scanned:  # short pages with a picture, none of them a scan: no file digest for an OCR cache
+        return [], []
     read = []
     texts, lost = page_texts(path, scanned, cache=page_cache(path))
     for number, text in texts.items():
