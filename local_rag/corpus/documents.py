@@ -51,6 +51,7 @@ from local_rag.corpus.sections import (
     UnreadableFile,
     decode_text,
     first_line_title,
+    is_compound,
     markdown_document,
     meaningful_name,
     placeholder_title,
@@ -81,17 +82,20 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp")
 _OLE_FORMATS = {"WordDocument": ".doc", "PowerPoint Document": ".ppt", "Workbook": ".xls", "Book": ".xls"}  # Book: Excel 5/95
 
 
+# Office Open XML documents, presentations and workbooks, with their macro-enabled, template and slide-show kinds
+_WORD = (".docx", ".docm", ".dotx", ".dotm")
+_SLIDES = (".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm")
+_WORKBOOKS = (".xlsx", ".xlsm", ".xltx", ".xltm")
 # formats that are ZIP packages (Office Open XML, OpenDocument, EPUB)
-_PACKAGES = (".docx", ".docm", ".dotx", ".dotm", ".odt", ".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".odp",
-             ".epub", ".xlsx", ".xlsm", ".xltx", ".xltm", ".ods")
+_PACKAGES = (*_WORD, *_SLIDES, *_WORKBOOKS, ".odt", ".odp", ".ods", ".epub")
 
 
 # the library each format needs (the ``docs`` extra); the others need nothing beyond local-rag itself
 FORMAT_LIBRARIES = {
     "pypdf": (".pdf",),
-    "docx": (".docx", ".docm", ".dotx", ".dotm"),
-    "pptx": (".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm"),
-    "openpyxl": (".xlsx", ".xlsm", ".xltx", ".xltm"),
+    "docx": _WORD,
+    "pptx": _SLIDES,
+    "openpyxl": _WORKBOOKS,
     "xlrd": (".xls",),
     "olefile": (".doc", ".ppt", ".pps", ".msg"),
     "trafilatura": (".html", ".htm", ".mht", ".mhtml"),
@@ -113,8 +117,7 @@ def read_document(path: Path) -> Document:
     if path.stat().st_size == 0:
         raise UnreadableFile("empty file (0 bytes)")
     if suffix in _PACKAGES:
-        with path.open("rb") as fh:
-            ole = fh.read(8) == OLE_MAGIC  # tested first: a Word 2007+ .doc holds a ZIP (its theme) that is_zipfile finds
+        ole = is_compound(path)  # tested first: a Word 2007+ .doc holds a ZIP (its theme) that is_zipfile finds
         if ole or not zipfile.is_zipfile(path):  # python-docx says "Package not found at ..."
             reader = _misnamed(path, suffix, ole)
     try:
@@ -180,12 +183,6 @@ def _read_attachment(document: Document, name: str, data: bytes, copy: Path) -> 
         where = f", p. {section.page}" if section.page else ""
         heading = f"Attachment {name}{where}" + (f": {section.heading}" if section.heading else "")
         document.sections.append(Section(section.text, heading=heading, headings=section.headings))
-
-
-def _compound(path: Path) -> bool:
-    """The file begins as an OLE compound file (an Office 97-2003 document, an Outlook message)."""
-    with path.open("rb") as fh:
-        return fh.read(8) == OLE_MAGIC
 
 
 def _misnamed(path: Path, suffix: str, ole: bool) -> Callable[[Path], Document]:
@@ -386,7 +383,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".odp": read_odp,
     ".eml": _with_attachments(read_email, email_files),
     ".msg": _with_attachments(read_outlook, lambda path, limit: (
-        office97.message_files(path, limit) if _compound(path) else email_files(path, limit))),
+        office97.message_files(path, limit) if is_compound(path) else email_files(path, limit))),
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
     ".vtt": _captions,
@@ -394,15 +391,15 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".html": read_html,
     ".htm": read_html,
     ".pdf": read_pdf,
-    **dict.fromkeys((".docx", ".docm", ".dotx", ".dotm"), read_docx),
+    **dict.fromkeys(_WORD, read_docx),
     ".doc": _doc,
     ".rtf": _rtf,
-    **dict.fromkeys((".pptx", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm"), read_pptx),
+    **dict.fromkeys(_SLIDES, read_pptx),
     ".ppt": read_ppt,
     ".pps": read_ppt,
     ".csv": _table,
     ".tsv": _table,
-    **dict.fromkeys((".xlsx", ".xlsm", ".xltx", ".xltm"), read_workbook),
+    **dict.fromkeys(_WORKBOOKS, read_workbook),
     ".xls": read_xls,
     ".ods": read_ods,
 }

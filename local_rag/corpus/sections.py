@@ -9,8 +9,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
+
+
+def is_compound(path: Path) -> bool:
+    """The file begins as an OLE compound file (an Office 97-2003 document, an Outlook message, an Office 2007+ file
+    saved with a password)."""
+    with path.open("rb") as fh:
+        return fh.read(len(OLE_MAGIC)) == OLE_MAGIC
 
 
 LOCKED = "password-protected: open it and save it again without a password"

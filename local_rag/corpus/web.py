@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 import zipfile
+from collections.abc import Iterable
 from email.utils import format_datetime
 from pathlib import Path
 
 from local_rag._optional import require
 from local_rag.corpus import office97
-from local_rag.corpus.sections import OLE_MAGIC, Document, Section, UnreadableFile, decode_text, line_feeds
+from local_rag.corpus.sections import Document, Section, UnreadableFile, decode_text, is_compound, line_feeds
 
 
 def read_web_archive(path: Path) -> Document:
@@ -117,29 +118,22 @@ def read_email(path: Path) -> Document:
     message = BytesParser(policy=policy.default).parsebytes(path.read_bytes())
     if not any(message.get(h) for h in ("from", "subject", "date", "to")):
         raise UnreadableFile("not an e-mail (no From, Subject, Date or To header)")
-    head = [f"{name}: {' '.join(str(message.get(name)).split())}" for name in ("From", "Date", "To", "Cc")
-            if message.get(name)]
+    # the attachments' names (as an Outlook .msg's): "the mail with the invoice attached" finds it
     attached = [name for part in message.iter_attachments() if (name := part.get_filename())]
-    if attached:  # their names (as an Outlook .msg's): "the mail with the invoice attached" finds it
-        head.append(f"Attachments: {' '.join(', '.join(attached).split())}")
+    fields = [*((name, str(message.get(name) or "")) for name in ("From", "Date", "To", "Cc")),
+              ("Attachments", ", ".join(attached))]
     part = message.get_body(preferencelist=("plain", "html"))
-    body = ""
-    if part is not None:
-        body = part.get_content()
-        if part.get_content_type() == "text/html":
-            body = html_text(body)[1]
-    text = "\n".join(head) + "\n\n" + line_feeds(body).strip()
-    subject = " ".join(str(message.get("subject") or "").split())
-    return Document(subject or path.stem, [Section(text.strip())])
+    body = part.get_content() if part is not None else ""
+    html = part is not None and part.get_content_type() == "text/html"
+    return _mail_document(fields, "" if html else body, body if html else "", str(message.get("subject") or ""),
+                          path.stem)
 
 
 def read_outlook(path: Path) -> Document:
     """An Outlook ``.msg`` (dragged out of Outlook, or kept by a case or records system), read as an ``.eml`` is:
     subject as title; sender, date, recipients and its attachments' names open the text, then the body (its HTML
     body's text when it has no plain one) (`local_rag.corpus.office97.message`)."""
-    with path.open("rb") as fh:
-        start = fh.read(8)
-    if start != OLE_MAGIC:  # some mail programs save a plain RFC 822 message under this name; Tcl its message catalogues
+    if not is_compound(path):  # some mail programs save a plain RFC 822 message under this name; Tcl its catalogues
         if re.search(rb"^(from|subject|date|to):", path.read_bytes()[:4096], re.I | re.M):
             return read_email(path)
         raise UnreadableFile("not an Outlook message (no Outlook compound file, no e-mail headers)")
@@ -147,12 +141,18 @@ def read_outlook(path: Path) -> Document:
         mail = office97.message(path)
     except office97.OldFormat as exc:
         raise UnreadableFile(str(exc)) from exc
-    head = [f"{name}: {' '.join(value.split())}" for name, value in
-            (("From", mail.sender), ("Date", format_datetime(mail.sent) if mail.sent else ""), ("To", mail.to),
-             ("Cc", mail.cc), ("Attachments", ", ".join(mail.attachments))) if value]
-    body = mail.body or (html_text(mail.html)[1] if mail.html else "")
+    fields = [("From", mail.sender), ("Date", format_datetime(mail.sent) if mail.sent else ""), ("To", mail.to),
+              ("Cc", mail.cc), ("Attachments", ", ".join(mail.attachments))]
+    return _mail_document(fields, mail.body, mail.html, mail.subject, path.stem)
+
+
+def _mail_document(fields: Iterable[tuple[str, str]], plain: str, html: str, subject: str, fallback: str) -> Document:
+    """A message as its reader sees it: its header fields a line each ("From: ...", the empty ones left out), a blank
+    line, its plain-text body (else its HTML body's text); its subject the title (``fallback`` without one)."""
+    head = [f"{name}: {' '.join(value.split())}" for name, value in fields if value]
+    body = plain or (html_text(html)[1] if html else "")
     text = "\n".join(head) + "\n\n" + line_feeds(body).strip()
-    return Document(" ".join(mail.subject.split()) or path.stem, [Section(text.strip())])
+    return Document(" ".join(subject.split()) or fallback, [Section(text.strip())])
 
 
 def read_epub(path: Path) -> Document:
