@@ -142,6 +142,9 @@ def _drop_adaptation(settings, other: str) -> None:
                    f"adapt --index {settings.index}` for these", err=True)
 
 
+_UNITS = {"mbox": "message"}  # what a format's "pages" are, where they are no pages (a mailbox's messages)
+
+
 def echo_report(manifest, echo=click.echo) -> None:
     """The end-of-build report: pages a second per format and every file that could not be read, with its reason."""
     stats = manifest.stats
@@ -149,7 +152,7 @@ def echo_report(manifest, echo=click.echo) -> None:
     if formats:
         ocr = f" ({stats['pages_ocr']:.0f} scanned, read by OCR)" if stats.get("pages_ocr") else ""
         echo("read: " + ", ".join(
-            f"{fmt} {stats[f'pages_{fmt}']:.0f} page(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s"
+            f"{fmt} {stats[f'pages_{fmt}']:.0f} {_UNITS.get(fmt, 'page')}(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s"
             + (ocr if fmt == "pdf" else "") for fmt in formats
         ))
     unspaced = int(stats.get("unspaced_chunks", 0))

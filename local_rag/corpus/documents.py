@@ -29,6 +29,7 @@ from local_rag._optional import available
 from local_rag.corpus import office97
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
+from local_rag.corpus.mbox import is_apple_mailbox, read_mbox
 from local_rag.corpus.notes import library_notes
 from local_rag.corpus.office import (
     office97_errors,
@@ -60,15 +61,24 @@ from local_rag.corpus.sections import (
 )
 from local_rag.corpus.tables import table_lines
 from local_rag.corpus.transcripts import transcript_lines
-from local_rag.corpus.web import email_files, read_email, read_epub, read_html, read_outlook, read_web_archive
+from local_rag.corpus.web import (
+    attached_files,
+    email_files,
+    read_email,
+    read_epub,
+    read_html,
+    read_outlook,
+    read_web_archive,
+)
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
 __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section", "UnreadableFile", "decode_text",
-           "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
+           "document_suffix", "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".mht", ".mhtml",
+                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".mbox", ".mht",
+                ".mhtml",
                 ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
                 ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
@@ -108,9 +118,20 @@ def unreadable_formats() -> dict[str, tuple[str, ...]]:
     return {module: suffixes for module, suffixes in FORMAT_LIBRARIES.items() if not available(module)}
 
 
+def document_suffix(path: Path) -> str:
+    """The suffix that tells how ``path`` is read: its own, in lower case; ``.mbox`` for the file of messages of an
+    Apple Mail export, named ``mbox`` in its ``NAME.mbox`` folder.
+
+    Example:
+        >>> document_suffix(Path("Report.PDF")), document_suffix(Path("Inbox.mbox/mbox")), document_suffix(Path("mbox"))
+        ('.pdf', '.mbox', '')
+    """
+    return ".mbox" if is_apple_mailbox(path) else path.suffix.lower()
+
+
 def read_document(path: Path) -> Document:
     """Read one file by its suffix. Raises `UnreadableFile` (with the reason) when it yields no text."""
-    suffix = path.suffix.lower()
+    suffix = document_suffix(path)
     reader = _READERS.get(suffix)
     if reader is None:
         raise UnreadableFile(f"unsupported file type {suffix!r}")
@@ -145,44 +166,52 @@ _attached: ContextVar[bool] = ContextVar("attached", default=False)  # reading a
 
 def _with_attachments(read: Callable[[Path], Document], files: Callable[[Path, int], list[tuple[str, bytes]]]
                       ) -> Callable[[Path], Document]:
-    """An e-mail reader that also reads the message's attached documents (a contract as a PDF, minutes as a .docx, a
-    forwarded message): each a section after the message, headed "Attachment NAME" (", p. N" for a page: the message
-    has no pages of its own, so the page is said, not linked). The attachments of an attached message, a picture, a
-    file of a format not read or of more than `MAX_ATTACHMENT_BYTES` stay names in the "Attachments:" line; one that
-    cannot be read is a note."""
+    """An e-mail reader that also reads the message's attached documents (`attachment_sections`) into sections after
+    the message."""
 
     def reader(path: Path) -> Document:
         document = read(path)
-        if _attached.get():  # a message attached to a message: its own attachments stay names
-            return document
-        attached = [(name, data) for name, data in files(path, MAX_ATTACHMENT_BYTES)
-                    if Path(name).suffix.lower() in DOC_SUFFIXES]
-        if not attached:
-            return document
-        token = _attached.set(True)
-        try:
-            with tempfile.TemporaryDirectory(prefix="local-rag-attachment-") as folder:
-                for number, (name, data) in enumerate(attached):
-                    _read_attachment(document, name, data, Path(folder) / f"{number}{Path(name).suffix.lower()}")
-        finally:
-            _attached.reset(token)
+        if not _attached.get():  # a message attached to a message: its own attachments stay names
+            sections, notes = attachment_sections(files(path, MAX_ATTACHMENT_BYTES))
+            document.sections += sections
+            document.notes += notes
         return document
 
     return reader
 
 
-def _read_attachment(document: Document, name: str, data: bytes, copy: Path) -> None:
-    """The attached file ``name`` read from ``copy`` (its bytes written there) into sections after ``document``'s."""
-    copy.write_bytes(data)
+def attachment_sections(files: list[tuple[str, bytes]], subject: str = "") -> tuple[list[Section], list[str]]:
+    """The sections of a message's attached documents (a contract as a PDF, minutes as a .docx, a forwarded message),
+    each headed "Attachment NAME" (", p. N" for a page: the message has no pages of its own, so the page is said, not
+    linked; ``subject``: "SUBJECT: Attachment NAME", a message of a mailbox), and a note for each one that cannot be
+    read. The attachments of an attached message, a picture, a file of a format not read or of more than
+    `MAX_ATTACHMENT_BYTES` stay names in the message's "Attachments:" line (``files``: (name, bytes), as
+    `local_rag.corpus.web.attached_files` gives them)."""
+    attached = [(name, data) for name, data in files if Path(name).suffix.lower() in DOC_SUFFIXES]
+    sections: list[Section] = []
+    notes: list[str] = []
+    if not attached:
+        return sections, notes
+    token = _attached.set(True)
     try:
-        inner = read_document(copy)
-    except (UnreadableFile, OSError) as exc:
-        document.notes.append(f"attachment {name} not read: {exc}")
-        return
-    for section in inner.sections:
-        where = f", p. {section.page}" if section.page else ""
-        heading = f"Attachment {name}{where}" + (f": {section.heading}" if section.heading else "")
-        document.sections.append(Section(section.text, heading=heading, headings=section.headings))
+        with tempfile.TemporaryDirectory(prefix="local-rag-attachment-") as folder:
+            for number, (name, data) in enumerate(attached):
+                copy = Path(folder) / f"{number}{Path(name).suffix.lower()}"
+                copy.write_bytes(data)
+                try:
+                    inner = read_document(copy)
+                except (UnreadableFile, OSError) as exc:
+                    notes.append(f"attachment {name} not read: {exc}")
+                    continue
+                notes += [f"attachment {name}: {note}" for note in inner.notes]  # read despite damage
+                for section in inner.sections:
+                    where = f", p. {section.page}" if section.page else ""
+                    heading = (f"{subject}: " if subject else "") + f"Attachment {name}{where}" + (
+                        f": {section.heading}" if section.heading else "")
+                    sections.append(Section(section.text, heading=heading, headings=section.headings))
+    finally:
+        _attached.reset(token)
+    return sections, notes
 
 
 def _misnamed(path: Path, suffix: str, ole: bool) -> Callable[[Path], Document]:
@@ -384,6 +413,8 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".eml": _with_attachments(read_email, email_files),
     ".msg": _with_attachments(read_outlook, lambda path, limit: (
         office97.message_files(path, limit) if is_compound(path) else email_files(path, limit))),
+    ".mbox": lambda path: read_mbox(path, lambda message, subject: attachment_sections(
+        [] if _attached.get() else attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
     ".vtt": _captions,

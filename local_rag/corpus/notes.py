@@ -13,6 +13,7 @@ import logging
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 
 #: loggers of the document parsers (the ``docs`` extra and what it pulls in)
 PARSER_LOGGERS = ("pypdf", "trafilatura", "htmldate", "courlan", "docx", "pptx", "charset_normalizer")
@@ -24,12 +25,17 @@ class _Collect(logging.Handler):
         self.notes = notes
 
     def emit(self, record: logging.LogRecord) -> None:
-        self.notes.append(record.getMessage().strip())
+        if _innermost.get() is self:  # a file read inside another's read (an e-mail's attachment) keeps its own
+            self.notes.append(record.getMessage().strip())
+
+
+_innermost: ContextVar[_Collect | None] = ContextVar("library_notes", default=None)
 
 
 @contextmanager
 def library_notes() -> Iterator[list[str]]:
-    """Collect the parsers' warnings (log records and `warnings`) raised inside the block, in order, each once.
+    """Collect the parsers' warnings (log records and `warnings`) raised inside the block, in order, each once; those
+    raised inside a nested block are that block's alone.
 
     Example:
         >>> with library_notes() as notes:
@@ -39,6 +45,7 @@ def library_notes() -> Iterator[list[str]]:
     """
     notes: list[str] = []
     handler = _Collect(notes)
+    token = _innermost.set(handler)
     loggers = [logging.getLogger(name) for name in PARSER_LOGGERS]
     saved = [logger.propagate for logger in loggers]
     for logger in loggers:
@@ -54,6 +61,7 @@ def library_notes() -> Iterator[list[str]]:
             else:  # a deprecation is for developers: passed on as it came
                 warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     finally:
+        _innermost.reset(token)
         for logger, propagate in zip(loggers, saved, strict=True):
             logger.removeHandler(handler)
             logger.propagate = propagate

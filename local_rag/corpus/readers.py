@@ -33,7 +33,14 @@ from typing import IO, Any, NamedTuple, cast
 
 from local_rag.corpus import ocr
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
-from local_rag.corpus.documents import DOC_SUFFIXES, IMAGE_SUFFIXES, UnreadableFile, printable_name, read_document
+from local_rag.corpus.documents import (
+    DOC_SUFFIXES,
+    IMAGE_SUFFIXES,
+    UnreadableFile,
+    document_suffix,
+    printable_name,
+    read_document,
+)
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
 from local_rag.patterns import matches_any
@@ -122,7 +129,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
             path, skip_bad, report, exclude, images
         )
-    elif path.suffix.lower() in DOC_SUFFIXES + IMAGE_SUFFIXES:
+    elif document_suffix(path) in DOC_SUFFIXES + IMAGE_SUFFIXES:
         source = _read_document_file(path, report)
     else:
         _check_jsonl_like(path)
@@ -359,7 +366,7 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     nothing, the links to folders not followed, the folders of installed packages and what ``exclude`` left out
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
-    unread = [p for p in files if p.suffix.lower() not in DOC_SUFFIXES + IMAGE_SUFFIXES]
+    unread = [p for p in files if document_suffix(p) not in DOC_SUFFIXES + IMAGE_SUFFIXES and not _mailbox_part(p)]
     pictures = [] if images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
     if pictures:
         report.skipped += [f"{p}: a picture, not read (--images reads the text in pictures)" for p in pictures]
@@ -455,7 +462,13 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
     pictures too)."""
     suffixes = DOC_SUFFIXES + IMAGE_SUFFIXES if images else DOC_SUFFIXES
-    return [p for p in files if p.suffix.lower() in suffixes]
+    return [p for p in files if document_suffix(p) in suffixes]
+
+
+def _mailbox_part(path: Path) -> bool:
+    """``path`` is one of the files an Apple Mail export keeps beside its messages (``Info.plist``,
+    ``table_of_contents``): part of the mailbox read, not a file left unread."""
+    return path.parent.suffix.lower() == ".mbox" and path.name != "mbox" and (path.parent / "mbox").is_file()
 
 
 class FolderFiles(NamedTuple):
@@ -571,7 +584,7 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
         report.ocr[rel] = document.ocr_pages
     if document.unread_scans:
         report.unread_scans[rel] = document.unread_scans
-    suffix = path.suffix.lower().lstrip(".")
+    suffix = document_suffix(path).lstrip(".")
     seconds, pages = report.formats.get(suffix, (0.0, 0))
     report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)
     url = path.resolve().as_uri()

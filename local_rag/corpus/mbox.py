@@ -1,0 +1,179 @@
+"""Mailboxes: an ``.mbox`` file (Gmail's export by Google Takeout, Thunderbird's ImportExportTools NG, a mail
+server's archive) or an Apple Mail export (a ``NAME.mbox`` folder whose messages are in a file named ``mbox``), read
+as one document: a section a message, headed by its subject, its attached documents after it.
+
+The standard library's `mailbox` finds the messages (the ``From `` lines); each is read as an ``.eml`` is
+(`local_rag.corpus.web.email_document`). Gmail's Spam and Trash are left out, as Gmail's own search leaves them out.
+"""
+
+from __future__ import annotations
+
+import csv
+import logging
+import re
+from collections.abc import Callable, Iterator
+from email.message import EmailMessage
+from pathlib import Path
+
+from local_rag.corpus.ocr import show_progress
+from local_rag.corpus.sections import Document, Section, UnreadableFile
+from local_rag.corpus.web import email_document, is_email, parse_email
+
+__all__ = ["LEFT_OUT_LABELS", "is_apple_mailbox", "read_mbox"]
+
+log = logging.getLogger(__name__)
+
+#: Gmail labels (Google Takeout's ``X-Gmail-Labels``, in lower case) of messages left out, as Gmail's search leaves
+#: them out: Spam and Trash, Trash as Gmail names it in German, French, Spanish, Italian, Dutch and Portuguese
+LEFT_OUT_LABELS = frozenset({"spam", "trash", "papierkorb", "corbeille", "papelera", "cestino", "prullenbak", "lixeira"})
+
+# labels that tell how a message was handled, not what it is about: not shown
+_STATE_LABELS = frozenset({"opened", "unread"})
+
+# the sections of a message's attached documents and the notes of those not read, for its subject
+Attachments = Callable[[EmailMessage, str], tuple[list[Section], list[str]]]
+
+
+# a body's line that began "From " was written ">From " (">>From " for ">From "), lest it begin a message: undone
+_FROM_QUOTE = re.compile(rb"^>(>*From )", re.MULTILINE)
+
+
+def is_apple_mailbox(path: Path) -> bool:
+    """``path`` is the file of messages of an Apple Mail export (``Inbox.mbox/mbox``)."""
+    return path.name == "mbox" and path.parent.suffix.lower() == ".mbox"
+
+
+def read_mbox(path: Path, attachments: Attachments) -> Document:
+    """The messages of a mailbox, a section each: its subject the heading; its sender, date, recipients, Gmail labels
+    and attachments' names, then its body, the text (`local_rag.corpus.web.email_document`); the sections of its
+    attached documents (``attachments``) after it. The mailbox's name is the title. A message that cannot be parsed
+    is a note, the others read.
+
+    Raises:
+        UnreadableFile: not a mailbox (no ``From `` line first), or one that holds no message to read.
+    """
+    with path.open("rb") as fh:
+        if not fh.read(5) == b"From ":
+            raise UnreadableFile('not a mailbox (an mbox file begins with a "From " line)')
+    title = path.parent.stem if is_apple_mailbox(path) else path.stem
+    document = Document(title, [])
+    left_out = damaged = 0
+    bodies: list[tuple[int, str]] = []  # (section, body) of each message
+    for number, message in _messages(path):
+        if message is None:
+            damaged += 1
+            continue
+        labels = _labels(" ".join(str(message.get("x-gmail-labels") or "").split()))
+        if LEFT_OUT_LABELS & {label.lower() for label in labels}:
+            left_out += 1
+            continue
+        shown = ", ".join(label for label in labels if label.lower() not in _STATE_LABELS)
+        mail = email_document(message, "(no subject)", [("Labels", shown)])
+        bodies += [(len(document.sections), _body(mail.sections[0].text))]
+        document.sections += [Section(s.text, heading=mail.title) for s in mail.sections]
+        sections, notes = attachments(message, mail.title)
+        document.sections += sections
+        document.notes += [f"message {number}: {note}" for note in notes]
+    _drop_known_quotes(document.sections, bodies)
+    document.pages = len(bodies)  # what the build's "read: mbox N message(s) at N/s" counts
+    if damaged:
+        document.notes.append(f"{damaged} message(s) could not be parsed and were left out")
+    if left_out:
+        log.warning("note: %s: %d message(s) labelled Spam or Trash left out, as Gmail's search leaves them out",
+                    path.name if not is_apple_mailbox(path) else f"{title}.mbox", left_out)
+    if not document.sections:
+        raise UnreadableFile("no message to read in the mailbox" + (f" ({left_out} in Spam or Trash)" if left_out else ""))
+    return document
+
+
+def _drop_known_quotes(sections: list[Section], bodies: list[tuple[int, str]]) -> None:
+    """Cut from each message the earlier message it quotes at its end (a reply's "On Mon, Ana wrote:" and its ``>``
+    lines, as Gmail, Apple Mail and Thunderbird write them) when that message is in the mailbox too: a thread of ten
+    replies held its first message ten times, and a search for it found ten copies. A quote of a message not in the
+    mailbox, a part of one, or replies written between quoted lines are kept."""
+    known = {_squeezed(body) for _, body in bodies}
+    for index, body in bodies:
+        found = _trailing_quote(body)
+        if found is not None and _squeezed(found[1]) in known:
+            text = sections[index].text
+            sections[index].text = text[:len(text) - len(body) + found[0]].rstrip()
+
+
+# the line that introduces a quote ("On Mon, 3 Nov 2025 at 09:12, Ana <ana@example.org> wrote:", "Am ... schrieb ...:")
+_ATTRIBUTION = re.compile(r"(?:\n[^\n>][^\n]*){1,2}:[ \t]*\n*$")
+
+
+def _trailing_quote(body: str) -> tuple[int, str] | None:
+    """(where it begins, its text unquoted one level) of the quote that ends ``body`` (its lines begin with ``>``),
+    with the line or two introducing it (they end with ":"), or None.
+
+    Example:
+        >>> _trailing_quote("Agreed.\\n\\nOn Mon, Ana wrote:\\n> Replace the pump?\\n>\\n> > Which one?")
+        (9, 'Replace the pump?\\n\\n> Which one?')
+        >>> _trailing_quote("> Replace the pump?\\nYes, on Friday.") is None
+        True
+    """
+    lines = body.split("\n")
+    start = len(lines)
+    while start and (lines[start - 1].startswith(">") or not lines[start - 1].strip() and start < len(lines)):
+        start -= 1
+    quoted = [line for line in lines[start:] if line.strip()]
+    if not quoted or not all(line.startswith(">") for line in quoted):
+        return None
+    head = "\n".join(lines[:start])
+    attribution = _ATTRIBUTION.search("\n" + head)
+    cut = len(head) - len(attribution.group()) + 1 if attribution and len(attribution.group()) < 300 else len(head)
+    unquoted = "\n".join(line[1:].removeprefix(" ") if line.startswith(">") else line for line in lines[start:])
+    return max(cut, 0), unquoted.strip()
+
+
+def _squeezed(text: str) -> str:
+    """``text`` with no white space and no quote marks: a message as a reply quotes it, rewrapped or not."""
+    return re.sub(r"[\s>]+", "", text)
+
+
+def _body(text: str) -> str:
+    """The body of a message's text as `email_document` writes it (its header lines, a blank line, the body)."""
+    return text.split("\n\n", 1)[1] if _HEADER_LINE.match(text) and "\n\n" in text else text
+
+
+_HEADER_LINE = re.compile(r"^(?:From|Date|To|Cc|Labels|Attachments): ")
+
+
+def _labels(header: str) -> list[str]:
+    """A message's Gmail labels as Gmail shows them, from Takeout's ``X-Gmail-Labels`` (which quotes a label with a
+    comma) or an IMAP copy's (``"\\\\Sent"``).
+
+    Example:
+        >>> _labels('Inbox,"Clients, 2024",Category  Updates'), _labels('"\\\\Sent"'), _labels("")
+        (['Inbox', 'Clients, 2024', 'Category Updates'], ['Sent'], [])
+    """
+    fields = next(csv.reader([header], skipinitialspace=True), [])
+    return [label for label in (" ".join(field.lstrip("\\").split()) for field in fields) if label]
+
+
+def _messages(path: Path) -> Iterator[tuple[int, EmailMessage | None]]:
+    """(number from 1, the parsed message, or None when it cannot be parsed as an e-mail) of the mailbox, with a bar
+    over them when the build shows progress."""
+    import mailbox
+
+    box = mailbox.mbox(path, create=False)
+    try:
+        keys = box.keys()  # one pass over the file to find the messages' "From " lines
+        bar = None
+        if show_progress.get() and len(keys) > 50:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(keys), desc=path.name[:30], unit="message", leave=False)
+        for number, key in enumerate(keys, 1):
+            try:
+                message = parse_email(_FROM_QUOTE.sub(rb"\1", box.get_bytes(key)))
+            except Exception:  # noqa: BLE001 - one malformed message of a user's mailbox: the others are read
+                message = None
+            yield number, message if message is not None and is_email(message) else None
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+    finally:
+        box.close()

@@ -1,0 +1,200 @@
+"""Mailboxes (``.mbox``): Gmail's export by Google Takeout, Thunderbird's ImportExportTools NG, Apple Mail's
+"Export Mailbox" folders; each read as one document, a section a message (`local_rag.corpus.mbox`)."""
+
+from __future__ import annotations
+
+import mailbox
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from local_rag.corpus.documents import UnreadableFile, read_document
+from local_rag.corpus.readers import CorpusReport, read_corpus
+
+from .docs_fixtures import make_pdf
+
+# a message as Google Takeout writes it: the "From " line Gmail uses, its thread id and labels, CRLF line ends
+TAKEOUT = (b"From 1781928374628374622@xxx Mon Nov 03 09:12:00 +0000 2025\r\n"
+           b"X-GM-THRID: 1781928374628374622\r\n"
+           b"X-Gmail-Labels: Inbox,Important,Opened,\"Clients, 2025\"\r\n"
+           b"From: Ana Silva <ana@example.org>\r\n"
+           b"To: me@example.com\r\n"
+           b"Subject: Pump station 4\r\n"
+           b"Date: Mon, 3 Nov 2025 09:12:00 +0000\r\n"
+           b"Content-Type: text/plain; charset=\"ISO-8859-1\"\r\n"
+           b"Content-Transfer-Encoding: quoted-printable\r\n"
+           b"\r\n"
+           b"The pump at station 4 was replaced on Friday by M=FCller.\r\n"
+           b">From now on the valves are checked weekly.\r\n"
+           b"\r\n"
+           b"From 1781928374628374623@xxx Tue Nov 04 10:00:00 +0000 2025\r\n"
+           b"X-Gmail-Labels: Spam\r\n"
+           b"From: Prize <win@example.net>\r\n"
+           b"Subject: You won a pump\r\n"
+           b"\r\n"
+           b"Claim the pump prize now.\r\n"
+           b"\r\n"
+           b"From 1781928374628374624@xxx Wed Nov 05 11:00:00 +0000 2025\r\n"
+           b"X-Gmail-Labels: Papierkorb,Opened\r\n"
+           b"From: Old <old@example.org>\r\n"
+           b"Subject: Deleted draft\r\n"
+           b"\r\n"
+           b"The pump budget draft, deleted.\r\n"
+           b"\r\n"
+           b"From 1781928374628374625@xxx Thu Nov 06 12:00:00 +0000 2025\r\n"
+           b"X-Gmail-Labels: Sent\r\n"
+           b"From: me@example.com\r\n"
+           b"To: Ana Silva <ana@example.org>\r\n"
+           b"Date: Thu, 6 Nov 2025 12:00:00 +0000\r\n"
+           b"Content-Type: text/plain; charset=\"x-unknown\"\r\n"
+           b"\r\n"
+           b"Thanks, noted for the maintenance log.\r\n")
+
+
+def test_a_gmail_takeout_mailbox_is_read_a_section_a_message(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """Session 56: "note: 1 file(s) of .mbox skipped": Gmail's export (Google Takeout's "All mail Including Spam and
+    Trash.mbox") held years of a person's mail and none of it was read. Now each message is a section headed by its
+    subject (no subject: "(no subject)"); sender, date, recipients and Gmail labels (not Opened) open its text; a
+    Latin-1 quoted-printable body and an unknown charset are read, a body's line the mailbox wrote ">From " as it was; Spam and Trash (Gmail's German "Papierkorb") are
+    left out, as Gmail's search leaves them out, and the build says so."""
+    box = tmp_path / "All mail Including Spam and Trash.mbox"
+    box.write_bytes(TAKEOUT)
+    with caplog.at_level("WARNING"):
+        document = read_document(box)
+    assert document.title == "All mail Including Spam and Trash"
+    assert [s.heading for s in document.sections] == ["Pump station 4", "(no subject)"]
+    assert document.sections[0].text == (
+        "From: Ana Silva <ana@example.org>\nDate: Mon, 03 Nov 2025 09:12:00 +0000\nTo: me@example.com\n"
+        "Labels: Inbox, Important, Clients, 2025\n\n"
+        "The pump at station 4 was replaced on Friday by Müller.\nFrom now on the valves are checked weekly.")
+    assert document.sections[1].text.endswith("Labels: Sent\n\nThanks, noted for the maintenance log.")
+    assert not any("prize" in s.text or "budget" in s.text for s in document.sections)
+    assert "2 message(s) labelled Spam or Trash left out" in caplog.text and document.notes == []
+    passages = list(read_corpus(box))
+    assert [(p.id, p.section, p.title) for p in passages] == [
+        (f"{box.name}#s0", "Pump station 4", box.stem), (f"{box.name}#s1", "(no subject)", box.stem)]
+
+
+def test_the_documents_attached_to_a_mailbox_message_are_read_after_it(tmp_path: Path):
+    """A mailbox written by Python's own `mailbox` (as Thunderbird and mail servers write one: "From " lines, a body's
+    "From " escaped): an HTML-only message read as text, a PDF attachment read after its message and headed by the
+    message's subject and its page, a broken attachment a note, a message that is no e-mail a note, the others read."""
+    lease = make_pdf(tmp_path / "lease.pdf", ["The lease runs until 2031.", "Rent is due on the first day."])
+    box = mailbox.mbox(tmp_path / "Clients.mbox")
+    signed = EmailMessage()
+    signed["From"], signed["To"], signed["Subject"] = "Ana <ana@example.org>", "me@example.com", "Signed lease"
+    signed.set_content("From the landlord: the signed lease is attached.")
+    signed.add_attachment(lease.read_bytes(), maintype="application", subtype="pdf", filename="lease 2031.pdf")
+    signed.add_attachment(b"%PDF-1.4 cut short", maintype="application", subtype="pdf", filename="broken.pdf")
+    newsletter = EmailMessage()
+    newsletter["Subject"] = "Newsletter"
+    newsletter.set_content("<html><body><p>Dam inspection moved to June.</p></body></html>", subtype="html")
+    for message in (signed, newsletter):
+        box.add(message)
+    box.close()
+    with (tmp_path / "Clients.mbox").open("ab") as fh:  # a stray block with no mail header (a damaged export)
+        fh.write(b"From nobody Mon Jan  1 00:00:00 2024\n\njust some text\n\n")
+    document = read_document(tmp_path / "Clients.mbox")
+    assert document.title == "Clients"
+    headings = [s.heading for s in document.sections]
+    assert headings == ["Signed lease", "Signed lease: Attachment lease 2031.pdf, p. 1",
+                        "Signed lease: Attachment lease 2031.pdf, p. 2", "Newsletter"]
+    assert document.sections[0].text.endswith("Attachments: lease 2031.pdf, broken.pdf\n\n"
+                                              "From the landlord: the signed lease is attached.")
+    assert "The lease runs until 2031." in document.sections[1].text
+    assert "Dam inspection moved to June." in document.sections[3].text
+    assert len(document.notes) == 2 and document.notes[0].startswith(
+        "message 1: attachment broken.pdf not read: corrupt PDF")  # pypdf's own "EOF marker not found" not repeated
+    assert document.notes[1] == "1 message(s) could not be parsed and were left out"
+
+
+def test_an_apple_mail_export_folder_is_read_as_its_mailbox(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """Apple Mail's "Export Mailbox" writes a folder ``NAME.mbox`` holding the messages in a file named ``mbox`` (no
+    suffix), beside ``Info.plist`` and ``table_of_contents``: the folder is read as the mailbox NAME, and its other
+    files are not named as skipped."""
+    folder = tmp_path / "mail"
+    export = folder / "Suppliers.mbox"
+    export.mkdir(parents=True)
+    export.joinpath("mbox").write_bytes(TAKEOUT.split(b"\r\n\r\nFrom 1781928374628374623")[0] + b"\r\n")
+    export.joinpath("Info.plist").write_text("<plist/>")
+    export.joinpath("table_of_contents").write_bytes(b"\x00\x01")
+    (folder / "notes.md").write_text("# Notes\n\nCall the pump supplier.\n")
+    report = CorpusReport()
+    with caplog.at_level("WARNING"):
+        passages = list(read_corpus(folder, report=report))
+    assert [(p.doc_id, p.title, p.section) for p in passages if p.doc_id.endswith("mbox")] == [
+        ("Suppliers.mbox/mbox", "Suppliers", "Pump station 4")]
+    assert "skipped" not in caplog.text and report.skipped == [] and report.formats.keys() == {"md", "mbox"}
+
+
+def test_files_that_are_no_mailbox_are_named_not_misread(tmp_path: Path):
+    """A text file under the name, and a mailbox of Spam alone, are unreadable with a reason."""
+    (tmp_path / "notes.mbox").write_text("Subject: not a mailbox\n\nno From line first\n")
+    with pytest.raises(UnreadableFile, match='not a mailbox'):
+        read_document(tmp_path / "notes.mbox")
+    spam = TAKEOUT[TAKEOUT.index(b"From 1781928374628374623"):TAKEOUT.index(b"From 1781928374628374624")]
+    (tmp_path / "spam.mbox").write_bytes(spam)
+    with pytest.raises(UnreadableFile, match=r"no message to read in the mailbox \(1 in Spam or Trash\)"):
+        read_document(tmp_path / "spam.mbox")
+
+
+def test_index_build_reads_a_mailbox_and_search_finds_its_messages(tmp_path: Path):
+    """The command as a user runs it over a Takeout folder: the mailbox is indexed, not skipped, and a search for a
+    message's words finds it by its subject."""
+    from .test_cli import run
+
+    mail = tmp_path / "Takeout" / "Mail"
+    mail.mkdir(parents=True)
+    (mail / "All mail Including Spam and Trash.mbox").write_bytes(TAKEOUT)
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    result = run("index", "build", str(tmp_path / "Takeout"), "--sparse-only", "--index", "mail", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "skipped" not in result.stderr and "2 message(s) labelled Spam or Trash left out" in result.stderr
+    assert "read: mbox 2 message(s) at " in result.stdout  # not "1 page(s)"
+    found = run("search", "valves checked weekly", "--index", "mail", "--json", cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr
+    assert '"Pump station 4"' in found.stdout and "prize" not in found.stdout
+
+
+def test_an_e_mail_in_a_charset_python_does_not_know_is_read(tmp_path: Path):
+    """Before: "cannot be parsed as EML (LookupError: unknown encoding: x-unknown)", a whole ``.eml`` lost to the label
+    a mail program put on its body (spam filters and old gateways write "x-unknown", "unknown-8bit"); now the body is
+    read as a text file of unknown encoding is."""
+    (tmp_path / "paid.eml").write_bytes(b"From: a@example.org\nSubject: Invoice 7731\n"
+                                        b"Content-Type: text/plain; charset=\"unknown-8bit\"\n\nThe invoice is paid, Gr\xfc\xdfe.\n")
+    assert read_document(tmp_path / "paid.eml").sections[0].text == "From: a@example.org\n\nThe invoice is paid, Grüße."
+
+
+def _mail(subject: str, sender: str, body: str) -> EmailMessage:
+    message = EmailMessage()
+    message["From"], message["Subject"] = sender, subject
+    message.set_content(body)
+    return message
+
+
+def test_a_reply_drops_the_quote_of_a_message_the_mailbox_holds(tmp_path: Path):
+    """A thread of replies held its first message once a reply (Gmail, Apple Mail and Thunderbird quote the message
+    answered, with ">" lines, under "On ..., NAME wrote:"), and a search for it found every copy. Now the quote at a
+    reply's end is cut when the message quoted is in the mailbox (rewrapped or quoted in a quote); a quote of a message
+    not in it, and answers written between quoted lines, are kept."""
+    original = ("The pump at station 4 was replaced on Friday. From now on the valves are checked weekly by the "
+                "night shift.\n\nAna")
+    rewrapped = "\n".join(f"> {line}" for line in ("The pump at station 4 was replaced on Friday. From now on the",
+                                                    "valves are checked weekly by the night shift.", "", "Ana"))
+    first = f"Agreed, Friday works.\n\nOn Mon, 3 Nov 2025 at 09:12, Ana Silva <\nana@example.org> wrote:\n{rewrapped}"
+    second = ("Noted for the log.\n\nAm Di., 4. Nov. 2025 um 10:00 schrieb Me <me@example.com>:\n"
+              + "\n".join(f"> {line}".rstrip() for line in first.split("\n")))
+    box = mailbox.mbox(tmp_path / "Pumps.mbox")
+    for message in (_mail("Pump station 4", "Ana Silva <ana@example.org>", original),
+                    _mail("Re: Pump station 4", "Me <me@example.com>", first),
+                    _mail("Re: Pump station 4", "Bo <bo@example.org>", second),
+                    _mail("Re: Budget", "Bo <bo@example.org>", "Yes.\n\nOn Sun, Cy wrote:\n> Is the budget approved?"),
+                    _mail("Re: Valves", "Cy <cy@example.org>", "> Which valves?\nThe two at the inlet.\n> When?\nMay.")):
+        box.add(message)
+    box.close()
+    texts = [s.text.split("\n\n", 1)[1] for s in read_document(tmp_path / "Pumps.mbox").sections]
+    assert texts[:3] == [original, "Agreed, Friday works.", "Noted for the log."]
+    assert texts[3:] == ["Yes.\n\nOn Sun, Cy wrote:\n> Is the budget approved?",
+                         "> Which valves?\nThe two at the inlet.\n> When?\nMay."]
+    assert sum("valves are checked weekly" in p.text for p in read_corpus(tmp_path / "Pumps.mbox")) == 1
