@@ -198,3 +198,45 @@ def test_a_reply_drops_the_quote_of_a_message_the_mailbox_holds(tmp_path: Path):
     assert texts[3:] == ["Yes.\n\nOn Sun, Cy wrote:\n> Is the budget approved?",
                          "> Which valves?\nThe two at the inlet.\n> When?\nMay."]
     assert sum("valves are checked weekly" in p.text for p in read_corpus(tmp_path / "Pumps.mbox")) == 1
+
+
+def test_a_thunderbird_profile_and_a_maildir_are_read_as_their_mail(tmp_path: Path, caplog: pytest.LogCaptureFixture):
+    """A mail program's own store names its files by folder, with no suffix: Thunderbird's ``Inbox`` beside its
+    summary ``Inbox.msf`` (subfolders in ``Archives.sbd/``), a Maildir's messages in ``cur/`` and ``new/`` (mutt,
+    Evolution, Dovecot). Before: "note: 9 file(s) of (no suffix), .msf ... skipped". Now each Thunderbird folder is
+    read as a mailbox titled by its name, each Maildir message as an ``.eml``; the summaries, empty folder files, a
+    Maildir's ``tmp/`` and its server's files are not named as skipped; Trash and Junk are left out, and the build says
+    so."""
+    profile = tmp_path / "Local Folders"
+    (profile / "Archives.sbd").mkdir(parents=True)
+    message = TAKEOUT.split(b"\r\n\r\nFrom 1781928374628374623")[0] + b"\r\n"
+    (profile / "Inbox").write_bytes(message)
+    (profile / "Archives.sbd" / "2024").write_bytes(message.replace(b"Pump station 4", b"Boiler room"))
+    (profile / "Trash").write_bytes(message.replace(b"Pump station 4", b"Old pump quote"))
+    for name in ("Inbox.msf", "Archives.msf", "Archives.sbd/2024.msf", "Trash.msf"):
+        (profile / name).write_text("// <!-- <mdb:mork:z v=\"1.4\"/> -->")
+    (profile / "Archives").write_bytes(b"")  # a folder that holds only subfolders: an empty mailbox file
+    maildir = tmp_path / "Maildir"
+    for sub in ("cur", "new", "tmp"):
+        (maildir / sub).mkdir(parents=True)
+    body = message.split(b"\r\n", 1)[1].replace(b"Pump station 4", b"Valve order")
+    (maildir / "cur" / "1762160000.M1P2.host,U=7:2,S").write_bytes(body)
+    (maildir / "new" / "1762170000.M3P4.host").write_bytes(body.replace(b"Valve order", b"Valve delivery"))
+    (maildir / "tmp" / "1762180000.M5P6.host").write_bytes(body.replace(b"Valve order", b"Half delivered"))
+    (maildir / "dovecot-uidlist").write_text("3 V1762160000 N8\n")
+    for folder, expected, skipped in ((profile, [("Inbox", "Inbox", "Pump station 4"),
+                                                  ("Archives.sbd/2024", "2024", "Boiler room")], ["Trash"]),
+                                      (maildir, [("cur/1762160000.M1P2.host,U=7:2,S", "Valve order", ""),
+                                                 ("new/1762170000.M3P4.host", "Valve delivery", "")], [])):
+        report = CorpusReport()
+        caplog.clear()
+        with caplog.at_level("WARNING"):
+            passages = list(read_corpus(folder, report=report))
+        assert sorted((p.doc_id, p.title, p.section) for p in passages) == sorted(expected)
+        assert [Path(s.split(":")[0]).name for s in report.skipped] == skipped and report.unreadable == {}
+        assert "skipped" not in caplog.text  # the summaries, Maildir's tmp/ and an empty folder file: not named
+    assert caplog.text.count("note:") == 0
+    with caplog.at_level("WARNING"):
+        list(read_corpus(profile))
+    assert "note: 1 mail folder(s) of deleted mail or spam left out, as mail programs leave them out of a search: " \
+           "Trash" in caplog.text

@@ -29,7 +29,7 @@ from local_rag._optional import available
 from local_rag.corpus import office97
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
-from local_rag.corpus.mbox import is_apple_mailbox, read_mbox
+from local_rag.corpus.mbox import mail_store_suffix, read_mbox
 from local_rag.corpus.notes import library_notes
 from local_rag.corpus.office import (
     office97_errors,
@@ -119,14 +119,16 @@ def unreadable_formats() -> dict[str, tuple[str, ...]]:
 
 
 def document_suffix(path: Path) -> str:
-    """The suffix that tells how ``path`` is read: its own, in lower case; ``.mbox`` for the file of messages of an
-    Apple Mail export, named ``mbox`` in its ``NAME.mbox`` folder.
+    """The suffix that tells how ``path`` is read: its own, in lower case; for the files of a mail program's store,
+    whose names say nothing (an Apple Mail export's ``mbox``, a Thunderbird folder, a Maildir message), the suffix
+    of what they hold (`local_rag.corpus.mbox.mail_store_suffix`).
 
     Example:
         >>> document_suffix(Path("Report.PDF")), document_suffix(Path("Inbox.mbox/mbox")), document_suffix(Path("mbox"))
         ('.pdf', '.mbox', '')
     """
-    return ".mbox" if is_apple_mailbox(path) else path.suffix.lower()
+    suffix = path.suffix.lower()
+    return suffix if suffix in _READERS else mail_store_suffix(path) or suffix
 
 
 def read_document(path: Path) -> Document:

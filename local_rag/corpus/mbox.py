@@ -19,7 +19,7 @@ from local_rag.corpus.ocr import show_progress
 from local_rag.corpus.sections import Document, Section, UnreadableFile
 from local_rag.corpus.web import email_document, is_email, parse_email
 
-__all__ = ["LEFT_OUT_LABELS", "is_apple_mailbox", "read_mbox"]
+__all__ = ["LEFT_OUT_LABELS", "is_apple_mailbox", "left_out_folder", "mail_store_part", "mail_store_suffix", "read_mbox"]
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,52 @@ def is_apple_mailbox(path: Path) -> bool:
     return path.name == "mbox" and path.parent.suffix.lower() == ".mbox"
 
 
+def mail_store_suffix(path: Path) -> str:
+    """How a file of a mail program's own store is read, by where it lies, its name saying nothing: ``.mbox`` for an
+    Apple Mail export's ``mbox`` and a Thunderbird mail folder (``Inbox`` beside its summary ``Inbox.msf``, in a
+    profile's ``Mail/Local Folders`` or ``ImapMail/SERVER``); ``.eml`` for a message of a Maildir (``cur/`` or
+    ``new/`` beside ``tmp/``: mutt, Evolution, Dovecot, offlineimap); else "".
+
+    Example:
+        >>> mail_store_suffix(Path("Suppliers.mbox/mbox")), mail_store_suffix(Path("notes/todo"))
+        ('.mbox', '')
+    """
+    if is_apple_mailbox(path) or path.with_name(path.name + ".msf").is_file():
+        return ".mbox"
+    if path.parent.name in ("cur", "new") and _is_maildir(path.parent.parent):
+        return ".eml"
+    return ""
+
+
+def _is_maildir(folder: Path) -> bool:
+    return all((folder / name).is_dir() for name in ("cur", "new", "tmp"))
+
+
+def mail_store_part(path: Path) -> bool:
+    """``path`` belongs to a mail program's store but holds no mail to read: a Thunderbird folder's summary
+    (``.msf``) or an empty folder (a folder of subfolders), an Apple Mail export's ``Info.plist`` and table of
+    contents, a Maildir's messages being delivered (``tmp/``) and its server's files."""
+    if path.with_name(path.name + ".msf").is_file() and path.stat().st_size == 0:
+        return True
+    if _is_maildir(path.parent) or path.parent.name == "tmp" and _is_maildir(path.parent.parent):
+        return True  # a message being delivered (tmp/), the server's own files (dovecot-uidlist, maildirfolder)
+    if path.suffix.lower() == ".msf":
+        return path.with_suffix("").is_file() or path.with_suffix(".sbd").is_dir()
+    return path.parent.suffix.lower() == ".mbox" and path.name != "mbox" and (path.parent / "mbox").is_file()
+
+
+def left_out_folder(path: Path) -> bool:
+    """``path`` is a mail folder of deleted mail or spam (Thunderbird's ``Trash`` and ``Junk``, an IMAP account's
+    ``[Gmail].sbd/Spam``, an Apple export of ``Deleted Messages.mbox``): not read, as mail programs leave such
+    folders out of a search."""
+    name = path.parent.stem if is_apple_mailbox(path) else path.name
+    return " ".join(name.lower().split()) in _LEFT_OUT_FOLDERS and mail_store_suffix(path) == ".mbox"
+
+
+_LEFT_OUT_FOLDERS = LEFT_OUT_LABELS | {"junk", "junk e-mail", "junk email", "deleted items", "deleted messages",
+                                       "bin"}
+
+
 def read_mbox(path: Path, attachments: Attachments) -> Document:
     """The messages of a mailbox, a section each: its subject the heading; its sender, date, recipients, Gmail labels
     and attachments' names, then its body, the text (`local_rag.corpus.web.email_document`); the sections of its
@@ -55,7 +101,7 @@ def read_mbox(path: Path, attachments: Attachments) -> Document:
     with path.open("rb") as fh:
         if not fh.read(5) == b"From ":
             raise UnreadableFile('not a mailbox (an mbox file begins with a "From " line)')
-    title = path.parent.stem if is_apple_mailbox(path) else path.stem
+    title = path.parent.stem if is_apple_mailbox(path) else path.stem if path.suffix.lower() == ".mbox" else path.name
     document = Document(title, [])
     left_out = damaged = 0
     bodies: list[tuple[int, str]] = []  # (section, body) of each message

@@ -41,6 +41,7 @@ from local_rag.corpus.documents import (
     printable_name,
     read_document,
 )
+from local_rag.corpus.mbox import left_out_folder, mail_store_part
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
 from local_rag.patterns import matches_any
@@ -366,7 +367,12 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     nothing, the links to folders not followed, the folders of installed packages and what ``exclude`` left out
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
-    unread = [p for p in files if document_suffix(p) not in DOC_SUFFIXES + IMAGE_SUFFIXES and not _mailbox_part(p)]
+    unread = [p for p in files if document_suffix(p) not in DOC_SUFFIXES + IMAGE_SUFFIXES and not mail_store_part(p)]
+    trash = [p for p in files if left_out_folder(p)]
+    if trash:
+        report.skipped += [f"{p}: a mail folder of deleted mail or spam, not read" for p in trash]
+        log.warning("note: %d mail folder(s) of deleted mail or spam left out, as mail programs leave them out of a "
+                    "search: %s", len(trash), _first_five(relative_name(folder, p) for p in trash))
     pictures = [] if images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
     if pictures:
         report.skipped += [f"{p}: a picture, not read (--images reads the text in pictures)" for p in pictures]
@@ -460,15 +466,9 @@ def _first_five(named: Iterable[str]) -> str:
 
 def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
-    pictures too)."""
+    pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
     suffixes = DOC_SUFFIXES + IMAGE_SUFFIXES if images else DOC_SUFFIXES
-    return [p for p in files if document_suffix(p) in suffixes]
-
-
-def _mailbox_part(path: Path) -> bool:
-    """``path`` is one of the files an Apple Mail export keeps beside its messages (``Info.plist``,
-    ``table_of_contents``): part of the mailbox read, not a file left unread."""
-    return path.parent.suffix.lower() == ".mbox" and path.name != "mbox" and (path.parent / "mbox").is_file()
+    return [p for p in files if document_suffix(p) in suffixes and not left_out_folder(p) and not mail_store_part(p)]
 
 
 class FolderFiles(NamedTuple):
