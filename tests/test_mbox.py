@@ -55,7 +55,7 @@ TAKEOUT = (b"From 1781928374628374622@xxx Mon Nov 03 09:12:00 +0000 2025\r\n"
 def test_a_gmail_takeout_mailbox_is_read_a_section_a_message(tmp_path: Path, caplog: pytest.LogCaptureFixture):
     """Session 56: "note: 1 file(s) of .mbox skipped": Gmail's export (Google Takeout's "All mail Including Spam and
     Trash.mbox") held years of a person's mail and none of it was read. Now each message is a section headed by its
-    subject (no subject: "(no subject)"); sender, date, recipients and Gmail labels (not Opened) open its text; a
+    subject (no subject: "(no subject)"), its sender's name and its day, which tell a thread's replies apart; sender, date, recipients and Gmail labels (not Opened) open its text; a
     Latin-1 quoted-printable body and an unknown charset are read, a body's line the mailbox wrote ">From " as it was; Spam and Trash (Gmail's German "Papierkorb") are
     left out, as Gmail's search leaves them out, and the build says so."""
     box = tmp_path / "All mail Including Spam and Trash.mbox"
@@ -63,7 +63,8 @@ def test_a_gmail_takeout_mailbox_is_read_a_section_a_message(tmp_path: Path, cap
     with caplog.at_level("WARNING"):
         document = read_document(box)
     assert document.title == "All mail Including Spam and Trash"
-    assert [s.heading for s in document.sections] == ["Pump station 4", "(no subject)"]
+    assert [s.heading for s in document.sections] == ["Pump station 4 (Ana Silva, 3 Nov 2025)",
+                                                      "(no subject) (me@example.com, 6 Nov 2025)"]
     assert document.sections[0].text == (
         "From: Ana Silva <ana@example.org>\nDate: Mon, 03 Nov 2025 09:12:00 +0000\nTo: me@example.com\n"
         "Labels: Inbox, Important, Clients, 2025\n\n"
@@ -73,7 +74,8 @@ def test_a_gmail_takeout_mailbox_is_read_a_section_a_message(tmp_path: Path, cap
     assert "2 message(s) labelled Spam or Trash left out" in caplog.text and document.notes == []
     passages = list(read_corpus(box))
     assert [(p.id, p.section, p.title) for p in passages] == [
-        (f"{box.name}#s0", "Pump station 4", box.stem), (f"{box.name}#s1", "(no subject)", box.stem)]
+        (f"{box.name}#s0", "Pump station 4 (Ana Silva, 3 Nov 2025)", box.stem),
+        (f"{box.name}#s1", "(no subject) (me@example.com, 6 Nov 2025)", box.stem)]
 
 
 def test_the_documents_attached_to_a_mailbox_message_are_read_after_it(tmp_path: Path):
@@ -98,8 +100,8 @@ def test_the_documents_attached_to_a_mailbox_message_are_read_after_it(tmp_path:
     document = read_document(tmp_path / "Clients.mbox")
     assert document.title == "Clients"
     headings = [s.heading for s in document.sections]
-    assert headings == ["Signed lease", "Signed lease: Attachment lease 2031.pdf, p. 1",
-                        "Signed lease: Attachment lease 2031.pdf, p. 2", "Newsletter"]
+    assert headings == ["Signed lease (Ana)", "Signed lease (Ana): Attachment lease 2031.pdf, p. 1",
+                        "Signed lease (Ana): Attachment lease 2031.pdf, p. 2", "Newsletter"]
     assert document.sections[0].text.endswith("Attachments: lease 2031.pdf, broken.pdf\n\n"
                                               "From the landlord: the signed lease is attached.")
     assert "The lease runs until 2031." in document.sections[1].text
@@ -124,7 +126,7 @@ def test_an_apple_mail_export_folder_is_read_as_its_mailbox(tmp_path: Path, capl
     with caplog.at_level("WARNING"):
         passages = list(read_corpus(folder, report=report))
     assert [(p.doc_id, p.title, p.section) for p in passages if p.doc_id.endswith("mbox")] == [
-        ("Suppliers.mbox/mbox", "Suppliers", "Pump station 4")]
+        ("Suppliers.mbox/mbox", "Suppliers", "Pump station 4 (Ana Silva, 3 Nov 2025)")]
     assert "skipped" not in caplog.text and report.skipped == [] and report.formats.keys() == {"md", "mbox"}
 
 
@@ -154,7 +156,7 @@ def test_index_build_reads_a_mailbox_and_search_finds_its_messages(tmp_path: Pat
     assert "read: mbox 2 message(s) at " in result.stdout  # not "1 page(s)"
     found = run("search", "valves checked weekly", "--index", "mail", "--json", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
-    assert '"Pump station 4"' in found.stdout and "prize" not in found.stdout
+    assert '"Pump station 4 (Ana Silva, 3 Nov 2025)"' in found.stdout and "prize" not in found.stdout
 
 
 def test_an_e_mail_in_a_charset_python_does_not_know_is_read(tmp_path: Path):
@@ -208,6 +210,7 @@ def test_a_thunderbird_profile_and_a_maildir_are_read_as_their_mail(tmp_path: Pa
     Maildir's ``tmp/`` and its server's files are not named as skipped; Trash and Junk are left out, and the build says
     so."""
     profile = tmp_path / "Local Folders"
+    ana = " (Ana Silva, 3 Nov 2025)"
     (profile / "Archives.sbd").mkdir(parents=True)
     message = TAKEOUT.split(b"\r\n\r\nFrom 1781928374628374623")[0] + b"\r\n"
     (profile / "Inbox").write_bytes(message)
@@ -224,8 +227,8 @@ def test_a_thunderbird_profile_and_a_maildir_are_read_as_their_mail(tmp_path: Pa
     (maildir / "new" / "1762170000.M3P4.host").write_bytes(body.replace(b"Valve order", b"Valve delivery"))
     (maildir / "tmp" / "1762180000.M5P6.host").write_bytes(body.replace(b"Valve order", b"Half delivered"))
     (maildir / "dovecot-uidlist").write_text("3 V1762160000 N8\n")
-    for folder, expected, skipped in ((profile, [("Inbox", "Inbox", "Pump station 4"),
-                                                  ("Archives.sbd/2024", "2024", "Boiler room")], ["Trash"]),
+    for folder, expected, skipped in ((profile, [("Inbox", "Inbox", "Pump station 4" + ana),
+                                                  ("Archives.sbd/2024", "2024", "Boiler room" + ana)], ["Trash"]),
                                       (maildir, [("cur/1762160000.M1P2.host,U=7:2,S", "Valve order", ""),
                                                  ("new/1762170000.M3P4.host", "Valve delivery", "")], [])):
         report = CorpusReport()

@@ -13,6 +13,7 @@ import logging
 import re
 from collections.abc import Callable, Iterator
 from email.message import EmailMessage
+from email.utils import parseaddr, parsedate_to_datetime
 from pathlib import Path
 
 from local_rag.corpus.ocr import show_progress
@@ -116,8 +117,9 @@ def read_mbox(path: Path, attachments: Attachments) -> Document:
         shown = ", ".join(label for label in labels if label.lower() not in _STATE_LABELS)
         mail = email_document(message, "(no subject)", [("Labels", shown)])
         bodies += [(len(document.sections), _body(mail.sections[0].text))]
-        document.sections += [Section(s.text, heading=mail.title) for s in mail.sections]
-        sections, notes = attachments(message, mail.title)
+        heading = _heading(mail.title, message)
+        document.sections += [Section(s.text, heading=heading) for s in mail.sections]
+        sections, notes = attachments(message, heading)
         document.sections += sections
         document.notes += [f"message {number}: {note}" for note in notes]
     _drop_known_quotes(document.sections, bodies)
@@ -130,6 +132,25 @@ def read_mbox(path: Path, attachments: Attachments) -> Document:
     if not document.sections:
         raise UnreadableFile("no message to read in the mailbox" + (f" ({left_out} in Spam or Trash)" if left_out else ""))
     return document
+
+
+def _heading(subject: str, message: EmailMessage) -> str:
+    """A message's section heading: its subject, then who sent it and when, which tell the replies of a thread apart
+    in a list of sources ("Re: Pump station 4 (Ana Silva, 3 Nov 2025)").
+
+    Example:
+        >>> from local_rag.corpus.web import parse_email
+        >>> _heading("Re: Pumps", parse_email(b"From: Ana Silva <ana@example.org>\\nDate: Mon, 3 Nov 2025 09:12:00 +0000\\n\\n"))
+        'Re: Pumps (Ana Silva, 3 Nov 2025)'
+    """
+    name, address = parseaddr(str(message.get("from") or ""))
+    try:
+        sent = parsedate_to_datetime(str(message.get("date") or ""))
+    except (TypeError, ValueError, IndexError):
+        sent = None
+    when = f"{sent.day} {sent:%b %Y}" if sent is not None else ""
+    about = ", ".join(x for x in (" ".join((name or address).split()), when) if x)
+    return f"{subject} ({about})" if about else subject
 
 
 def _drop_known_quotes(sections: list[Section], bodies: list[tuple[int, str]]) -> None:
