@@ -207,8 +207,8 @@ def test_a_thunderbird_profile_and_a_maildir_are_read_as_their_mail(tmp_path: Pa
     summary ``Inbox.msf`` (subfolders in ``Archives.sbd/``), a Maildir's messages in ``cur/`` and ``new/`` (mutt,
     Evolution, Dovecot). Before: "note: 9 file(s) of (no suffix), .msf ... skipped". Now each Thunderbird folder is
     read as a mailbox titled by its name, each Maildir message as an ``.eml``; the summaries, empty folder files, a
-    Maildir's ``tmp/`` and its server's files are not named as skipped; Trash and Junk are left out, and the build says
-    so."""
+    Maildir's ``tmp/`` and its server's files are not named as skipped; Trash and Junk, and a Maildir message marked
+    deleted (flag T), are left out, and the build says so."""
     profile = tmp_path / "Local Folders"
     ana = " (Ana Silva, 3 Nov 2025)"
     (profile / "Archives.sbd").mkdir(parents=True)
@@ -227,10 +227,12 @@ def test_a_thunderbird_profile_and_a_maildir_are_read_as_their_mail(tmp_path: Pa
     (maildir / "new" / "1762170000.M3P4.host").write_bytes(body.replace(b"Valve order", b"Valve delivery"))
     (maildir / "tmp" / "1762180000.M5P6.host").write_bytes(body.replace(b"Valve order", b"Half delivered"))
     (maildir / "dovecot-uidlist").write_text("3 V1762160000 N8\n")
+    (maildir / "cur" / "1762150000.M7P8.host:2,ST").write_bytes(body.replace(b"Valve order", b"Deleted order"))
     for folder, expected, skipped in ((profile, [("Inbox", "Inbox", "Pump station 4" + ana),
                                                   ("Archives.sbd/2024", "2024", "Boiler room" + ana)], ["Trash"]),
                                       (maildir, [("cur/1762160000.M1P2.host,U=7:2,S", "Valve order", ""),
-                                                 ("new/1762170000.M3P4.host", "Valve delivery", "")], [])):
+                                                 ("new/1762170000.M3P4.host", "Valve delivery", "")],
+                                       ["1762150000.M7P8.host"])):
         report = CorpusReport()
         caplog.clear()
         with caplog.at_level("WARNING"):
@@ -238,8 +240,25 @@ def test_a_thunderbird_profile_and_a_maildir_are_read_as_their_mail(tmp_path: Pa
         assert sorted((p.doc_id, p.title, p.section) for p in passages) == sorted(expected)
         assert [Path(s.split(":")[0]).name for s in report.skipped] == skipped and report.unreadable == {}
         assert "skipped" not in caplog.text  # the summaries, Maildir's tmp/ and an empty folder file: not named
-    assert caplog.text.count("note:") == 0
+    assert "1 mail folder(s) or message(s) of deleted mail or spam left out" in caplog.text  # the message marked T
+    caplog.clear()
     with caplog.at_level("WARNING"):
         list(read_corpus(profile))
-    assert "note: 1 mail folder(s) of deleted mail or spam left out, as mail programs leave them out of a search: " \
-           "Trash" in caplog.text
+    assert "note: 1 mail folder(s) or message(s) of deleted mail or spam left out, as mail programs leave them out of " \
+           "a search: Trash" in caplog.text
+
+
+def test_apple_mails_own_message_files_are_read(tmp_path: Path):
+    """Apple Mail keeps each message of ``~/Library/Mail`` as an ``.emlx``: a line counting the message's bytes, the
+    message, then a property list of its flags. Before: "note: ... of .emlx skipped"; now read as an ``.eml``, the
+    property list left out; one with no count is named."""
+    message = TAKEOUT.split(b"\r\n", 1)[1].split(b"\r\n\r\nFrom 1781928374628374623")[0] + b"\r\n"
+    plist = b'<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>flags</key><integer>8590195713' \
+            b'</integer></dict></plist>\n'
+    (tmp_path / "48213.emlx").write_bytes(b"%d\n" % len(message) + message + plist)
+    document = read_document(tmp_path / "48213.emlx")
+    assert document.title == "Pump station 4" and document.sections[0].text.endswith(
+        "The pump at station 4 was replaced on Friday by Müller.\n>From now on the valves are checked weekly.")
+    (tmp_path / "broken.emlx").write_bytes(message)
+    with pytest.raises(UnreadableFile, match="not an Apple Mail message"):
+        read_document(tmp_path / "broken.emlx")

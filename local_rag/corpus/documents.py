@@ -77,9 +77,8 @@ __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section",
            "document_suffix", "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".msg", ".mbox", ".mht",
-                ".mhtml",
-                ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
+                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx", ".msg", ".mbox",
+                ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
                 ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
 
@@ -413,6 +412,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".odt": read_odt,
     ".odp": read_odp,
     ".eml": _with_attachments(read_email, email_files),
+    ".emlx": _with_attachments(read_email, email_files),
     ".msg": _with_attachments(read_outlook, lambda path, limit: (
         office97.message_files(path, limit) if is_compound(path) else email_files(path, limit))),
     ".mbox": lambda path: read_mbox(path, lambda message, subject: attachment_sections(

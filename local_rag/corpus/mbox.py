@@ -20,7 +20,7 @@ from local_rag.corpus.ocr import show_progress
 from local_rag.corpus.sections import Document, Section, UnreadableFile
 from local_rag.corpus.web import email_document, is_email, parse_email
 
-__all__ = ["LEFT_OUT_LABELS", "is_apple_mailbox", "left_out_folder", "mail_store_part", "mail_store_suffix", "read_mbox"]
+__all__ = ["LEFT_OUT_LABELS", "is_apple_mailbox", "left_out_mail", "mail_store_part", "mail_store_suffix", "read_mbox"]
 
 log = logging.getLogger(__name__)
 
@@ -78,12 +78,27 @@ def mail_store_part(path: Path) -> bool:
     return path.parent.suffix.lower() == ".mbox" and path.name != "mbox" and (path.parent / "mbox").is_file()
 
 
-def left_out_folder(path: Path) -> bool:
+def left_out_mail(path: Path) -> bool:
     """``path`` is a mail folder of deleted mail or spam (Thunderbird's ``Trash`` and ``Junk``, an IMAP account's
-    ``[Gmail].sbd/Spam``, an Apple export of ``Deleted Messages.mbox``): not read, as mail programs leave such
-    folders out of a search."""
+    ``[Gmail].sbd/Spam``, an Apple export of ``Deleted Messages.mbox``) or a Maildir message marked deleted (a ``T``
+    among the flags that end its name, ``...:2,ST``): not read, as mail programs leave them out of a search."""
+    kind = mail_store_suffix(path)
+    if kind == ".eml":
+        return _trashed(path.name)
     name = path.parent.stem if is_apple_mailbox(path) else path.name
-    return " ".join(name.lower().split()) in _LEFT_OUT_FOLDERS and mail_store_suffix(path) == ".mbox"
+    return kind == ".mbox" and " ".join(name.lower().split()) in _LEFT_OUT_FOLDERS
+
+
+def _trashed(name: str) -> bool:
+    """A Maildir message's name says it is marked deleted (flag ``T``; Dovecot on Windows writes ``;`` or ``!`` for
+    ``:``).
+
+    Example:
+        >>> _trashed("1762160000.M1P2.host:2,ST"), _trashed("1762160000.M1P2.host,U=7:2,FS"), _trashed("1762.M1.host")
+        (True, False, False)
+    """
+    flags = re.search(r"[:;!]2,([A-Za-z]*)$", name)
+    return flags is not None and "T" in flags.group(1)
 
 
 _LEFT_OUT_FOLDERS = LEFT_OUT_LABELS | {"junk", "junk e-mail", "junk email", "deleted items", "deleted messages",

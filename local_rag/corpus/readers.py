@@ -41,7 +41,7 @@ from local_rag.corpus.documents import (
     printable_name,
     read_document,
 )
-from local_rag.corpus.mbox import left_out_folder, mail_store_part
+from local_rag.corpus.mbox import left_out_mail, mail_store_part
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.errors import BadInputError
 from local_rag.patterns import matches_any
@@ -368,11 +368,11 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     unread = [p for p in files if document_suffix(p) not in DOC_SUFFIXES + IMAGE_SUFFIXES and not mail_store_part(p)]
-    trash = [p for p in files if left_out_folder(p)]
+    trash = [p for p in files if left_out_mail(p)]
     if trash:
-        report.skipped += [f"{p}: a mail folder of deleted mail or spam, not read" for p in trash]
-        log.warning("note: %d mail folder(s) of deleted mail or spam left out, as mail programs leave them out of a "
-                    "search: %s", len(trash), _first_five(relative_name(folder, p) for p in trash))
+        report.skipped += [f"{p}: deleted mail or spam, not read" for p in trash]
+        log.warning("note: %d mail folder(s) or message(s) of deleted mail or spam left out, as mail programs leave "
+                    "them out of a search: %s", len(trash), _first_five(relative_name(folder, p) for p in trash))
     pictures = [] if images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
     if pictures:
         report.skipped += [f"{p}: a picture, not read (--images reads the text in pictures)" for p in pictures]
@@ -468,7 +468,7 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
     pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
     suffixes = DOC_SUFFIXES + IMAGE_SUFFIXES if images else DOC_SUFFIXES
-    return [p for p in files if document_suffix(p) in suffixes and not left_out_folder(p) and not mail_store_part(p)]
+    return [p for p in files if document_suffix(p) in suffixes and not left_out_mail(p) and not mail_store_part(p)]
 
 
 class FolderFiles(NamedTuple):

@@ -116,7 +116,7 @@ _ONCE = _OncePolicy()
 
 def email_files(path: Path, limit: int) -> list[tuple[str, bytes]]:
     """(file name, bytes) of an ``.eml``'s attached files of at most ``limit`` bytes (`attached_files`)."""
-    return attached_files(parse_email(path.read_bytes()), limit)
+    return attached_files(parse_email(_message_bytes(path)), limit)
 
 
 def attached_files(message: EmailMessage, limit: int) -> list[tuple[str, bytes]]:
@@ -139,11 +139,28 @@ def attached_files(message: EmailMessage, limit: int) -> list[tuple[str, bytes]]
 def read_email(path: Path) -> Document:
     """An e-mail saved as ``.eml`` (Thunderbird, Outlook, Apple Mail): its subject is the title; its sender, date and
     recipients and the names of its attachments open the text, then its plain-text body (its HTML body's text when it
-    has no plain one); its attached documents are read by `local_rag.corpus.documents` (`email_files`)."""
-    message = parse_email(path.read_bytes())
+    has no plain one); its attached documents are read by `local_rag.corpus.documents` (`email_files`). Apple Mail's
+    own ``.emlx`` (the files of ``~/Library/Mail``) is read so too."""
+    message = parse_email(_message_bytes(path))
     if not is_email(message):
         raise UnreadableFile("not an e-mail (no From, Subject, Date or To header)")
     return email_document(message, path.stem)
+
+
+def _message_bytes(path: Path) -> bytes:
+    """The RFC 822 bytes of a saved e-mail: the file's, or those of the message an Apple Mail ``.emlx`` holds (its
+    first line counts them; a property list of the message's flags follows).
+
+    Raises:
+        UnreadableFile: an ``.emlx`` with no count on its first line.
+    """
+    data = path.read_bytes()
+    if path.suffix.lower() != ".emlx":
+        return data
+    first, _, rest = data.partition(b"\n")
+    if not first.strip().isdigit():
+        raise UnreadableFile("not an Apple Mail message (no byte count on its first line)")
+    return rest[:int(first)]
 
 
 def is_email(message: EmailMessage) -> bool:
