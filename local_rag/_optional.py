@@ -26,6 +26,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "openpyxl": ("docs", "pip install 'local-rag[docs]'"),
     "xlrd": ("docs", "pip install 'local-rag[docs]'"),
     "olefile": ("docs", "pip install 'local-rag[docs]'"),
+    "pypff": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "fpdf": ("bench", "pip install 'local-rag[bench]'"),

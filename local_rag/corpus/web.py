@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from local_rag._optional import require
 from local_rag.corpus import office97
+from local_rag.corpus.notes import library_notes
 from local_rag.corpus.sections import Document, Section, UnreadableFile, decode_text, is_compound, line_feeds
 
 
@@ -61,7 +62,9 @@ def html_text(html: str) -> tuple[str, str, list[tuple[int, str]]]:
         from html import unescape
 
         title = " ".join(unescape(match.group(1)).split())
-    xml = trafilatura.extract(html, output_format="xml", include_tables=True, favor_recall=True, include_comments=False)
+    with library_notes():  # its "discarding data: None" is its choice of no main text (read below), no damage
+        xml = trafilatura.extract(html, output_format="xml", include_tables=True, favor_recall=True,
+                                  include_comments=False)
     lines: list[str] = []
     headings: list[tuple[int, str]] = []
     offset = 0
@@ -182,7 +185,7 @@ def email_document(message: EmailMessage, fallback: str, fields: Iterable[tuple[
         payload = part.get_payload(decode=True) if part is not None else b""
         body = decode_text(payload)[0] if isinstance(payload, bytes) and payload else ""
     html = part is not None and part.get_content_type() == "text/html"
-    return _mail_document(head, "" if html else body, body if html else "", str(message.get("subject") or ""),
+    return mail_document(head, "" if html else body, body if html else "", str(message.get("subject") or ""),
                           fallback)
 
 
@@ -200,10 +203,10 @@ def read_outlook(path: Path) -> Document:
         raise UnreadableFile(str(exc)) from exc
     fields = [("From", mail.sender), ("Date", format_datetime(mail.sent) if mail.sent else ""), ("To", mail.to),
               ("Cc", mail.cc), ("Attachments", ", ".join(mail.attachments))]
-    return _mail_document(fields, mail.body, mail.html, mail.subject, path.stem)
+    return mail_document(fields, mail.body, mail.html, mail.subject, path.stem)
 
 
-def _mail_document(fields: Iterable[tuple[str, str]], plain: str, html: str, subject: str, fallback: str) -> Document:
+def mail_document(fields: Iterable[tuple[str, str]], plain: str, html: str, subject: str, fallback: str) -> Document:
     """A message as its reader sees it: its header fields a line each ("From: ...", the empty ones left out), a blank
     line, its plain-text body (else its HTML body's text); its subject the title (``fallback`` without one)."""
     head = [f"{name}: {' '.join(value.split())}" for name, value in fields if value]
