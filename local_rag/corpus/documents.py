@@ -183,6 +183,12 @@ def _with_attachments(read: Callable[[Path], Document], files: Callable[[Path, i
     return reader
 
 
+def _wanted_attachment(name: str, size: int) -> bool:
+    """An attached file of this name and size is read (`attachment_sections`): a document of a format read, of at
+    most `MAX_ATTACHMENT_BYTES`, not inside a message that is itself an attachment."""
+    return Path(name).suffix.lower() in DOC_SUFFIXES and size <= MAX_ATTACHMENT_BYTES and not _attached.get()
+
+
 def attachment_sections(files: list[tuple[str, bytes]], subject: str = "") -> tuple[list[Section], list[str]]:
     """The sections of a message's attached documents (a contract as a PDF, minutes as a .docx, a forwarded message),
     each headed "Attachment NAME" (", p. N" for a page: the message has no pages of its own, so the page is said, not
@@ -419,7 +425,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
         office97.message_files(path, limit) if is_compound(path) else email_files(path, limit))),
     ".mbox": lambda path: read_mbox(path, lambda message, subject: attachment_sections(
         [] if _attached.get() else attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
-    **dict.fromkeys((".pst", ".ost"), lambda path: read_pst(path, attachment_sections)),
+    **dict.fromkeys((".pst", ".ost"), lambda path: read_pst(path, attachment_sections, _wanted_attachment)),
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
     ".vtt": _captions,

@@ -44,10 +44,11 @@ _LEFT_OUT_FOLDERS = frozenset({"deleted items", "junk e-mail", "junk email", "sy
                                "ongewenste e-mail", "itens excluídos", "lixo eletrônico"})
 
 
-def read_pst(path: Path, attachments: Attachments) -> Document:
+def read_pst(path: Path, attachments: Attachments, wanted: Callable[[str, int], bool]) -> Document:
     """The messages of an Outlook data file's mail folders, a section each, headed by subject, sender and day; the
     text opens with the folder, sender, date, recipients and attachments' names, then the body (plain text, else the
-    HTML's text, else the RTF's); attached documents are read after their message (``attachments``); the quote of a
+    HTML's text, else the RTF's); attached documents are read after their message (``attachments``; only those of a
+    name and size ``wanted`` are taken out of the file: not a film, not the pictures of a newsletter); the quote of a
     message the file holds is cut (`local_rag.corpus.mbox.drop_known_quotes`). The file's name is the title.
 
     Raises:
@@ -75,7 +76,7 @@ def read_pst(path: Path, attachments: Attachments) -> Document:
             for index in range(folder.number_of_sub_messages):
                 try:
                     message = folder.get_sub_message(index)
-                    mail, heading, files = _message(message, where)
+                    mail, heading, files = _message(message, where, wanted)
                 except Exception as exc:  # noqa: BLE001 - one damaged message of a user's file: the others are read
                     document.notes.append(f"a message of {where} not read ({type(exc).__name__}: {exc})")
                     continue
@@ -119,15 +120,17 @@ def _mail_folders(folder: Any, where: str) -> Iterator[tuple[str, Any, bool]]:
             yield from _mail_folders(sub, inner)
 
 
-def _message(message: Any, where: str) -> tuple[Document, str, list[tuple[str, bytes]]]:
-    """One message as a mailbox's is read: (its text as a document, its heading, its attached files)."""
+def _message(message: Any, where: str, wanted: Callable[[str, int], bool]
+             ) -> tuple[Document, str, list[tuple[str, bytes]]]:
+    """One message as a mailbox's is read: (its text as a document, its heading, its attached files ``wanted``)."""
     headers = parse_email((message.transport_headers or "").encode("utf-8", "replace"))
     sent: datetime | None = message.delivery_time or message.client_submit_time
     sent = sent.replace(tzinfo=UTC) if sent is not None and sent.tzinfo is None else sent  # libpff: UTC
     sender = " ".join((message.sender_name or "").split())
     address = next((a for _, a in getaddresses([str(headers.get("from") or "")]) if "@" in a), "")
     recipients = _recipients(message, headers)
-    files = [(str(a.long_filename or ""), a.read_buffer(a.size) if a.size else b"") for a in message.attachments]
+    attached = [(str(a.long_filename or ""), a) for a in message.attachments]
+    files = [(name, a.read_buffer(a.size) if a.size and wanted(name, a.size) else b"") for name, a in attached]
     fields = [("Folder", where), ("From", f"{sender} <{address}>" if sender and address else sender or address),
               ("Date", format_datetime(sent) if sent else ""), *recipients,
               ("Attachments", ", ".join(name for name, _ in files if name))]
