@@ -262,3 +262,29 @@ def test_apple_mails_own_message_files_are_read(tmp_path: Path):
     (tmp_path / "broken.emlx").write_bytes(message)
     with pytest.raises(UnreadableFile, match="not an Apple Mail message"):
         read_document(tmp_path / "broken.emlx")
+
+
+def test_outlook_replies_drop_the_message_they_answer_when_the_mailbox_holds_it(tmp_path: Path):
+    """Outlook writes the message answered under a separator ("-----Original Message-----", a line of underscores)
+    or under its own header block ("From: ... Sent: ... To: ... Subject: ..."), a long "To:" over several lines: that
+    quote is cut too when the message is in the mailbox (an Outlook store's Inbox and Sent Items hold both sides of a
+    thread), kept when it is not."""
+    original = "Can we move the boiler inspection to Thursday?\n\nRegards,\nAna"
+    replies = {
+        "Separator": "Thursday is fine.\n\n-----Original Message-----\nFrom: Ana Silva\nSent: Monday, November 3, "
+                     f"2025 9:12 AM\nTo: Bo Lind\nSubject: Inspection\n\n{original}",
+        "Underscores": "Thursday works for me too.\n\n________________________________\nFrom: Ana Silva <ana@example.org>"
+                       "\nSent: Monday, 3 November 2025 09:12\nTo: Bo Lind <bo@example.org>; Cy Moe\n <cy@example.org>"
+                       f"\nSubject: Inspection\n\n{original.replace(chr(10) * 2, chr(10) + ' ' + chr(10))}",
+        "German": f"Passt.\n\nVon: Ana Silva\nGesendet: Montag, 3. November 2025 09:12\nAn: Eva\nBetreff: Inspection\n\n"
+                  f"{original}",
+        "Unknown": "Fine.\n\n-----Original Message-----\nFrom: Dan\nSent: Sunday\nSubject: Budget\n\nIs the budget approved?",
+    }
+    box = mailbox.mbox(tmp_path / "Sent.mbox")
+    box.add(_mail("Inspection", "Ana Silva <ana@example.org>", original))
+    for subject, body in replies.items():
+        box.add(_mail(subject, "Bo <bo@example.org>", body))
+    box.close()
+    texts = {s.heading.split(" (")[0]: s.text.split("\n\n", 1)[1] for s in read_document(tmp_path / "Sent.mbox").sections}
+    assert texts == {"Inspection": original, "Separator": "Thursday is fine.", "Underscores": "Thursday works for me too.",
+                     "German": "Passt.", "Unknown": replies["Unknown"]}

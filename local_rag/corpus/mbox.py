@@ -177,7 +177,8 @@ def message_heading(subject: str, sender: str, sent: datetime | None) -> str:
 
 def drop_known_quotes(sections: list[Section], messages: list[int]) -> None:
     """Cut from each message the earlier message it quotes at its end (a reply's "On Mon, Ana wrote:" and its ``>``
-    lines, as Gmail, Apple Mail and Thunderbird write them) when that message is in the mailbox too: a thread of ten
+    lines, as Gmail, Apple Mail and Thunderbird write them; Outlook's "-----Original Message-----" or "From: ...
+    Sent: ..." block and the message under it) when that message is in the mailbox too: a thread of ten
     replies held its first message ten times, and a search for it found ten copies. A quote of a message not in the
     mailbox, a part of one, or replies written between quoted lines are kept (``messages``: the index of each message's
     section, its text as `local_rag.corpus.web.email_document` writes it)."""
@@ -210,12 +211,50 @@ def _trailing_quote(body: str) -> tuple[int, str] | None:
         start -= 1
     quoted = [line for line in lines[start:] if line.strip()]
     if not quoted or not all(line.startswith(">") for line in quoted):
-        return None
+        return _outlook_quote(body)
     head = "\n".join(lines[:start])
     attribution = _ATTRIBUTION.search("\n" + head)
     cut = len(head) - len(attribution.group()) + 1 if attribution and len(attribution.group()) < 300 else len(head)
     unquoted = "\n".join(line[1:].removeprefix(" ") if line.startswith(">") else line for line in lines[start:])
     return max(cut, 0), unquoted.strip()
+
+
+# where Outlook's reply or forward puts the message answered: a separator line, or its header block itself
+_OUTLOOK_SEPARATOR = re.compile(
+    r"^[ \t]*(?:-{3,}[ \t]*(?:Original Message|Ursprüngliche Nachricht|Message d'origine|Mensaje original|Messaggio "
+    r"originale|Oorspronkelijk bericht|Mensagem original|Forwarded message)[ \t]*-{3,}|_{10,})[ \t]*$"
+    r"|^[ \t]*\*?(?:From|Von|De|Da|Van)\*?:[^\n]*\n[ \t]*\*?(?:Sent|Date|Gesendet|Datum|Envoyé|Enviado el|Inviato|"
+    r"Verzonden)\*?:", re.MULTILINE | re.IGNORECASE)
+
+
+# a line of the header block Outlook writes over the message answered ("From: ...", "Sent: ...", "Betreff: ...")
+_OUTLOOK_HEADER = re.compile(r"^[ \t]*\*?(?:From|Sent|Date|To|Cc|Subject|Importance|Von|Gesendet|Datum|An|Betreff|"
+                             r"De|Envoyé|À|Objet|Enviado el|Para|Asunto|Da|Inviato|A|Oggetto|Van|Verzonden|Aan|"
+                             r"Onderwerp)\*?:", re.IGNORECASE)
+
+
+def _outlook_quote(body: str) -> tuple[int, str] | None:
+    """(where it begins, the message answered) of the quote Outlook puts under a reply or a forward: from its
+    separator ("-----Original Message-----", a line of underscores) or its header block ("From: ...", "Sent: ...")
+    to the end, the header lines left out of the message answered; None when there is none.
+
+    Example:
+        >>> _outlook_quote("Yes.\\n\\n-----Original Message-----\\nFrom: Ana\\nSent: Monday\\nSubject: Pump\\n\\nReplace it?")
+        (6, 'Replace it?')
+        >>> _outlook_quote("Yes.\\n\\nFrom: Ana\\nSent: Monday\\nTo: Bo\\n\\nReplace it?")
+        (6, 'Replace it?')
+    """
+    found = _OUTLOOK_SEPARATOR.search(body)
+    if found is None:
+        return None
+    lines = body[found.start():].split("\n")
+    start = 1 if not _OUTLOOK_HEADER.match(lines[0]) else 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start < len(lines) and _OUTLOOK_HEADER.match(lines[start]):  # the header block, to its blank line: a long
+        while start < len(lines) and lines[start].strip():  # "To:" goes on over several lines
+            start += 1
+    return found.start(), "\n".join(lines[start:]).strip()
 
 
 def _squeezed(text: str) -> str:
