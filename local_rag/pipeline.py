@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 from collections.abc import Callable, Iterable
 from functools import cached_property
@@ -59,6 +60,8 @@ class Pipeline:
         self._warmer: Warmer | None = None
         self._warmed: list[Warmed] = []  # what `warm` prefilled since the last turn: the next turn's trace shows it
         self._loaded = False  # `load_stages` done
+        self._stages_ready = threading.Event()  # clear while a warm-up's thread loads the stages (`wait_loaded`)
+        self._stages_ready.set()
         self._index_stamp: tuple[int, int] | None = None  # the index this pipeline opened itself, as it was then
         self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
@@ -195,7 +198,10 @@ class Pipeline:
         loaded = []
         if not self._loaded:  # a chat's start: the first turn would load these
             started = time.perf_counter()
-            self.load_stages()
+            try:
+                self.load_stages()
+            finally:
+                self._stages_ready.set()
             loaded = [Warmed("load", 0, time.perf_counter() - started)]
         self._warmed = loaded + warm(next_prompts(conversation, self.llm, self.settings, self.generator), self.llm, cancelled)
         return self._warmed
@@ -215,13 +221,22 @@ class Pipeline:
 
         frozen = Conversation(list(conversation.turns), conversation.id)
         self.stop_warming()
+        if not self._loaded:
+            self._stages_ready.clear()  # before the thread starts: `wait_loaded` cannot miss it
         self._warmer = Warmer(lambda cancelled: self.warm(frozen, cancelled))
         self._warmer.start()
+
+    def wait_loaded(self) -> None:
+        """Wait while a warm-up's thread loads the stages: llama.cpp sends the process's stdout and stderr to
+        /dev/null while it loads a model, so what is printed meanwhile (a chat command's reply) would be lost."""
+        self._stages_ready.wait()
 
     def stop_warming(self) -> list[Warmed]:
         """Stop a background warm-up and wait for it (the model is never used by two threads); what it prefilled."""
         warmer, self._warmer = self._warmer, None
-        return warmer.stop() if warmer is not None else []
+        warmed = warmer.stop() if warmer is not None else []
+        self._stages_ready.set()  # the thread is done: nothing loads now
+        return warmed
 
     # ------------------------------------------------------------ one turn
     @property

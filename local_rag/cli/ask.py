@@ -253,6 +253,7 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
         except KeyboardInterrupt:
             click.echo("\n(interrupted: the saved conversation is intact)")
             break
+        pipeline.wait_loaded()  # a model loading on the warm-up's thread silences the terminal: the reply waits for it
         text, cut = clip_message(line)
         if not text:
             continue
