@@ -7,6 +7,8 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import pytest
+
 from local_rag.index import build_index, open_index
 from local_rag.index.sync import sync_index
 from local_rag.records import Query
@@ -485,3 +487,40 @@ def test_a_pipeline_loads_the_embedders_new_files_when_the_index_was_built_with_
     assert pipeline.retriever.embedder is not old and pipeline.retriever.embedder.checksum != old.checksum
     hits = pipeline.retriever.search([Query("glacier moraine", "lastturn")], top_k=1)
     assert [h.passage_id for h in hits] == ["b.md"]
+
+
+def test_a_large_unchanged_file_is_not_read_again_to_know_it_is_unchanged(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """Session 56: every `index sync` read every byte of the folder to hash it, a few seconds a gigabyte (an Outlook
+    archive of 20 GB: each sync, and each wake of `--watch`). A file of 1 MiB or more is now hashed once for its size,
+    modification time and inode, kept in a SQLite file of the user's cache folder; a file changed (a new time or size,
+    or replaced: a new inode) is hashed again, and so is one written in the two seconds before it was hashed (a write
+    in the same timestamp tick would leave its size and time as they were); a cache that cannot be written only
+    means hashing."""
+    import hashlib
+    import os
+
+    from local_rag.corpus import digest
+
+    monkeypatch.setenv("LOCAL_RAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(digest, "_remembered", digest._Remembered())
+    hashed: list[str] = []
+    real = digest._sha256
+    monkeypatch.setattr(digest, "_sha256", lambda path: hashed.append(path.name) or real(path))
+    big = tmp_path / "archive.pst"
+    big.write_bytes(os.urandom(2 << 20))
+    os.utime(big, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))  # written long ago
+    small = tmp_path / "notes.md"
+    small.write_text("# Notes\n")
+    expected = hashlib.sha256(big.read_bytes()).hexdigest()
+    assert digest.file_digest(big) == expected and digest.file_digest(big) == expected
+    assert digest.file_digest(small) == digest.file_digest(small)
+    assert hashed == ["archive.pst", "notes.md", "notes.md"]  # the large one read once
+    assert (tmp_path / "home" / "cache" / "file-digests.sqlite").is_file()
+    big.write_bytes(os.urandom(2 << 20))  # changed now: hashed, and not remembered (written within 2 s)
+    changed = hashlib.sha256(big.read_bytes()).hexdigest()
+    assert digest.file_digest(big) == changed and digest.file_digest(big) == changed
+    assert hashed[3:] == ["archive.pst", "archive.pst"]
+    monkeypatch.setenv("LOCAL_RAG_HOME", str(small))  # a file where the cache folder would be: hashing goes on
+    monkeypatch.setattr(digest, "_remembered", digest._Remembered())
+    assert digest.file_digest(big) == changed
