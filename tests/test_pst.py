@@ -9,17 +9,15 @@ Outlook.com mailbox (2021, with a PDF attachment, a calendar of holidays, Delete
 
 from __future__ import annotations
 
-import io
 import re
 import shutil
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from local_rag.corpus.documents import UnreadableFile, read_document
 
-from .registry_files import cache_dir, npm_package
+from .registry_files import from_tarball, npm_package
 
 PST_EXTRACTOR_SHA256 = "c4c9eb9e75d09171452a4706df7d0e0e49606c1ca04aa81f30417dd385ad0e30"
 FILES = ("enron.pst", "pstextractortest@outlook.com.ost", "pstextractortestpdf@outlook.com.ost", "output.txt")
@@ -29,16 +27,8 @@ FILES = ("enron.pst", "pstextractortest@outlook.com.ost", "pstextractortestpdf@o
 def outlook() -> Path:
     """The real Outlook data files of pst-extractor's test data (15 MB from npm, kept once read)."""
     pytest.importorskip("pypff")
-    cache = cache_dir("pst")
-    if not all((cache / name).exists() for name in FILES):
-        data = npm_package("pst-extractor", "1.12.0", PST_EXTRACTOR_SHA256)
-        cache.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
-            for name in FILES:
-                member = archive.extractfile(f"package/example/testdata/{name}")
-                assert member is not None
-                (cache / name).write_bytes(member.read())
-    return cache
+    return from_tarball("pst", {name: f"package/example/testdata/{name}" for name in FILES},
+                        lambda: npm_package("pst-extractor", "1.12.0", PST_EXTRACTOR_SHA256))
 
 
 def _listed(outlook: Path, name: str) -> list[str]:
