@@ -368,7 +368,7 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     unread = [p for p in files if document_suffix(p) not in DOC_SUFFIXES + IMAGE_SUFFIXES and not mail_store_part(p)]
-    trash = [p for p in files if left_out_mail(p)]
+    trash = [p for p in files if document_suffix(p) in (".mbox", ".eml") and left_out_mail(p)]
     if trash:
         report.skipped += [f"{p}: deleted mail or spam, not read" for p in trash]
         log.warning("note: %d mail folder(s) or message(s) of deleted mail or spam left out, as mail programs leave "
@@ -468,7 +468,13 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
     pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
     suffixes = DOC_SUFFIXES + IMAGE_SUFFIXES if images else DOC_SUFFIXES
-    return [p for p in files if document_suffix(p) in suffixes and not left_out_mail(p) and not mail_store_part(p)]
+    return [p for p in files if (kind := document_suffix(p)) in suffixes and not _unread_mail(p, kind)]
+
+
+def _unread_mail(path: Path, kind: str) -> bool:
+    """``path`` (read as ``kind``) is mail left out (Trash, Spam, a message marked deleted) or a mail store's empty
+    folder; looked at for mail only, each look costing a few file-system calls."""
+    return kind in (".mbox", ".eml") and (left_out_mail(path) or mail_store_part(path))
 
 
 class FolderFiles(NamedTuple):
