@@ -288,3 +288,19 @@ def test_outlook_replies_drop_the_message_they_answer_when_the_mailbox_holds_it(
     texts = {s.heading.split(" (")[0]: s.text.split("\n\n", 1)[1] for s in read_document(tmp_path / "Sent.mbox").sections}
     assert texts == {"Inspection": original, "Separator": "Thursday is fine.", "Underscores": "Thursday works for me too.",
                      "German": "Passt.", "Unknown": replies["Unknown"]}
+
+
+def test_the_quote_cut_reads_the_messages_of_an_outlook_file_too():
+    """An Outlook file's messages open with their folder ("Folder: Sent Items"), which the cut took for the body:
+    the quote of a message the file holds was never found. The body is what follows the header lines, Folder among
+    them."""
+    from local_rag.corpus.mbox import drop_known_quotes
+    from local_rag.corpus.sections import Section
+    from local_rag.corpus.web import mail_document
+
+    original = mail_document([("Folder", "Inbox"), ("From", "Ana")], "Can we meet on Thursday?\n\nAna", "", "Meeting", "")
+    reply = mail_document([("Folder", "Sent Items"), ("From", "Bo")], "Yes.\n\n-----Original Message-----\nFrom: Ana\n"
+                          "Sent: Monday\nSubject: Meeting\n\nCan we meet on Thursday?\n\nAna", "", "RE: Meeting", "")
+    sections = [Section(original.sections[0].text), Section(reply.sections[0].text)]
+    drop_known_quotes(sections, [0, 1])
+    assert sections[1].text == "Folder: Sent Items\nFrom: Bo\n\nYes." and sections[0].text == original.sections[0].text

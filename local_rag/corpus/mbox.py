@@ -21,8 +21,8 @@ from local_rag.corpus.ocr import show_progress
 from local_rag.corpus.sections import Document, Section, UnreadableFile
 from local_rag.corpus.web import email_document, is_email, parse_email
 
-__all__ = ["LEFT_OUT_LABELS", "drop_known_quotes", "is_apple_mailbox", "left_out_mail", "mail_store_part", "mail_store_suffix", "message_heading",
-           "read_mbox"]
+__all__ = ["LEFT_OUT_LABELS", "drop_known_quotes", "is_apple_mailbox", "left_out_mail", "mail_store_part",
+           "mail_store_suffix", "message_heading", "read_mbox"]
 
 log = logging.getLogger(__name__)
 
@@ -267,7 +267,7 @@ def _body(text: str) -> str:
     return text.split("\n\n", 1)[1] if _HEADER_LINE.match(text) and "\n\n" in text else text
 
 
-_HEADER_LINE = re.compile(r"^(?:From|Date|To|Cc|Labels|Attachments): ")
+_HEADER_LINE = re.compile(r"^(?:Folder|From|Date|To|Cc|Labels|Attachments): ")  # an Outlook file's open with Folder
 
 
 def _labels(header: str) -> list[str]:
