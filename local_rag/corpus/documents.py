@@ -196,7 +196,7 @@ def attachment_sections(files: list[tuple[str, bytes]], subject: str = "") -> tu
     read. The attachments of an attached message, a picture, a file of a format not read or of more than
     `MAX_ATTACHMENT_BYTES` stay names in the message's "Attachments:" line (``files``: (name, bytes), as
     `local_rag.corpus.web.attached_files` gives them)."""
-    attached = [(name, data) for name, data in files if Path(name).suffix.lower() in DOC_SUFFIXES]
+    attached = [(name, data) for name, data in files if _wanted_attachment(name, len(data))]
     sections: list[Section] = []
     notes: list[str] = []
     if not attached:
@@ -419,12 +419,11 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".epub": read_epub,
     ".odt": read_odt,
     ".odp": read_odp,
-    ".eml": _with_attachments(read_email, email_files),
-    ".emlx": _with_attachments(read_email, email_files),
+    **dict.fromkeys((".eml", ".emlx"), _with_attachments(read_email, email_files)),
     ".msg": _with_attachments(read_outlook, lambda path, limit: (
         office97.message_files(path, limit) if is_compound(path) else email_files(path, limit))),
     ".mbox": lambda path: read_mbox(path, lambda message, subject: attachment_sections(
-        [] if _attached.get() else attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
+        attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
     **dict.fromkeys((".pst", ".ost"), lambda path: read_pst(path, attachment_sections, _wanted_attachment)),
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,

@@ -17,7 +17,7 @@ from email.message import EmailMessage
 from email.utils import parseaddr, parsedate_to_datetime
 from pathlib import Path
 
-from local_rag.corpus.ocr import show_progress
+from local_rag.corpus.progress import part_bar
 from local_rag.corpus.sections import Document, Section, UnreadableFile
 from local_rag.corpus.web import email_document, is_email, parse_email
 
@@ -263,11 +263,12 @@ def _squeezed(text: str) -> str:
 
 
 def _body(text: str) -> str:
-    """The body of a message's text as `email_document` writes it (its header lines, a blank line, the body)."""
+    """The body of a message's text as `local_rag.corpus.web.mail_document` writes it: its header lines ("Name:
+    value", whatever the fields a reader gives: an Outlook file's open with "Folder:"), a blank line, the body."""
     return text.split("\n\n", 1)[1] if _HEADER_LINE.match(text) and "\n\n" in text else text
 
 
-_HEADER_LINE = re.compile(r"^(?:Folder|From|Date|To|Cc|Labels|Attachments): ")  # an Outlook file's open with Folder
+_HEADER_LINE = re.compile(r"^[A-Z][A-Za-z]*: \S")  # a field as `mail_document` writes it
 
 
 def _labels(header: str) -> list[str]:
@@ -290,11 +291,7 @@ def _messages(path: Path) -> Iterator[tuple[int, EmailMessage | None]]:
     box = mailbox.mbox(path, create=False)
     try:
         keys = box.keys()  # one pass over the file to find the messages' "From " lines
-        bar = None
-        if show_progress.get() and len(keys) > 50:
-            from tqdm import tqdm
-
-            bar = tqdm(total=len(keys), desc=path.name[:30], unit="message", leave=False)
+        bar = part_bar(len(keys), path.name[:30], "message", least=50)
         for number, key in enumerate(keys, 1):
             try:
                 message = parse_email(_FROM_QUOTE.sub(rb"\1", box.get_bytes(key)))

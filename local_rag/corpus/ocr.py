@@ -14,7 +14,6 @@ by measurement; each page read is kept (`PageCache`).
 
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import json
 import threading
@@ -24,10 +23,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from local_rag._optional import available, require
+from local_rag.corpus.progress import part_bar
 from local_rag.paths import default_runs_dir
 
 __all__ = ["DPI", "INSTALL", "MIN_SCORE", "STAMP_CHARS", "OcrOptions", "PageCache", "image_texts", "ocr_cache_dir", "ocr_missing",
-           "page_cache", "page_texts", "reading_order", "show_progress"]
+           "page_cache", "page_texts", "reading_order"]
 
 T = TypeVar("T")
 DPI = 200  # pages are rendered at this resolution (150 / 200 / 300 measured: docs/benchmarks.md)
@@ -54,9 +54,6 @@ class OcrOptions:
     #: of quality 75 ("Invoice7731fromNordvik" without), but cost a quarter of the words of 11 pt text (0.99 -> 0.75)
     smooth: float = 0.0
 
-
-#: a bar over a document's OCR'd pages (set by `local_rag.corpus.readers` when the build shows progress)
-show_progress: contextvars.ContextVar[bool] = contextvars.ContextVar("ocr_progress", default=False)
 
 _engines: dict[OcrOptions, Any] = {}
 _engine_lock = threading.Lock()
@@ -171,7 +168,7 @@ def page_texts(path: Path, numbers: Sequence[int], dpi: int = DPI, on_page: Call
         return texts, lost
     pdfium = require("pypdfium2", "reading scanned pages (OCR)")
     engine = _ocr_engine(options)
-    bar = _bar(len(numbers), len(texts), path.name) if show_progress.get() and len(todo) > 1 else None
+    bar = part_bar(len(numbers), f"OCR {path.name}", "page", done=len(texts))
     document = pdfium.PdfDocument(str(path))
     try:
         for number in todo:
@@ -328,12 +325,6 @@ def _doubtful(found: list[Any]) -> bool:
     """Lines read with a mean score under 0.8: an upside-down page reads few lines, as noise (0.72 on a measured
     page, against 0.98 for the same page upright; a page of three lines upside down read one, "u e nd u")."""
     return bool(found) and sum(score for _box, _text, score in found) / len(found) < 0.8
-
-
-def _bar(total: int, done: int, name: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, initial=done, desc=f"OCR {name}"[:40], unit="page", leave=False)
 
 
 def _box(found: Any) -> Box:

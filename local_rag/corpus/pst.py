@@ -18,7 +18,7 @@ from typing import Any
 
 from local_rag._optional import require
 from local_rag.corpus.mbox import drop_known_quotes, message_heading
-from local_rag.corpus.ocr import show_progress
+from local_rag.corpus.progress import part_bar
 from local_rag.corpus.rtf import rtf_text
 from local_rag.corpus.sections import Document, Section, UnreadableFile, decode_text
 from local_rag.corpus.web import mail_document, parse_email
@@ -71,7 +71,7 @@ def read_pst(path: Path, attachments: Attachments, wanted: Callable[[str, int], 
         left_out = sum(folder.number_of_sub_messages for _, folder, keep in found if not keep)
         folders = [(where, folder) for where, folder, keep in found if keep]
         total = sum(folder.number_of_sub_messages for _, folder in folders)
-        bar = _bar(total, path.name) if show_progress.get() and total > 50 else None
+        bar = part_bar(total, path.name[:30], "message", least=50)
         for where, folder in folders:
             for index in range(folder.number_of_sub_messages):
                 try:
@@ -183,8 +183,3 @@ def _text(data: bytes | str | None) -> str:
     except UnicodeDecodeError:
         return decode_text(bytes(data))[0].rstrip("\x00")
 
-
-def _bar(total: int, name: str) -> Any:
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=name[:30], unit="message", leave=False)

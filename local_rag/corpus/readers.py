@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
-from local_rag.corpus import ocr
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import (
     DOC_SUFFIXES,
@@ -43,6 +42,7 @@ from local_rag.corpus.documents import (
 )
 from local_rag.corpus.mbox import left_out_mail, mail_store_part
 from local_rag.corpus.pieces import heading_at, piece_bounds
+from local_rag.corpus.progress import show_progress
 from local_rag.errors import BadInputError
 from local_rag.patterns import matches_any
 from local_rag.records import Passage
@@ -367,8 +367,9 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     nothing, the links to folders not followed, the folders of installed packages and what ``exclude`` left out
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
-    unread = [p for p in files if document_suffix(p) not in DOC_SUFFIXES + IMAGE_SUFFIXES and not mail_store_part(p)]
-    trash = [p for p in files if document_suffix(p) in (".mbox", ".eml") and left_out_mail(p)]
+    read_as = [(p, document_suffix(p)) for p in files]
+    unread = [p for p, kind in read_as if kind not in DOC_SUFFIXES + IMAGE_SUFFIXES and not mail_store_part(p)]
+    trash = [p for p, kind in read_as if kind in _MAIL and left_out_mail(p)]
     if trash:
         report.skipped += [f"{p}: deleted mail or spam, not read" for p in trash]
         log.warning("note: %d mail folder(s) or message(s) of deleted mail or spam left out, as mail programs leave "
@@ -474,7 +475,10 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
 def _unread_mail(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``) is mail left out (Trash, Spam, a message marked deleted) or a mail store's empty
     folder; looked at for mail only, each look costing a few file-system calls."""
-    return kind in (".mbox", ".eml") and (left_out_mail(path) or mail_store_part(path))
+    return kind in _MAIL and (left_out_mail(path) or mail_store_part(path))
+
+
+_MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)
 
 
 class FolderFiles(NamedTuple):
@@ -574,11 +578,11 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
         if report.originals.setdefault(digest, rel) != rel:
             report.copies[rel] = report.originals[digest]
             return []
-        token = ocr.show_progress.set(report.progress)
+        token = show_progress.set(report.progress)
         try:
             document = read_document(path)
         finally:
-            ocr.show_progress.reset(token)
+            show_progress.reset(token)
     except (UnreadableFile, OSError) as exc:
         report.unreadable[rel] = str(exc)
         return []
