@@ -403,7 +403,9 @@ def test_doctor_json(tmp_path: Path):
         assert set(report["ocr"]) == {"rapidocr-onnxruntime", "pypdfium2"} and all(report["ocr"].values())
     # session 55: which document formats this installation reads (the docs extra is installed for the tests)
     assert report["documents"]["missing"] == {} and {".pdf", ".doc", ".msg", ".vtt"} <= set(report["documents"]["readable"])
-    assert "documents     47 formats read (the docs extra installed)" in run("doctor", cwd=ROOT).stdout
+    assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram"]  # session 57
+    assert ("documents     47 formats and Slack, Discord, Telegram exports read (the docs extra installed)"
+            in run("doctor", cwd=ROOT).stdout)
 
 
 def test_a_crash_in_native_code_prints_the_python_stack_that_led_to_it(tmp_path: Path):

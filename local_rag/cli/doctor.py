@@ -85,7 +85,8 @@ def collect(settings: Settings) -> dict[str, Any]:
 
     missing = unreadable_formats()
     report["documents"] = {"readable": [s for s in DOC_SUFFIXES if not any(s in v for v in missing.values())],
-                           "missing": {module: list(suffixes) for module, suffixes in missing.items()}}
+                           "missing": {module: list(suffixes) for module, suffixes in missing.items()},
+                           "chat_exports": ["Slack", "Discord", "Telegram"]}  # `local_rag.corpus.chats`: no library
 
     report["ocr"] = None if ocr_missing() else {"rapidocr-onnxruntime": _version("rapidocr-onnxruntime"),
                                                 "pypdfium2": _version("pypdfium2")}
@@ -143,7 +144,8 @@ def doctor(profile, config_file, index_name, verify, as_json):
     built_for = " ".join((report.get("llama_cpp_cpu_build") or {}).get("features") or [])
     documents = report["documents"]
     lacking = sorted(s for suffixes in documents["missing"].values() for s in suffixes)
-    click.echo(f"documents     {len(documents['readable'])} formats read" + (
+    click.echo(f"documents     {len(documents['readable'])} formats and {', '.join(documents['chat_exports'])} "
+               "exports read" + (
         f"; not {' '.join(lacking)}: pip install 'local-rag[docs]'" if lacking else " (the docs extra installed)"))
     ocr = report["ocr"]
     click.echo(f"ocr           scanned PDF pages read by RapidOCR {ocr['rapidocr-onnxruntime']} (pypdfium2 "

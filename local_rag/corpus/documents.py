@@ -26,7 +26,7 @@ from itertools import accumulate
 from pathlib import Path
 
 from local_rag._optional import available
-from local_rag.corpus import office97
+from local_rag.corpus import chats, office97
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.mbox import mail_store_suffix, read_mbox
@@ -122,14 +122,15 @@ def unreadable_formats() -> dict[str, tuple[str, ...]]:
 def document_suffix(path: Path) -> str:
     """The suffix that tells how ``path`` is read: its own, in lower case; for the files of a mail program's store,
     whose names say nothing (an Apple Mail export's ``mbox``, a Thunderbird folder, a Maildir message), the suffix
-    of what they hold (`local_rag.corpus.mbox.mail_store_suffix`).
+    of what they hold (`local_rag.corpus.mbox.mail_store_suffix`); for the ``.json`` files of a chat export, its kind
+    (`local_rag.corpus.chats.CHAT_KINDS`).
 
     Example:
         >>> document_suffix(Path("Report.PDF")), document_suffix(Path("Inbox.mbox/mbox")), document_suffix(Path("mbox"))
         ('.pdf', '.mbox', '')
     """
     suffix = path.suffix.lower()
-    return suffix if suffix in _READERS else mail_store_suffix(path) or suffix
+    return suffix if suffix in _READERS else mail_store_suffix(path) or chats.chat_export_kind(path) or suffix
 
 
 def read_document(path: Path) -> Document:
@@ -443,4 +444,5 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     **dict.fromkeys(_WORKBOOKS, read_workbook),
     ".xls": read_xls,
     ".ods": read_ods,
+    **chats.READERS,
 }

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
+from local_rag.corpus.chats import CHAT_KINDS, chat_export_part
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import (
     DOC_SUFFIXES,
@@ -130,7 +131,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
             path, skip_bad, report, exclude, images
         )
-    elif document_suffix(path) in DOC_SUFFIXES + IMAGE_SUFFIXES:
+    elif document_suffix(path) in _READ + IMAGE_SUFFIXES:
         source = _read_document_file(path, report)
     else:
         _check_jsonl_like(path)
@@ -210,6 +211,9 @@ def _open_jsonl(path: Path) -> Iterator[tuple[str, IO[bytes]]]:
         except zipfile.BadZipFile as exc:
             raise BadInputError(f"{path}: not a valid zip archive ({exc})") from exc
         with archive:
+            if {"users.json", "channels.json"} <= {Path(m).name for m in archive.namelist()}:
+                raise BadInputError(f"{path}: a Slack export, not JSONL passages: unpack it and build from its folder "
+                                    f"(`unzip {path.name} -d slack && local-rag index build slack`)")
             members = [m for m in archive.namelist() if m.endswith((".jsonl", ".json")) and not m.startswith("__MACOSX")]
             if not members:
                 documents = [m for m in archive.namelist() if m.lower().endswith(DOC_SUFFIXES)]
@@ -368,7 +372,7 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     read_as = [(p, document_suffix(p)) for p in files]
-    unread = [p for p, kind in read_as if kind not in DOC_SUFFIXES + IMAGE_SUFFIXES and not mail_store_part(p)]
+    unread = [p for p, kind in read_as if kind not in _READ + IMAGE_SUFFIXES and not _store_part(p, kind)]
     trash = [p for p, kind in read_as if kind in _MAIL and left_out_mail(p)]
     if trash:
         report.skipped += [f"{p}: deleted mail or spam, not read" for p in trash]
@@ -402,7 +406,7 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
     report.skipped += [f"{p}: unsupported file type, not read" for p in unread]
     log.warning("note: %d file(s) of %s skipped: local-rag reads %s (first: %s)", len(unread), ", ".join(kinds),
-                ", ".join(DOC_SUFFIXES), unread[0])
+                FORMATS, unread[0])
 
 
 def note_read(report: CorpusReport) -> None:
@@ -468,7 +472,7 @@ def _first_five(named: Iterable[str]) -> str:
 def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
     pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
-    suffixes = DOC_SUFFIXES + IMAGE_SUFFIXES if images else DOC_SUFFIXES
+    suffixes = _READ + IMAGE_SUFFIXES if images else _READ
     return [p for p in files if (kind := document_suffix(p)) in suffixes and not _unread_mail(p, kind)]
 
 
@@ -479,6 +483,14 @@ def _unread_mail(path: Path, kind: str) -> bool:
 
 
 _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)
+_READ = DOC_SUFFIXES + CHAT_KINDS  # what is read: documents by their suffix, chat exports' .json files by their kind
+FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord and Telegram"  # what the skip note names
+
+
+def _store_part(path: Path, kind: str) -> bool:
+    """``path`` (read as ``kind``, not a document) belongs to a mail store or a chat export and is read with it, or
+    holds nothing to read: not named as unsupported."""
+    return chat_export_part(path) if kind == ".json" else mail_store_part(path)
 
 
 class FolderFiles(NamedTuple):
