@@ -27,6 +27,7 @@ from pathlib import Path
 
 from local_rag._optional import available
 from local_rag.corpus import chats, office97
+from local_rag.corpus.calendars import read_calendar, read_contacts
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.mbox import mail_store_suffix, read_mbox
@@ -79,7 +80,7 @@ __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section",
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
                 ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx", ".msg", ".mbox",
-                ".pst", ".ost", ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
+                ".pst", ".ost", ".ics", ".vcf", ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
                 ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
 
@@ -109,6 +110,7 @@ FORMAT_LIBRARIES = {
     "xlrd": (".xls",),
     "olefile": (".doc", ".ppt", ".pps", ".msg"),
     "pypff": (".pst", ".ost"),
+    "icalendar": (".ics", ".vcf"),
     "trafilatura": (".html", ".htm", ".mht", ".mhtml"),
 }
 
@@ -426,6 +428,8 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".mbox": lambda path: read_mbox(path, lambda message, subject: attachment_sections(
         attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
     **dict.fromkeys((".pst", ".ost"), lambda path: read_pst(path, attachment_sections, _wanted_attachment)),
+    ".ics": read_calendar,
+    ".vcf": read_contacts,
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
     ".vtt": _captions,
