@@ -28,6 +28,7 @@ from pathlib import Path
 from local_rag._optional import available
 from local_rag.corpus import chats, office97
 from local_rag.corpus.calendars import read_calendar, read_contacts
+from local_rag.corpus.enex import read_enex
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.mbox import mail_store_suffix, read_mbox
@@ -81,8 +82,8 @@ __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section",
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".ipynb", ".html", ".htm",
                 ".pdf", ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx",
-                ".msg", ".mbox", ".pst", ".ost", ".ics", ".vcf", ".mht", ".mhtml", ".vtt", ".srt", ".csv", ".tsv",
-                ".xlsx", ".xls", ".ods",
+                ".msg", ".mbox", ".pst", ".ost", ".ics", ".vcf", ".enex", ".mht", ".mhtml", ".vtt", ".srt", ".csv",
+                ".tsv", ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
                 ".docm", ".dotx", ".dotm", ".pptm", ".ppsx", ".ppsm", ".potx", ".potm", ".xlsm", ".xltx", ".xltm")
 
@@ -442,6 +443,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
         attached_files(message, MAX_ATTACHMENT_BYTES), subject)),
     **dict.fromkeys((".pst", ".ost"), lambda path: read_pst(path, attachment_sections, _wanted_attachment)),
     ".ics": read_calendar,
+    ".enex": lambda path: read_enex(path, attachment_sections, _wanted_attachment),
     ".vcf": read_contacts,
     ".mht": read_web_archive,
     ".mhtml": read_web_archive,
