@@ -95,12 +95,12 @@ def test_a_slack_export_is_read_a_document_a_channel_day(tmp_path: Path, caplog:
     assert sorted(passages) == ["D03XYZ/2025-11-05.json", "ops/2025-11-03.json", "ops/2025-11-04.json"]
     day = passages["ops/2025-11-03.json"]
     assert day.title == "#ops, 3 Nov 2025"
-    assert day.text.splitlines() == [
-        "Ben Okafor, 14:00: has joined the channel",
-        "Ana Silva, 14:02: Which pump failed at station 4? @Ben Okafor can you check & report in #ops?",
-        "Ben Okafor, 14:05, replying to Ana Silva: The north pump. Steps in the runbook "
-        "(https://wiki.example.org/pumps/4). [shared: Pump 4 report (pump4-report.pdf)]",
-        "Pump monitor, 14:15: Station 4 pressure back to 6.1 bar",
+    assert [thread.splitlines() for thread in day.text.split("\n\n")] == [  # a thread a paragraph
+        ["Ben Okafor, 14:00: has joined the channel"],
+        ["Ana Silva, 14:02: Which pump failed at station 4? @Ben Okafor can you check & report in #ops?",
+         "Ben Okafor, 14:05, replying to Ana Silva: The north pump. Steps in the runbook "
+         "(https://wiki.example.org/pumps/4). [shared: Pump 4 report (pump4-report.pdf)]"],
+        ["Pump monitor, 14:15: Station 4 pressure back to 6.1 bar"],
     ]
     later = passages["ops/2025-11-04.json"]
     assert later.text == ('Ana Silva, 14:00, replying to Ana Silva\'s thread of 3 Nov 2025 ("Which pump failed at '
@@ -172,9 +172,9 @@ def test_a_discord_channel_export_is_read_a_section_a_day(tmp_path: Path):
     document = read_document(path)
     assert document.title == "Pump Makers / Support / #station-4"
     assert [s.heading for s in document.sections] == ["3 Nov 2025", "4 Nov 2025"]
-    assert document.sections[1].text.splitlines() == [
+    assert document.sections[1].text.split("\n\n") == [  # a message a paragraph
         "Ben Okafor, 09:10, replying to Ana: Yes, 2.4 cuts it to 40 ms. [shared: release-notes.pdf]",
-        "Ana, 09:11: Firmware 2.4", "Valve timing and pressure alarms"]
+        "Ana, 09:11: Firmware 2.4\nValve timing and pressure alarms"]
     assert document.pages == 4
     given_alone = list(read_corpus(path))  # a .json given alone was read as JSON passages: "not a JSON array ..."
     assert [p.title for p in given_alone] == ["Pump Makers / Support / #station-4"] * 2
@@ -211,7 +211,7 @@ def test_a_telegram_chat_and_a_whole_account_export_are_read(tmp_path: Path):
     document = read_document(chat)
     assert document.title == "Valve team"
     assert [(s.heading, s.text) for s in document.sections] == [
-        ("3 Nov 2025", "Ana Silva, 14:02: The valve spec is DN 150, see https://example.org/v\n"
+        ("3 Nov 2025", "Ana Silva, 14:02: The valve spec is DN 150, see https://example.org/v\n\n"
                        "Ben, 14:05, replying to Ana Silva: Got it"),
         ("5 Nov 2025", "Ben, 08:01: (forwarded from Plant log) Old valve, for the record [shared: valve.pdf]")]
     account = tmp_path / "DataExport_2025-11-30" / "result.json"
@@ -254,3 +254,17 @@ def test_index_build_reads_a_slack_export_and_search_finds_the_thread(tmp_path: 
     found = run("search", "who replaced the pump", "--index", "team", "--json", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     assert '"#ops, 4 Nov 2025"' in found.stdout
+
+
+def test_a_busy_day_is_cut_between_threads(tmp_path: Path):
+    """A day of 40 messages (6,000 characters) was one passage of a day (its lines had no blank line between them,
+    where pieces are cut); now each thread is a paragraph and the day is cut between threads, a piece beginning
+    with a message."""
+    root = slack_export(tmp_path / "slack")
+    busy = [_message("U01ANA" if i % 2 else "U02BEN", 3 * 86400 + 60 * i,
+                     f"Reading {i} of the pressure log at station 4 is within the band, no action needed "
+                     f"before the inspection; the valves were checked and logged at round {i}.") for i in range(40)]
+    (root / "ops" / "2025-11-06.json").write_text(json.dumps(busy, indent=4))
+    pieces = [p for p in read_corpus(root, report=CorpusReport()) if p.doc_id == "ops/2025-11-06.json"]
+    assert len(pieces) > 2
+    assert all(p.text.startswith(("Ana Silva, ", "Ben Okafor, ")) for p in pieces)

@@ -139,14 +139,16 @@ def read_slack_day(path: Path) -> Document:
         parent = message.get("thread_ts")
         if isinstance(parent, str) and parent != message["ts"] and parent in by_ts:
             replies.setdefault(parent, []).append(message)
-    lines = []
+    threads: list[list[str]] = []  # a message and the replies that follow it: a paragraph, where pieces are cut
 
-    def add(message: dict[str, Any], replying_to: str = "") -> None:
+    def add(message: dict[str, Any], replying_to: str = "", reply: bool = False) -> None:
+        if not reply:
+            threads.append([])
         author, text = _slack_author(message, names), _slack_text(message, names, channels)
         if message.get("subtype") in _JOINS:
             text = text.removeprefix(f"@{author} ")  # "<@U02> has joined the channel", by U02
         if text:
-            lines.append(message_line(author, _slack_time(message["ts"]), text, replying_to))
+            threads[-1].append(message_line(author, _slack_time(message["ts"]), text, replying_to))
 
     for message in sorted(known, key=_ts_order):
         parent = message.get("thread_ts")
@@ -156,13 +158,15 @@ def read_slack_day(path: Path) -> Document:
             add(message, _earlier_thread(path.parent, parent, names, channels))
             continue
         add(message)
-        for reply in sorted(replies.get(message["ts"], []), key=_ts_order):
-            add(reply, _slack_author(message, names))
+        for answer in sorted(replies.get(message["ts"], []), key=_ts_order):
+            add(answer, _slack_author(message, names), reply=True)
+    lines = sum(threads, [])
     if not lines:
         raise UnreadableFile("no message with text on this day of the channel")
     channel = path.parent.name
     title = f"{channels.get(channel, '#' + channel)}, {_day(datetime.strptime(path.stem, '%Y-%m-%d'))}"
-    return Document(title, [Section("\n".join(lines))], pages=len(lines))  # the build counts messages
+    text = "\n\n".join("\n".join(thread) for thread in threads if thread)
+    return Document(title, [Section(text)], pages=len(lines))  # the build counts messages
 
 
 def _earlier_thread(channel: Path, ts: str, names: dict[str, str], channels: dict[str, str]) -> str:
@@ -443,7 +447,7 @@ def _by_day(title: str, lines: Iterable[tuple[datetime | None, str]], what: str,
         if not sections or day and day != current:
             current = day or current
             sections.append(Section("", heading=", ".join(x for x in (heading, current) if x)))
-        sections[-1].text += ("\n" if sections[-1].text else "") + line
+        sections[-1].text += ("\n\n" if sections[-1].text else "") + line  # a message a paragraph
     if not sections:
         raise UnreadableFile(f"no message with text in the {what}")
     return Document(title, sections, pages=count)  # the build counts messages
