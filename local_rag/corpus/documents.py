@@ -74,6 +74,7 @@ from local_rag.corpus.web import (
     read_outlook,
     read_web_archive,
 )
+from local_rag.corpus.whatsapp import is_whatsapp, read_whatsapp
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
@@ -369,7 +370,12 @@ def _notebook(path: Path) -> Document:
 
 
 def _plain_text(path: Path) -> Document:
+    """A text file; a WhatsApp chat export (`local_rag.corpus.whatsapp`) read as the chat it is."""
     text, encoding = decode_text(path.read_bytes())
+    if is_whatsapp(text):
+        document = read_whatsapp(text, path.stem)
+        document.encoding = encoding
+        return document
     text = text.strip()
     title = path.stem if meaningful_name(path.stem) else first_line_title(text, path.stem)
     return Document(title, [Section(text)], encoding=encoding)
