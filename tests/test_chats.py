@@ -254,6 +254,13 @@ def test_index_build_reads_a_slack_export_and_search_finds_the_thread(tmp_path: 
     found = run("search", "who replaced the pump", "--index", "team", "--json", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     assert '"#ops, 4 Nov 2025"' in found.stdout
+    # a channel named as Slack names it: "#ops" (the title's comma and '#' hid it: "matches no document")
+    listed = run("index", "documents", "team", "--only", "#ops", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    assert "ops/2025-11-03.json" in listed.stdout and "D03XYZ" not in listed.stdout
+    direct = run("search", "spare", "--index", "team", "--only", "direct messages", "--json", cwd=tmp_path, env=env)
+    assert direct.returncode == 0, direct.stderr
+    assert "bay 2" in direct.stdout and "#ops" not in direct.stdout
 
 
 def test_a_busy_day_is_cut_between_threads(tmp_path: Path):

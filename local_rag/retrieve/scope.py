@@ -130,21 +130,23 @@ def resolve(scope: Scope, names: Sequence[str], codes: np.ndarray, index: str = 
 
 
 def title_matches(title: str, pattern: str) -> bool:
-    """Whether ``pattern`` names a document by its title: its words, in order, without regard to case or spacing, or
-    a shell-style pattern over the whole title.
+    """Whether ``pattern`` names a document by its title: its words, in order, without regard to case, spacing or
+    the punctuation around them ("#ops" and "ops" name "#ops, 3 Nov 2025"; "annual report" names "Annual Report,
+    2024": before, a comma after a word hid it), or a shell-style pattern over the whole title.
 
     Example:
         >>> title_matches("Annual Report 2024", "annual  report"), title_matches("Annual Report 2024", "*20??")
         (True, True)
         >>> title_matches("Annual Report 2024", "report annual"), title_matches("Annual Report 2024", "port")
         (False, False)
+        >>> title_matches("#ops, 3 Nov 2025", "#ops"), title_matches("Direct messages, Ana and Ben", "direct messages")
+        (True, True)
     """
-    words, wanted = " ".join(title.casefold().split()), " ".join(pattern.casefold().split())
-    if not wanted:
-        return False
-    if any(c in wanted for c in "*?["):
-        return fnmatch.fnmatchcase(words, wanted)
-    return f" {wanted} " in f" {words} "
+    folded = pattern.casefold()
+    if any(c in folded for c in "*?["):
+        return fnmatch.fnmatchcase(" ".join(title.casefold().split()), " ".join(folded.split()))
+    wanted, words = (" ".join(re.findall(r"\w+", text)) for text in (folded, title.casefold()))
+    return bool(wanted) and f" {wanted} " in f" {words} "
 
 
 def document_titles(chunks: Sequence[Chunk], codes: np.ndarray, count: int) -> list[str]:
