@@ -28,6 +28,7 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "olefile": ("docs", "pip install 'local-rag[docs]'"),
     "pypff": ("docs", "pip install 'local-rag[docs]'"),
     "icalendar": ("docs", "pip install 'local-rag[docs]'"),
+    "pylatexenc": ("docs", "pip install 'local-rag[docs]'"),
     "trafilatura": ("docs", "pip install 'local-rag[docs]'"),
     "watchfiles": ("docs", "pip install 'local-rag[docs]'"),
     "fpdf": ("bench", "pip install 'local-rag[bench]'"),

@@ -41,7 +41,7 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     binary.write_bytes(b"\xffWPC a WordPerfect document")
     assert_clean_error(run("index", "build", str(binary), "--sparse-only", cwd=tmp_path), 2,
                        "notes.wpd: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR "
-                       "folder, or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .org .ipynb .html .htm .pdf .docx "
+                       "folder, or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .org .tex .ipynb .html .htm .pdf .docx "
                        ".doc .rtf .odt .pptx .ppt .pps .odp .epub .eml .emlx .msg .mbox .pst .ost .ics .vcf .enex .mht .mhtml .vtt .srt .csv .tsv .xlsx .xls .ods .docm .dotx .dotm .pptm "
                        ".ppsx .ppsm .potx .potm .xlsm .xltx .xltm) or a folder of them")
     cut = tmp_path / "notes.doc"
@@ -404,7 +404,7 @@ def test_doctor_json(tmp_path: Path):
     # session 55: which document formats this installation reads (the docs extra is installed for the tests)
     assert report["documents"]["missing"] == {} and {".pdf", ".doc", ".msg", ".vtt"} <= set(report["documents"]["readable"])
     assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram"]  # session 57
-    assert ("documents     51 formats and Slack, Discord, Telegram exports read (the docs extra installed)"
+    assert ("documents     52 formats and Slack, Discord, Telegram exports read (the docs extra installed)"
             in run("doctor", cwd=ROOT).stdout)
 
 

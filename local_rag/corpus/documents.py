@@ -30,6 +30,7 @@ from local_rag.corpus import chats, office97
 from local_rag.corpus.calendars import read_calendar, read_contacts
 from local_rag.corpus.enex import read_enex
 from local_rag.corpus.frontmatter import split_front_matter
+from local_rag.corpus.latex import read_latex
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.mbox import mail_store_suffix, read_mbox
 from local_rag.corpus.notes import library_notes
@@ -81,8 +82,8 @@ from local_rag.text import plain_letters
 __all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section", "UnreadableFile", "decode_text",
            "document_suffix", "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".ipynb", ".html", ".htm",
-                ".pdf", ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx",
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".tex", ".ipynb", ".html",
+                ".htm", ".pdf", ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx",
                 ".msg", ".mbox", ".pst", ".ost", ".ics", ".vcf", ".enex", ".mht", ".mhtml", ".vtt", ".srt", ".csv",
                 ".tsv", ".xlsx", ".xls", ".ods",
                 # macro-enabled documents, templates and slide shows: read as the document they hold
@@ -115,6 +116,7 @@ FORMAT_LIBRARIES = {
     "olefile": (".doc", ".ppt", ".pps", ".msg"),
     "pypff": (".pst", ".ost"),
     "icalendar": (".ics", ".vcf"),
+    "pylatexenc": (".tex",),
     "trafilatura": (".html", ".htm", ".mht", ".mhtml"),
 }
 
@@ -438,6 +440,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".rst": _rst,
     ".adoc": _asciidoc,
     ".org": _org,
+    ".tex": read_latex,
     ".ipynb": _notebook,
     ".epub": read_epub,
     ".odt": read_odt,
