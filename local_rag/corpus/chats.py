@@ -20,13 +20,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from local_rag.corpus.keep import is_keep_note, read_keep
 from local_rag.corpus.sections import Document, Section, UnreadableFile
 
 __all__ = ["CHAT_KINDS", "READERS", "chat_export_kind", "chat_export_part", "message_line", "read_discord",
            "read_slack_day", "read_telegram", "slack_export_root", "slack_markup"]
 
 #: how the files of a chat export are read (`local_rag.corpus.documents.document_suffix`): no suffix of their own
-CHAT_KINDS = (".slack", ".discord", ".telegram")
+CHAT_KINDS = (".slack", ".discord", ".telegram", ".keep")  # and Google Keep's notes (`local_rag.corpus.keep`)
 
 _SLACK_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\.json")
 # the files of a Slack export's top folder: who is who, which channels there are (`chat_export_part`)
@@ -63,7 +64,7 @@ def chat_export_kind(path: Path) -> str:
         return ".discord"
     if _TELEGRAM_CHAT.search(head) or _TELEGRAM_ACCOUNT.match(head):
         return ".telegram"
-    return ""
+    return ".keep" if is_keep_note(head) else ""
 
 
 def chat_export_part(path: Path) -> bool:
@@ -454,4 +455,4 @@ def _by_day(title: str, lines: Iterable[tuple[datetime | None, str]], what: str,
 
 
 READERS: dict[str, Callable[[Path], Document]] = {".slack": read_slack_day, ".discord": read_discord,
-                                                 ".telegram": read_telegram}
+                                                 ".telegram": read_telegram, ".keep": read_keep}

@@ -41,6 +41,7 @@ from local_rag.corpus.documents import (
     printable_name,
     read_document,
 )
+from local_rag.corpus.keep import keep_trashed, keep_twin
 from local_rag.corpus.mbox import left_out_mail, mail_store_part
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.corpus.progress import show_progress
@@ -378,6 +379,11 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
         report.skipped += [f"{p}: deleted mail or spam, not read" for p in trash]
         log.warning("note: %d mail folder(s) or message(s) of deleted mail or spam left out, as mail programs leave "
                     "them out of a search: %s", len(trash), _first_five(relative_name(folder, p) for p in trash))
+    binned = [p for p, kind in read_as if kind == ".keep" and keep_trashed(p)]
+    if binned:
+        report.skipped += [f"{p}: a note in Google Keep's trash, not read" for p in binned]
+        log.warning("note: %d note(s) in Google Keep's trash left out, as Keep leaves them out of a search: %s",
+                    len(binned), _first_five(relative_name(folder, p) for p in binned))
     pictures = [] if images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
     if pictures:
         report.skipped += [f"{p}: a picture, not read (--images reads the text in pictures)" for p in pictures]
@@ -473,18 +479,19 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
     pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
     suffixes = _READ + IMAGE_SUFFIXES if images else _READ
-    return [p for p in files if (kind := document_suffix(p)) in suffixes and not _unread_mail(p, kind)]
+    return [p for p in files if (kind := document_suffix(p)) in suffixes and not _unread_mail(p, kind)
+            and not (kind == ".html" and keep_twin(p))]  # a Keep note's HTML twin: its JSON is read
 
 
 def _unread_mail(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``) is mail left out (Trash, Spam, a message marked deleted) or a mail store's empty
     folder; looked at for mail only, each look costing a few file-system calls."""
-    return kind in _MAIL and (left_out_mail(path) or mail_store_part(path))
+    return kind in _MAIL and (left_out_mail(path) or mail_store_part(path)) or kind == ".keep" and keep_trashed(path)
 
 
 _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)
 _READ = DOC_SUFFIXES + CHAT_KINDS  # what is read: documents by their suffix, chat exports' .json files by their kind
-FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord and Telegram"  # what the skip note names
+FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord, Telegram and Google Keep"  # what the skip note names
 
 
 def _store_part(path: Path, kind: str) -> bool:
