@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag._optional import require
-from local_rag.corpus.sections import Document, Section, UnreadableFile, decode_text, meaningful_name
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name, decode_text, meaningful_name
 
 __all__ = ["read_calendar", "read_contacts", "repeats"]
 
@@ -127,7 +127,7 @@ def _entry(item: Any, zone: tzinfo | None) -> tuple[tuple[datetime, str], Sectio
         lines.append(summary)  # an event of a summary alone (its time unreadable): the summary is its text
     kind = _KINDS[item.name]
     name = summary or description.split("\n", 1)[0][:80] or (kind or "Event")
-    day = f"{start.day} {start:%b %Y}" if start is not None else ""
+    day = day_name(start) if start is not None else ""
     heading = f"{kind + ': ' if kind and summary else ''}{name}" + (f" ({day})" if day else "")
     return (_wall_time(start), heading), Section("\n".join(lines).strip(), heading=heading)
 
@@ -157,7 +157,7 @@ def _when(item: Any, key: str, zone: tzinfo | None) -> date | datetime | None:
 
 def _moment(moment: date | datetime) -> str:
     """``Mon 3 Nov 2025, 09:00 (Europe/Lisbon)`` or, for a day, ``Mon 3 Nov 2025``."""
-    day = f"{moment:%a} {moment.day} {moment:%b %Y}"
+    day = f"{moment:%a} {day_name(moment)}"
     if not isinstance(moment, datetime):
         return day
     return f"{day}, {moment:%H:%M}{_zone_name(moment)}"

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from local_rag.corpus.keep import is_keep_note, read_keep
-from local_rag.corpus.sections import Document, Section, UnreadableFile
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
 
 __all__ = ["CHAT_KINDS", "READERS", "chat_export_kind", "chat_export_part", "message_line", "read_discord",
            "read_slack_day", "read_telegram", "slack_export_root", "slack_markup"]
@@ -100,10 +100,6 @@ def message_line(author: str, sent: datetime | None, text: str, replying_to: str
     return f"{who}{when}{reply}: {text.strip()}"
 
 
-def _day(moment: datetime) -> str:
-    return f"{moment.day} {moment:%b %Y}"
-
-
 def _field(record: dict[str, Any], key: str) -> dict[str, Any]:
     """``record[key]`` where it is an object, else an empty one (an export's optional or odd fields)."""
     value = record.get(key)
@@ -165,7 +161,7 @@ def read_slack_day(path: Path) -> Document:
     if not lines:
         raise UnreadableFile("no message with text on this day of the channel")
     channel = path.parent.name
-    title = f"{channels.get(channel, '#' + channel)}, {_day(datetime.strptime(path.stem, '%Y-%m-%d'))}"
+    title = f"{channels.get(channel, '#' + channel)}, {day_name(datetime.strptime(path.stem, '%Y-%m-%d'))}"
     text = "\n\n".join("\n".join(thread) for thread in threads if thread)
     return Document(title, [Section(text)], pages=len(lines))  # the build counts messages
 
@@ -180,10 +176,10 @@ def _earlier_thread(channel: Path, ts: str, names: dict[str, str], channels: dic
     day = channel / f"{sent:%Y-%m-%d}.json"
     first = next((m for m in _slack_day(day, _mtime(day)) if m.get("ts") == ts), None)
     if first is None:
-        return f"a thread of {_day(sent)}"
+        return f"a thread of {day_name(sent)}"
     words = " ".join(_slack_text(first, names, channels).split())
     words = words if len(words) <= _QUOTED else words[:_QUOTED].rsplit(" ", 1)[0] + " ..."
-    return f"{_slack_author(first, names)}'s thread of {_day(sent)}" + (f' ("{words}")' if words else "")
+    return f"{_slack_author(first, names)}'s thread of {day_name(sent)}" + (f' ("{words}")' if words else "")
 
 
 _QUOTED = 100  # characters of a thread's first message quoted by a reply on a later day
@@ -444,7 +440,7 @@ def _by_day(title: str, lines: Iterable[tuple[datetime | None, str]], what: str,
         if not line:
             continue
         count += 1
-        day = _day(sent) if sent is not None else ""
+        day = day_name(sent) if sent is not None else ""
         if not sections or day and day != current:
             current = day or current
             sections.append(Section("", heading=", ".join(x for x in (heading, current) if x)))

@@ -20,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from local_rag.corpus.progress import part_bar
-from local_rag.corpus.sections import Document, Section, UnreadableFile
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
 from local_rag.corpus.web import chapter_text
 
 __all__ = ["read_enex"]
@@ -121,4 +121,4 @@ def _day(stamp: str) -> str:
         made = datetime.strptime(stamp.strip(), "%Y%m%dT%H%M%SZ")
     except ValueError:
         return ""
-    return f"{made.day} {made:%b %Y}"
+    return day_name(made)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from local_rag.corpus.sections import Document, Section, UnreadableFile
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
 
 __all__ = ["is_keep_note", "keep_trashed", "keep_twin", "read_keep"]
 
@@ -88,4 +88,4 @@ def _day(microseconds: object) -> str:
         moment = datetime.fromtimestamp(int(str(microseconds)) / 1e6, UTC)
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
-    return f"{moment.day} {moment:%b %Y}"
+    return day_name(moment)

@@ -18,7 +18,7 @@ from email.utils import parseaddr, parsedate_to_datetime
 from pathlib import Path
 
 from local_rag.corpus.progress import part_bar
-from local_rag.corpus.sections import Document, Section, UnreadableFile
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
 from local_rag.corpus.web import email_document, is_email, parse_email
 
 __all__ = ["LEFT_OUT_LABELS", "drop_known_quotes", "is_apple_mailbox", "left_out_mail", "mail_store_part",
@@ -170,7 +170,7 @@ def _heading(subject: str, message: EmailMessage) -> str:
 def message_heading(subject: str, sender: str, sent: datetime | None) -> str:
     """A message's section heading: its subject, then who sent it and when, which tell the replies of a thread apart
     in a list of sources ("Re: Pump station 4 (Ana Silva, 3 Nov 2025)")."""
-    when = f"{sent.day} {sent:%b %Y}" if sent is not None else ""
+    when = day_name(sent) if sent is not None else ""
     about = ", ".join(x for x in (" ".join(sender.split()), when) if x)
     return f"{subject} ({about})" if about else subject
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
@@ -210,6 +211,16 @@ def markdown_document(text: str, fallback_title: str, title: str = "") -> Docume
     if not title:
         title = next((h for off, h in headings if text[off:].startswith("# ")), "") or fallback_title
     return Document(title, [Section(text, headings=headings)])
+
+
+def day_name(moment: date) -> str:
+    """A day as a document's headings name it: "3 Nov 2025" (a mail's, a chat's day, an event's, a note's).
+
+    Example:
+        >>> day_name(date(2025, 11, 3))
+        '3 Nov 2025'
+    """
+    return f"{moment.day} {moment:%b %Y}"
 
 
 def dehyphenate(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from local_rag.corpus.sections import Document, Section, meaningful_name
+from local_rag.corpus.sections import Document, Section, day_name, meaningful_name
 
 __all__ = ["is_whatsapp", "read_whatsapp"]
 
@@ -131,4 +131,4 @@ def _heading(day: str, order: str) -> str:
         shown = date(year, numbers["m"], numbers["d"])
     except ValueError:
         return day
-    return f"{shown.day} {shown:%b %Y}"
+    return day_name(shown)
