@@ -268,6 +268,17 @@ class Pipeline:
             modes += [m for m in given if m not in modes]
         return conversation_queries(conversation, modes, given)
 
+    def dated(self, conversation: Conversation) -> Conversation:
+        """``conversation`` with the days its last user turn's relative dates name written into it ("yesterday" ->
+        "yesterday (Sun 29 Nov 2026)", `local_rag.dates`), for an index of a folder's documents; a trace step says
+        so. Unchanged for MTRAG's and BEIR's records, or with ``pipeline.dates`` off."""
+        from local_rag.dates import dated_turn
+
+        changed = dated_turn(conversation, self.settings)
+        if changed is not conversation:
+            self.skipped.append({"type": "dates", "stage": "rewrite", "text": changed.last_user_turn})
+        return changed
+
     def scope(self, *groups: Iterable[str], what: str = "--only") -> Scope:
         """The documents a turn searches: ``retrieval.only`` of the settings, narrowed by each group of patterns in
         turn (`Scope`; a server's collection, then a request's own), checked against the index now.
@@ -310,6 +321,7 @@ class Pipeline:
         conversation, decision = self.decider.before_retrieval(conversation)
         if decision is not None:  # small talk: no retrieval
             return self.decided(decision, conversation, [], [], [], {"decide": time.perf_counter() - started})
+        conversation = self.dated(conversation)
 
         scope = self.scope() if scope is None else scope
         if (note := self.scope_note(scope)) is not None:

@@ -241,7 +241,7 @@ class Answer:
         return data
 
 
-TraceType = Literal["skip", "compress", "gate", "warm", "scope", "think", "search", "information", "invalid", "answer", "error"]
+TraceType = Literal["skip", "compress", "gate", "warm", "scope", "dates", "think", "search", "information", "invalid", "answer", "error"]
 
 
 class TraceStep(TypedDict):
@@ -249,7 +249,7 @@ class TraceStep(TypedDict):
     ``text``), ``compress`` (the evidence kept) and ``gate`` (a gate declined: ``stage`` ``draft``, the draft gate after
     generation, or ``idk``, the generator's own P(IDK) before it writes; ``text``), ``warm`` (a stage's prompt prefix
     prefilled between turns: ``stage``, ``tokens``, ``latency_s``), ``scope`` (the turn searched some documents only:
-    ``text``, ``documents``); the
+    ``text``, ``documents``), ``dates`` (the days a turn's relative dates name, written into it: ``text``); the
     agentic mode ``think``, ``search`` (``query``, ``latency_s``), ``information`` (``passage_ids``, ``numbers``),
     ``invalid`` (``problem``), ``answer`` (``forced``) and ``error``."""
 

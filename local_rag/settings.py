@@ -202,6 +202,10 @@ class PipelineConfig(_Config):
     min_dense_score: float = Field(
         0.0, description="drop hits whose dense cosine is below this; none left -> the IDK answer without an LLM call"
     )
+    dates: bool = Field(
+        True, description="write the day a relative date names into the question before it is searched ('yesterday' "
+        "-> 'yesterday (Sun 29 Nov 2026)', `local_rag.dates`), for an index of a folder's documents (never MTRAG's)"
+    )
     warm: bool = Field(
         True, description="between turns of a chat or the server, prefill the next turn's prompt prefixes (system "
         "text, the conversation so far) while the user types (`local_rag.llm.warm`); the same prompts, prefilled earlier"

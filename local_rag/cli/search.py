@@ -156,6 +156,9 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
     if not conversation.last_user_turn.strip():
         raise BadInputError("the question is empty")
+    from local_rag.dates import dated_turn
+
+    conversation = dated_turn(conversation, settings)  # "yesterday" -> "yesterday (Sun 29 Nov 2026)": documents only
     llm_modes = split_csv(llm_modes) or []
     scope = Scope.of(settings.retrieval.only)
     retriever = open_retriever(settings)
