@@ -191,3 +191,13 @@ def test_index_build_reads_calendars_and_contacts_and_search_finds_a_meeting(tmp
     found = run("search", "pump inspection declined", "--index", "pim", "--json", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     assert '"Pump inspection (3 Nov 2025)"' in found.stdout
+
+
+def test_an_odd_event_is_left_out_and_the_calendar_read(tmp_path: Path):
+    """An event whose start has a time zone and whose end has none (a hand-edited or badly exported calendar) could
+    not be compared: the whole calendar was "cannot be parsed". Now that event is left out with a note, the rest read."""
+    odd = ("BEGIN:VEVENT\r\nDTSTART:20251105T100000Z\r\nDTEND:20251105T110000\r\nUID:odd@example.org\r\n"
+           "SUMMARY:Odd one\r\nEND:VEVENT\r\n")
+    (tmp_path / "calendar.ics").write_text(GOOGLE.replace("END:VCALENDAR", odd + "END:VCALENDAR"), newline="")
+    document = read_document(tmp_path / "calendar.ics")
+    assert document.pages == 3 and document.notes == ["1 event(s) could not be read and were left out"]

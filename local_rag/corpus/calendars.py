@@ -48,10 +48,15 @@ def read_calendar(path: Path) -> Document:
     title = next((str(c.get("X-WR-CALNAME")) for c in calendars if c.get("X-WR-CALNAME")), "")
     zone = _zone(next((str(c.get("X-WR-TIMEZONE")) for c in calendars if c.get("X-WR-TIMEZONE")), ""))
     entries = []
+    damaged = 0
     for calendar in calendars:
         for item in calendar.walk():
             if item.name in _KINDS:
-                section = _entry(item, zone)
+                try:
+                    section = _entry(item, zone)
+                except (TypeError, ValueError, KeyError, AttributeError, OverflowError):
+                    damaged += 1  # an odd entry (a start with a zone, an end without): the others are read
+                    continue
                 if section is not None:
                     entries.append(section)
     if not entries:
@@ -59,6 +64,8 @@ def read_calendar(path: Path) -> Document:
     entries.sort(key=lambda e: e[0])
     document = Document(title or path.stem, [section for _, section in entries])
     document.pages = len(entries)  # the build counts events
+    if damaged:
+        document.notes.append(f"{damaged} event(s) could not be read and were left out")
     return document
 
 
@@ -270,12 +277,22 @@ def read_contacts(path: Path) -> Document:
     if "BEGIN:VCARD" not in text[:4096].upper():
         raise UnreadableFile("not a vCard file (no BEGIN:VCARD)")
     cards = [c for c in _parse(_vcard_lines(text), "vCard") if c.name == "VCARD"]
-    sections = [s for s in (_card(c) for c in cards) if s is not None]
+    sections, damaged = [], 0
+    for card in cards:
+        try:
+            section = _card(card)
+        except (TypeError, ValueError, KeyError, AttributeError, LookupError):
+            damaged += 1
+            continue
+        if section is not None:
+            sections.append(section)
     if not sections:
         raise UnreadableFile("no contact in the address book")
     title = sections[0].heading if len(sections) == 1 else path.stem if meaningful_name(path.stem) else "Contacts"
     document = Document(title, sections)
     document.pages = len(sections)  # the build counts contacts
+    if damaged:
+        document.notes.append(f"{damaged} contact(s) could not be read and were left out")
     return document
 
 

@@ -45,7 +45,8 @@ _HEAD_BYTES = 4096
 def chat_export_kind(path: Path) -> str:
     """How a ``.json`` file of a chat export is read: ``.slack`` for a day of a Slack channel (``CHANNEL/2025-11-03.json``
     in a folder with ``users.json`` and ``channels.json``), ``.discord`` for a DiscordChatExporter channel, ``.telegram``
-    for a Telegram Desktop export (by their first bytes); else "" (a program's data, not read).
+    for a Telegram Desktop export, ``.keep`` for a Google Keep note (`local_rag.corpus.keep`) (by their first bytes);
+    else "" (a program's data, not read).
 
     Example:
         >>> chat_export_kind(Path("package.json"))
@@ -128,7 +129,7 @@ def read_slack_day(path: Path) -> Document:
         raise UnreadableFile("not a day of a Slack channel (a list of messages)")
     root = path.parent.parent
     names = _slack_names(root / "users.json", _mtime(root / "users.json"))
-    channels = _slack_channels(root, _mtime(root))
+    channels = _slack_channels(root, tuple(_mtime(root / name) for name in _SLACK_LISTS))  # edited lists: read again
     known = [m for m in messages if isinstance(m, dict) and isinstance(m.get("ts"), str)]
     by_ts = {m["ts"]: m for m in known}
     replies: dict[str, list[dict[str, Any]]] = {}
@@ -236,7 +237,7 @@ def _slack_names(users: Path, mtime_ns: int) -> dict[str, str]:
 
 
 @lru_cache(maxsize=8)
-def _slack_channels(root: Path, mtime_ns: int) -> dict[str, str]:
+def _slack_channels(root: Path, stamps: tuple[int, ...]) -> dict[str, str]:
     """What each conversation of the export is called, by its id and by its folder's name: ``#name`` for a channel
     (public or private), "Direct messages, Ana Silva and Ben Okafor" for a DM (its folder is named by its id), "Group
     messages, ..." for a group DM."""
