@@ -58,6 +58,8 @@ class AgenticPipeline(Pipeline):
             on_status("Thinking…")
         self.refresh_index()
         self._scope = self.scope() if scope is None else scope
+        self.skipped = []  # the pipeline's trace entries: this mode's trace is its rollout's
+        conversation = self.dated(conversation)  # "yesterday (Sun 29 Nov 2026)": the model searches with the day
         cfg = self.settings
         started = time.perf_counter()
         prompt = load_agent_prompt(cfg.agent.prompt)
