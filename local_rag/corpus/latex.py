@@ -7,6 +7,7 @@ keys ("[smith2020]"), which name the work cited; ``\\maketitle`` is dropped (pyl
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Any
@@ -21,7 +22,8 @@ _SECTIONING = re.compile(r"\\(part|chapter|section|subsection|subsubsection|para
 _COMMENT = re.compile(r"(?<!\\)%.*")
 _CITE = re.compile(r"~?\\(?:cite|citep|citet|parencite|textcite|autocite)\*?(?:\[[^\]]*\]){0,2}\{([^}]*)\}")
 _DROPPED = re.compile(r"\\(?:maketitle|tableofcontents|listoffigures|listoftables|printbibliography|clearpage|newpage)\b"
-                      r"|\\(?:bibliography|bibliographystyle|label)\{[^}]*\}")
+                      r"|\\(?:bibliography|bibliographystyle|label)\{[^}]*\}"
+                      r"|\\(?:input|include|includeonly)\b(?:\s*\{[^}]*\})?")  # the files it inputs are read as their own
 
 
 def read_latex(path: Path) -> Document:
@@ -39,6 +41,7 @@ def read_latex(path: Path) -> Document:
         body = source[begin + len("\\begin{document}"):end if end > begin else None]
     body = _CITE.sub(lambda m: " [" + ", ".join(k.strip() for k in m.group(1).split(",")) + "]", _DROPPED.sub("", body))
     converter = require("pylatexenc.latex2text", "reading LaTeX files (.tex)").LatexNodes2Text()
+    logging.getLogger("pylatexenc").setLevel(logging.ERROR)  # its notes on odd macros ("\input" without argument) went to the console
     parts = []
     position = 0
     for found in _SECTIONING.finditer(body):
