@@ -403,8 +403,9 @@ def test_doctor_json(tmp_path: Path):
         assert set(report["ocr"]) == {"rapidocr-onnxruntime", "pypdfium2"} and all(report["ocr"].values())
     # session 55: which document formats this installation reads (the docs extra is installed for the tests)
     assert report["documents"]["missing"] == {} and {".pdf", ".doc", ".msg", ".vtt"} <= set(report["documents"]["readable"])
-    assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram", "Google Keep"]  # session 57
-    assert ("documents     52 formats and Slack, Discord, Telegram, Google Keep exports read (the docs extra installed)"
+    assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram", "Google Keep", "ChatGPT",
+                                                       "Claude"]  # session 57
+    assert ("documents     52 formats and Slack, Discord, Telegram, Google Keep, ChatGPT, Claude exports read (the docs extra installed)"
             in run("doctor", cwd=ROOT).stdout)
 
 

@@ -86,7 +86,8 @@ def collect(settings: Settings) -> dict[str, Any]:
     missing = unreadable_formats()
     report["documents"] = {"readable": [s for s in DOC_SUFFIXES if not any(s in v for v in missing.values())],
                            "missing": {module: list(suffixes) for module, suffixes in missing.items()},
-                           "chat_exports": ["Slack", "Discord", "Telegram", "Google Keep"]}  # `local_rag.corpus.chats`: no library
+                           "chat_exports": ["Slack", "Discord", "Telegram", "Google Keep", "ChatGPT",
+                                                            "Claude"]}  # `local_rag.corpus.chats`: no library
 
     report["ocr"] = None if ocr_missing() else {"rapidocr-onnxruntime": _version("rapidocr-onnxruntime"),
                                                 "pypdfium2": _version("pypdfium2")}

@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from local_rag.corpus.assistants import assistant_export, read_chatgpt, read_claude
 from local_rag.corpus.keep import is_keep_note, read_keep
 from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
 
@@ -27,7 +28,8 @@ __all__ = ["CHAT_KINDS", "READERS", "chat_export_kind", "chat_export_part", "mes
            "read_slack_day", "read_telegram", "slack_export_root", "slack_markup"]
 
 #: how the files of a chat export are read (`local_rag.corpus.documents.document_suffix`): no suffix of their own
-CHAT_KINDS = (".slack", ".discord", ".telegram", ".keep")  # and Google Keep's notes (`local_rag.corpus.keep`)
+# and Google Keep's notes (`local_rag.corpus.keep`), ChatGPT's and Claude's conversations (`local_rag.corpus.assistants`)
+CHAT_KINDS = (".slack", ".discord", ".telegram", ".keep", ".chatgpt", ".claude")
 
 _SLACK_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\.json")
 # the files of a Slack export's top folder: who is who, which channels there are (`chat_export_part`)
@@ -45,8 +47,9 @@ _HEAD_BYTES = 4096
 def chat_export_kind(path: Path) -> str:
     """How a ``.json`` file of a chat export is read: ``.slack`` for a day of a Slack channel (``CHANNEL/2025-11-03.json``
     in a folder with ``users.json`` and ``channels.json``), ``.discord`` for a DiscordChatExporter channel, ``.telegram``
-    for a Telegram Desktop export, ``.keep`` for a Google Keep note (`local_rag.corpus.keep`) (by their first bytes);
-    else "" (a program's data, not read).
+    for a Telegram Desktop export, ``.keep`` for a Google Keep note (`local_rag.corpus.keep`), ``.chatgpt``/``.claude``
+    for an assistant's conversations (`local_rag.corpus.assistants`) (by their first bytes); else "" (a program's data,
+    not read).
 
     Example:
         >>> chat_export_kind(Path("package.json"))
@@ -65,7 +68,7 @@ def chat_export_kind(path: Path) -> str:
         return ".discord"
     if _TELEGRAM_CHAT.search(head) or _TELEGRAM_ACCOUNT.match(head):
         return ".telegram"
-    return ".keep" if is_keep_note(head) else ""
+    return ".keep" if is_keep_note(head) else assistant_export(head)
 
 
 def chat_export_part(path: Path) -> bool:
@@ -452,4 +455,5 @@ def _by_day(title: str, lines: Iterable[tuple[datetime | None, str]], what: str,
 
 
 READERS: dict[str, Callable[[Path], Document]] = {".slack": read_slack_day, ".discord": read_discord,
-                                                 ".telegram": read_telegram, ".keep": read_keep}
+                                                 ".telegram": read_telegram, ".keep": read_keep,
+                                                 ".chatgpt": read_chatgpt, ".claude": read_claude}

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, NamedTuple, cast
 
+from local_rag.corpus.assistants import assistant_export_part
 from local_rag.corpus.chats import CHAT_KINDS, chat_export_part
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import (
@@ -480,7 +481,7 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
     suffixes = _READ + IMAGE_SUFFIXES if images else _READ
     return [p for p in files if (kind := document_suffix(p)) in suffixes and not _unread_mail(p, kind)
-            and not (kind == ".html" and keep_twin(p))]  # a Keep note's HTML twin: its JSON is read
+            and not (kind == ".html" and (keep_twin(p) or assistant_export_part(p)))]  # read from their JSON
 
 
 def _unread_mail(path: Path, kind: str) -> bool:
@@ -491,13 +492,15 @@ def _unread_mail(path: Path, kind: str) -> bool:
 
 _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)
 _READ = DOC_SUFFIXES + CHAT_KINDS  # what is read: documents by their suffix, chat exports' .json files by their kind
-FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord, Telegram and Google Keep"  # what the skip note names
+FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord, Telegram, Google Keep, ChatGPT and Claude"  # what the skip note names
 
 
 def _store_part(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``, not a document) belongs to a mail store or a chat export and is read with it, or
     holds nothing to read: not named as unsupported."""
-    return chat_export_part(path) if kind == ".json" else mail_store_part(path)
+    if kind == ".json":
+        return chat_export_part(path) or assistant_export_part(path)
+    return mail_store_part(path)
 
 
 class FolderFiles(NamedTuple):
