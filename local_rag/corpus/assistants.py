@@ -14,13 +14,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name, json_object, read_json
 
 __all__ = ["assistant_export", "assistant_export_part", "read_chatgpt", "read_claude"]
 
@@ -53,10 +52,7 @@ def assistant_export_part(path: Path) -> bool:
 
 
 def _load(path: Path) -> list[Any]:
-    try:
-        data = json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as exc:
-        raise UnreadableFile(f"not valid JSON ({str(exc)[:80]})") from exc
+    data = read_json(path)
     if not isinstance(data, list):
         raise UnreadableFile("not a list of conversations")
     return [c for c in data if isinstance(c, dict)]
@@ -103,12 +99,12 @@ def _chatgpt_line(node: dict[str, Any]) -> str:
     message = node.get("message")
     if not isinstance(message, dict):
         return ""
-    author = _object(message.get("author"))
+    author = json_object(message.get("author"))
     role = str(author.get("role") or "")
-    metadata = _object(message.get("metadata"))
+    metadata = json_object(message.get("metadata"))
     if role not in ("user", "assistant") or metadata.get("is_visually_hidden_from_conversation"):
         return ""
-    content = _object(message.get("content"))
+    content = json_object(message.get("content"))
     kind = content.get("content_type")
     if kind in ("text", "multimodal_text"):
         text = "\n".join(p for p in content.get("parts") or [] if isinstance(p, str))
@@ -141,11 +137,6 @@ def read_claude(path: Path) -> Document:
             sections.append(Section("\n\n".join(lines), heading=_heading(conversation.get("name"),
                                                                             _time(conversation.get("created_at")))))
     return _document("Claude conversations", sections)
-
-
-def _object(value: object) -> dict[str, Any]:
-    """``value`` where it is a JSON object, else an empty one (an export's optional or odd fields)."""
-    return value if isinstance(value, dict) else {}
 
 
 def _time(value: object) -> datetime | None:

@@ -22,9 +22,9 @@ from typing import Any
 
 from local_rag.corpus.assistants import assistant_export, read_chatgpt, read_claude
 from local_rag.corpus.keep import is_keep_note, read_keep
-from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name, json_object, read_json
 
-__all__ = ["CHAT_KINDS", "READERS", "chat_export_kind", "chat_export_part", "message_line", "read_discord",
+__all__ = ["CHAT_KINDS", "READERS", "by_day", "chat_export_kind", "chat_export_part", "message_line", "read_discord",
            "read_slack_day", "read_telegram", "slack_export_root", "slack_markup"]
 
 #: how the files of a chat export are read (`local_rag.corpus.documents.document_suffix`): no suffix of their own
@@ -89,32 +89,19 @@ def _is_slack_root(folder: Path, mtime_ns: int) -> bool:  # a folder's mtime cha
     return (folder / "users.json").is_file() and any((folder / name).is_file() for name in _SLACK_LISTS[1:])
 
 
-def message_line(author: str, sent: datetime | None, text: str, replying_to: str = "") -> str:
-    """One message as a line of a chat's text.
+def message_line(author: str, sent: datetime | str | None, text: str, replying_to: str = "") -> str:
+    """One message as a line of a chat's text (``sent``: when, or the time of day as the export wrote it).
 
     Example:
         >>> message_line("Ana Silva", datetime(2025, 11, 3, 14, 2), "Pump 4 is back.")
         'Ana Silva, 14:02: Pump 4 is back.'
-        >>> message_line("Ben", datetime(2025, 11, 3, 14, 5), "Good.", replying_to="Ana Silva")
+        >>> message_line("Ben", "14:05", "Good.", replying_to="Ana Silva")
         'Ben, 14:05, replying to Ana Silva: Good.'
     """
     who = " ".join(author.split()) or "someone"
-    when = f", {sent:%H:%M}" if sent is not None else ""
+    when = f", {sent}" if isinstance(sent, str) else f", {sent:%H:%M}" if sent is not None else ""
     reply = f", replying to {replying_to}" if replying_to else ""
     return f"{who}{when}{reply}: {text.strip()}"
-
-
-def _field(record: dict[str, Any], key: str) -> dict[str, Any]:
-    """``record[key]`` where it is an object, else an empty one (an export's optional or odd fields)."""
-    value = record.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _load(path: Path) -> Any:
-    try:
-        return json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as exc:
-        raise UnreadableFile(f"not valid JSON ({str(exc)[:80]})") from exc
 
 
 # --- Slack ---------------------------------------------------------------------------------------------------------
@@ -127,7 +114,7 @@ def read_slack_day(path: Path) -> Document:
     Raises:
         UnreadableFile: not a list of messages, or no message with text.
     """
-    messages = _load(path)
+    messages = read_json(path)
     if not isinstance(messages, list):
         raise UnreadableFile("not a day of a Slack channel (a list of messages)")
     root = path.parent.parent
@@ -161,13 +148,13 @@ def read_slack_day(path: Path) -> Document:
         add(message)
         for answer in sorted(replies.get(message["ts"], []), key=_ts_order):
             add(answer, _slack_author(message, names), reply=True)
-    lines = sum(threads, [])
-    if not lines:
+    count = sum(map(len, threads))
+    if not count:
         raise UnreadableFile("no message with text on this day of the channel")
     channel = path.parent.name
     title = f"{channels.get(channel, '#' + channel)}, {day_name(datetime.strptime(path.stem, '%Y-%m-%d'))}"
     text = "\n\n".join("\n".join(thread) for thread in threads if thread)
-    return Document(title, [Section(text)], pages=len(lines))  # the build counts messages
+    return Document(title, [Section(text)], pages=count)  # the build counts messages
 
 
 def _earlier_thread(channel: Path, ts: str, names: dict[str, str], channels: dict[str, str]) -> str:
@@ -232,7 +219,7 @@ def _slack_names(users: Path, mtime_ns: int) -> dict[str, str]:
     names = {}
     for person in people if isinstance(people, list) else []:
         if isinstance(person, dict) and isinstance(person.get("id"), str):
-            profile = _field(person, "profile")
+            profile = json_object(person.get("profile"))
             name = next((str(v) for v in (profile.get("real_name"), person.get("real_name"), profile.get("display_name"),
                                            person.get("name")) if v), person["id"])
             names[person["id"]] = name
@@ -267,8 +254,8 @@ def _and(names: list[str]) -> str:
 
 
 def _slack_author(message: dict[str, Any], names: dict[str, str]) -> str:
-    profile = _field(message, "user_profile")
-    bot = _field(message, "bot_profile")
+    profile = json_object(message.get("user_profile"))
+    bot = json_object(message.get("bot_profile"))
     user = str(message.get("user") or "")
     return str(names.get(user) or profile.get("real_name") or profile.get("display_name") or message.get("username")
                or bot.get("name") or user or "someone")
@@ -331,17 +318,17 @@ def read_discord(path: Path) -> Document:
     Raises:
         UnreadableFile: not such an export, or no message with text.
     """
-    data = _load(path)
+    data = read_json(path)
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         raise UnreadableFile("not a DiscordChatExporter channel (no messages)")
-    guild = _field(data, "guild")
-    channel = _field(data, "channel")
+    guild = json_object(data.get("guild"))
+    channel = json_object(data.get("channel"))
     name = str(channel.get("name") or path.stem)
     title = " / ".join(x for x in (str(guild.get("name") or ""), str(channel.get("category") or ""), "#" + name) if x)
     messages = [m for m in data["messages"] if isinstance(m, dict)]
     authors = {str(m.get("id")): _discord_author(m) for m in messages}
 
-    def line(message: dict[str, Any]) -> tuple[datetime | None, str]:
+    def line(message: dict[str, Any]) -> tuple[str, str]:
         sent = _iso_time(message.get("timestamp"))
         parts = [str(message.get("content") or "")]
         for embed in message.get("embeds") or []:
@@ -351,16 +338,20 @@ def read_discord(path: Path) -> Document:
         text = "\n".join(p.strip() for p in parts if p.strip())
         if any(files):
             text = f"{text} [shared: {'; '.join(f for f in files if f)}]".strip()
-        reference = _field(message, "reference")
+        reference = json_object(message.get("reference"))
         answered = authors.get(str(reference.get("messageId")), "") if message.get("type") == "Reply" else ""
-        return sent, message_line(_discord_author(message), sent, text, answered) if text else ""
+        return _day_of(sent), message_line(_discord_author(message), sent, text, answered) if text else ""
 
-    return _by_day(title, (line(m) for m in messages), "channel")
+    return by_day(title, (line(m) for m in messages), "channel")
 
 
 def _discord_author(message: dict[str, Any]) -> str:
-    author = _field(message, "author")
+    author = json_object(message.get("author"))
     return str(author.get("nickname") or author.get("name") or "someone")
+
+
+def _day_of(sent: datetime | None) -> str:
+    return day_name(sent) if sent is not None else ""
 
 
 def _iso_time(value: object) -> datetime | None:
@@ -381,10 +372,10 @@ def read_telegram(path: Path) -> Document:
     Raises:
         UnreadableFile: not such an export, or no message with text.
     """
-    data = _load(path)
+    data = read_json(path)
     if not isinstance(data, dict):
         raise UnreadableFile("not a Telegram export")
-    listed = _field(data, "chats").get("list")
+    listed = json_object(data.get("chats")).get("list")
     chats = listed if isinstance(listed, list) else [data] if isinstance(data.get("messages"), list) else []
     chats = [c for c in chats if isinstance(c, dict) and isinstance(c.get("messages"), list)]
     if not chats:
@@ -398,7 +389,7 @@ def read_telegram(path: Path) -> Document:
         lines = (_telegram_line(m, authors, name) for m in messages)
         heading = name if len(chats) > 1 else ""
         try:
-            read = _by_day(name, lines, "chat", heading)
+            read = by_day(name, lines, "chat", heading)
         except UnreadableFile:
             continue  # a chat of service messages or media only
         sections += read.sections
@@ -409,8 +400,8 @@ def read_telegram(path: Path) -> Document:
     return Document(title, sections, pages=count)
 
 
-def _telegram_line(message: dict[str, Any], authors: dict[Any, str], chat: str) -> tuple[datetime | None, str]:
-    """When a Telegram message was sent, and its line ("" for a photo without a caption)."""
+def _telegram_line(message: dict[str, Any], authors: dict[Any, str], chat: str) -> tuple[str, str]:
+    """The day a Telegram message was sent, and its line ("" for a photo without a caption)."""
     sent = _iso_time(message.get("date"))
     text = _telegram_text(message.get("text"))
     media = str(message.get("file_name") or "") or ("a photo" if message.get("photo") else "")
@@ -419,7 +410,7 @@ def _telegram_line(message: dict[str, Any], authors: dict[Any, str], chat: str) 
     if message.get("forwarded_from") and text:
         text = f"(forwarded from {message['forwarded_from']}) {text}"
     answered = authors.get(message.get("reply_to_message_id"), "") if "reply_to_message_id" in message else ""
-    return sent, message_line(str(message.get("from") or chat), sent, text, answered) if text else ""
+    return _day_of(sent), message_line(str(message.get("from") or chat), sent, text, answered) if text else ""
 
 
 def _telegram_text(value: object) -> str:
@@ -436,15 +427,19 @@ def _telegram_text(value: object) -> str:
 
 # --- shared --------------------------------------------------------------------------------------------------------
 
-def _by_day(title: str, lines: Iterable[tuple[datetime | None, str]], what: str, heading: str = "") -> Document:
-    """A document of a chat's lines, a section for each day (its heading the day, after ``heading`` if given)."""
+def by_day(title: str, lines: Iterable[tuple[str, str]], what: str, heading: str = "") -> Document:
+    """A document of a chat's (day, line) pairs, a section for each day (its heading the day, after ``heading`` if
+    given; a line of no known day stays in the section before it), a message a paragraph.
+
+    Raises:
+        UnreadableFile: no line ("no message with text in the ``what``").
+    """
     sections: list[Section] = []
     current, count = "", 0
-    for sent, line in lines:
+    for day, line in lines:
         if not line:
             continue
         count += 1
-        day = day_name(sent) if sent is not None else ""
         if not sections or day and day != current:
             current = day or current
             sections.append(Section("", heading=", ".join(x for x in (heading, current) if x)))

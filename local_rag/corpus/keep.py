@@ -10,12 +10,10 @@ Example:
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name
+from local_rag.corpus.sections import Document, Section, UnreadableFile, day_name, read_json
 
 __all__ = ["is_keep_note", "keep_trashed", "keep_twin", "read_keep"]
 
@@ -54,10 +52,7 @@ def read_keep(path: Path) -> Document:
     Raises:
         UnreadableFile: a note in Keep's trash (left out, as Keep leaves it out of a search), or one with no text.
     """
-    try:
-        note: Any = json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as exc:
-        raise UnreadableFile(f"not valid JSON ({str(exc)[:80]})") from exc
+    note = read_json(path)
     if not isinstance(note, dict):
         raise UnreadableFile("not a Google Keep note")
     if note.get("isTrashed"):  # given alone (a folder leaves it out: `keep_trashed`)

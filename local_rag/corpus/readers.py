@@ -480,19 +480,24 @@ def document_paths(files: list[Path], images: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
     pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
     suffixes = _READ + IMAGE_SUFFIXES if images else _READ
-    return [p for p in files if (kind := document_suffix(p)) in suffixes and not _unread_mail(p, kind)
-            and not (kind == ".html" and (keep_twin(p) or assistant_export_part(p)))]  # read from their JSON
+    return [p for p in files if (kind := document_suffix(p)) in suffixes and not _left_out(p, kind)]
 
 
-def _unread_mail(path: Path, kind: str) -> bool:
+def _left_out(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``) is mail left out (Trash, Spam, a message marked deleted) or a mail store's empty
-    folder; looked at for mail only, each look costing a few file-system calls."""
-    return kind in _MAIL and (left_out_mail(path) or mail_store_part(path)) or kind == ".keep" and keep_trashed(path)
+    folder, a note in Google Keep's trash, or the HTML twin of notes or conversations read from their JSON (Keep's,
+    ChatGPT's ``chat.html``); looked at for those kinds only, each look costing a few file-system calls."""
+    if kind in _MAIL:
+        return left_out_mail(path) or mail_store_part(path)
+    if kind == ".keep":
+        return keep_trashed(path)
+    return kind == ".html" and (keep_twin(path) or assistant_export_part(path))
 
 
 _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)
 _READ = DOC_SUFFIXES + CHAT_KINDS  # what is read: documents by their suffix, chat exports' .json files by their kind
-FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord, Telegram, Google Keep, ChatGPT and Claude"  # what the skip note names
+# what the skip note names
+FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord, Telegram, Google Keep, ChatGPT and Claude"
 
 
 def _store_part(path: Path, kind: str) -> bool:

@@ -1,16 +1,21 @@
 """The records every document reader fills (`Document`, `Section`), the reason a file cannot be read
 (`UnreadableFile`), and what the readers share: decoding text in an unknown encoding (`decode_text`), titles
-(`placeholder_title`, `first_line_title`, `meaningful_name`), headings (`split_headings`) and Markdown documents.
+(`placeholder_title`, `first_line_title`, `meaningful_name`), headings (`split_headings`), Markdown documents, the
+JSON of exports (`read_json`, `json_object`) and the day a heading names (`day_name`).
 The readers: `local_rag.corpus.documents` (by suffix), `pdf`, `office`, `web`.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import Any
+
+from local_rag.safejson import problem
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"  # the compound-file header: an encrypted Office file, or a .doc/.xls/.ppt
 
@@ -211,6 +216,20 @@ def markdown_document(text: str, fallback_title: str, title: str = "") -> Docume
     if not title:
         title = next((h for off, h in headings if text[off:].startswith("# ")), "") or fallback_title
     return Document(title, [Section(text, headings=headings)])
+
+
+def read_json(path: Path) -> Any:
+    """The JSON a file holds (an export's), or `UnreadableFile` saying what is wrong with it
+    (`local_rag.safejson.problem`)."""
+    try:
+        return json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as exc:
+        raise UnreadableFile(f"not valid JSON ({problem(exc)})") from exc
+
+
+def json_object(value: object) -> dict[str, Any]:
+    """``value`` where it is a JSON object, else an empty one (an export's optional or odd fields)."""
+    return value if isinstance(value, dict) else {}
 
 
 def day_name(moment: date) -> str:

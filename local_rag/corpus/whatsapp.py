@@ -4,7 +4,7 @@ Silva: ..." (iPhone), the date and time as the phone's language writes them, a l
 
 Before, such a file was read as plain text: one run of lines, an iPhone export titled by its first line (the
 encryption notice). Now it is a chat (`is_whatsapp`): a section a day, a message a paragraph "Ana Silva, 14:02: ..."
-(as `local_rag.corpus.chats.message_line` writes a Slack or Telegram message), the encryption notice, joins and "<Media omitted>"
+(`local_rag.corpus.chats.message_line` and `by_day`, as a Telegram chat is written), the encryption notice, joins and "<Media omitted>"
 left out, a file sent named; titled by the file's name, or by who speaks in it.
 """
 
@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from local_rag.corpus.sections import Document, Section, day_name, meaningful_name
+from local_rag.corpus.chats import by_day, message_line
+from local_rag.corpus.sections import Document, day_name, meaningful_name
 
 __all__ = ["is_whatsapp", "read_whatsapp"]
 
@@ -62,9 +63,8 @@ def read_whatsapp(text: str, name: str) -> Document:
         messages.append((found.group(part + "date"), _clock(found.group(part + "time"), found.group(part + "half")),
                          found.group("rest")))
     order = _order([day for day, _, _ in messages])
-    sections: list[Section] = []
+    lines: list[tuple[str, str]] = []
     people: dict[str, None] = {}
-    count = 0
     for day, at, body in messages:
         said = _SENDER.match(body)
         if said is None:
@@ -76,17 +76,12 @@ def read_whatsapp(text: str, name: str) -> Document:
         if _LEFT_OUT.search(words):
             continue
         words = _ATTACHED.sub(lambda m: f"[shared: {m.group(1) or m.group(2)}]", words)
-        heading = _heading(day, order)
-        if not sections or sections[-1].heading != heading:
-            sections.append(Section("", heading=heading))
-        line = f"{' '.join(who.split())}, {at}: {words}"  # as `message_line` writes a message
-        sections[-1].text += ("\n\n" if sections[-1].text else "") + line
+        lines.append((_heading(day, order), message_line(who, at, words)))
         people[who] = None
-        count += 1
     names = list(people)
-    title = name if meaningful_name(name) and name.strip("_").lower() != "chat" else "WhatsApp chat: " + ", ".join(names[:3]) + (
-        f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return Document(title, sections, pages=count)  # the build counts messages
+    title = name if meaningful_name(name) and name.strip("_").lower() != "chat" else (
+        "WhatsApp chat: " + ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
+    return by_day(title, lines, "chat")  # a section a day, a message a paragraph; the build counts messages
 
 
 def _clock(time: str, half: str | None) -> str:
