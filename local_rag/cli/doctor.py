@@ -80,14 +80,15 @@ def collect(settings: Settings) -> dict[str, Any]:
         report["onnxruntime_providers"] = ort.get_available_providers()
     except ImportError:
         report["onnxruntime_providers"] = None
-    from local_rag.corpus.documents import DOC_SUFFIXES, unreadable_formats
+    from local_rag.corpus.documents import CODE_KINDS, DOC_SUFFIXES, unreadable_formats
     from local_rag.corpus.ocr import ocr_missing
 
     missing = unreadable_formats()
     report["documents"] = {"readable": [s for s in DOC_SUFFIXES if not any(s in v for v in missing.values())],
                            "missing": {module: list(suffixes) for module, suffixes in missing.items()},
                            "chat_exports": ["Slack", "Discord", "Telegram", "Google Keep", "ChatGPT",
-                                                            "Claude"]}  # `local_rag.corpus.chats`: no library
+                                                            "Claude"],  # `local_rag.corpus.chats`: no library
+                           "code": len(CODE_KINDS)}  # `--code` (`local_rag.corpus.code`): no library
 
     report["ocr"] = None if ocr_missing() else {"rapidocr-onnxruntime": _version("rapidocr-onnxruntime"),
                                                 "pypdfium2": _version("pypdfium2")}
@@ -146,7 +147,7 @@ def doctor(profile, config_file, index_name, verify, as_json):
     documents = report["documents"]
     lacking = sorted(s for suffixes in documents["missing"].values() for s in suffixes)
     click.echo(f"documents     {len(documents['readable'])} formats and {', '.join(documents['chat_exports'])} "
-               "exports read" + (
+               f"exports read, source code and configuration ({documents['code']} suffixes) with --code" + (
         f"; not {' '.join(lacking)}: pip install 'local-rag[docs]'" if lacking else " (the docs extra installed)"))
     ocr = report["ocr"]
     click.echo(f"ocr           scanned PDF pages read by RapidOCR {ocr['rapidocr-onnxruntime']} (pypdfium2 "

@@ -11,6 +11,7 @@ import click
 
 from local_rag.cli.main import (
     check_images,
+    code_option,
     exclude_option,
     exclude_patterns,
     handle_errors,
@@ -64,13 +65,14 @@ def index() -> None:
 @click.option("--replace", is_flag=True, help="Rebuild an index of this name that was built from another corpus.")
 @exclude_option
 @images_option
+@code_option
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, replace, exclude, exclude_from, images, as_json):
+          backend_url, replace, exclude, exclude_from, images, code, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
     .pdf/.docx/.doc/.rtf/.odt/.pptx/.ppt/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.org/.tex/.ipynb/.eml/.msg/.mbox/.pst/.ics/.vcf/.enex/.mht/.vtt/.srt/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document, a Slack export's
-    folder, a Discord or Telegram chat export; scanned PDFs, and with --images pictures, are read by OCR with the ocr extra). Files that cannot be read are listed
+    folder, a Discord or Telegram chat export; scanned PDFs, and with --images pictures, are read by OCR with the ocr extra; with --code, source code). Files that cannot be read are listed
     at the end; the build goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
@@ -101,7 +103,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude,
-                           images=images)
+                           images=images, code=code)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)
@@ -144,7 +146,8 @@ def _drop_adaptation(settings, other: str) -> None:
 
 # what a format's "pages" are, where they are no pages (a mailbox's or a chat's messages, a calendar's events)
 _UNITS = dict.fromkeys(("mbox", "pst", "ost", "slack", "discord", "telegram"), "message") | {
-    "ics": "event", "vcf": "contact", "keep": "note", "enex": "note", "chatgpt": "conversation", "claude": "conversation"}
+    "ics": "event", "vcf": "contact", "keep": "note", "enex": "note", "chatgpt": "conversation", "claude": "conversation"
+}
 
 
 def echo_report(manifest, echo=click.echo) -> None:
@@ -152,9 +155,12 @@ def echo_report(manifest, echo=click.echo) -> None:
     stats = manifest.stats
     formats = sorted(k.removeprefix("pages_per_s_") for k in stats if k.startswith("pages_per_s_"))
     if formats:
+        from local_rag.corpus.code import CODE_KINDS
+
+        units = _UNITS | {kind.lstrip("."): "file" for kind in CODE_KINDS}  # a source file has no pages (`--code`)
         ocr = f" ({stats['pages_ocr']:.0f} scanned, read by OCR)" if stats.get("pages_ocr") else ""
         echo("read: " + ", ".join(
-            f"{fmt} {stats[f'pages_{fmt}']:.0f} {_UNITS.get(fmt, 'page')}(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s"
+            f"{fmt} {stats[f'pages_{fmt}']:.0f} {units.get(fmt, 'page')}(s) at {stats[f'pages_per_s_{fmt}']:.1f}/s"
             + (ocr if fmt == "pdf" else "") for fmt in formats
         ))
     unspaced = int(stats.get("unspaced_chunks", 0))
@@ -227,9 +233,10 @@ def remove(ids, profile, config_file, index_name, by, from_file):
               "that exists keeps what it has).")
 @exclude_option
 @images_option
+@code_option
 @handle_errors
 def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from,
-         images):
+         images, code):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -255,7 +262,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
                                      if first else False, replace=replace, exclude=patterns,
-                                     images=images)
+                                     images=images, code=code)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
@@ -430,6 +437,8 @@ def info(profile, config_file, index_name, as_json, name):
                    "--restore` forgets them)")
     if manifest.images:
         click.echo(f"{'images':16} pictures are read by OCR (--images: at every add and sync)")
+    if manifest.code:
+        click.echo(f"{'code':16} source and configuration files are read (--code: at every add and sync)")
     for name, pages in sorted(manifest.unread_scans.items()):
         click.echo(f"{'scans unread':16} {name}: page(s) {', '.join(map(str, pages))} have no text layer; with the ocr "
                    "extra, `index sync` reads them")

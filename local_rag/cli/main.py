@@ -173,6 +173,14 @@ def images_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "too.")(func)
 
 
+def code_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--code`` of `index build` and `sync`: source and configuration files are read too (`local_rag.corpus.code`)."""
+    return click.option("--code", is_flag=True,
+                        help="Also read source code and configuration files (.py .js .ts .go .rs .java .c .sh .sql "
+                             ".yaml .toml, Makefile, Dockerfile ...), a definition a heading: a repository, a project "
+                             "folder. The index keeps it: later adds and syncs read them too.")(func)
+
+
 def check_images(images: bool) -> None:
     """``--images`` without the ``ocr`` extra: one line before any model loads (each picture would be unreadable)."""
     from local_rag.corpus.ocr import INSTALL, ocr_missing

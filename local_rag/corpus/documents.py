@@ -28,6 +28,7 @@ from pathlib import Path
 from local_rag._optional import available
 from local_rag.corpus import chats, office97
 from local_rag.corpus.calendars import read_calendar, read_contacts
+from local_rag.corpus.code import CODE_KINDS, code_kind, read_code
 from local_rag.corpus.enex import read_enex
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.latex import read_latex
@@ -79,7 +80,7 @@ from local_rag.corpus.whatsapp import is_whatsapp, read_whatsapp
 from local_rag.errors import MissingDependencyError
 from local_rag.text import plain_letters
 
-__all__ = ["DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section", "UnreadableFile", "decode_text",
+__all__ = ["CODE_KINDS", "DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section", "UnreadableFile", "decode_text",
            "document_suffix", "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
 
 DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".tex", ".ipynb", ".html",
@@ -131,14 +132,17 @@ def document_suffix(path: Path) -> str:
     """The suffix that tells how ``path`` is read: its own, in lower case; for the files of a mail program's store,
     whose names say nothing (an Apple Mail export's ``mbox``, a Thunderbird folder, a Maildir message), the suffix
     of what they hold (`local_rag.corpus.mbox.mail_store_suffix`); for the ``.json`` files of a chat export, its kind
-    (`local_rag.corpus.chats.CHAT_KINDS`).
+    (`local_rag.corpus.chats.CHAT_KINDS`); for a ``Makefile`` or a ``Dockerfile``, the kind of code it is
+    (`local_rag.corpus.code.code_kind`).
 
     Example:
         >>> document_suffix(Path("Report.PDF")), document_suffix(Path("Inbox.mbox/mbox")), document_suffix(Path("mbox"))
         ('.pdf', '.mbox', '')
     """
     suffix = path.suffix.lower()
-    return suffix if suffix in _READERS else mail_store_suffix(path) or chats.chat_export_kind(path) or suffix
+    if suffix in _READERS:
+        return suffix
+    return code_kind(path) or mail_store_suffix(path) or chats.chat_export_kind(path) or suffix
 
 
 def read_document(path: Path) -> Document:
@@ -473,4 +477,5 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".xls": read_xls,
     ".ods": read_ods,
     **chats.READERS,
+    **dict.fromkeys(CODE_KINDS, read_code),  # read in a folder with ``--code`` (`local_rag.corpus.readers`)
 }

@@ -35,6 +35,7 @@ from local_rag.corpus.assistants import assistant_export_part
 from local_rag.corpus.chats import CHAT_KINDS, chat_export_part
 from local_rag.corpus.digest import corpus_hash, file_digest, passage_digest
 from local_rag.corpus.documents import (
+    CODE_KINDS,
     DOC_SUFFIXES,
     IMAGE_SUFFIXES,
     UnreadableFile,
@@ -114,10 +115,11 @@ def mtrag_doc_id(passage_id: str) -> str:
 
 
 def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None,
-                exclude: Sequence[str] = (), images: bool = False) -> Iterator[Passage]:
+                exclude: Sequence[str] = (), images: bool = False, code: bool = False) -> Iterator[Passage]:
     """Yield the passages of a corpus file or folder, but those of the documents ``exclude`` names
     (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id).
-    ``images``: a folder's pictures (`IMAGE_SUFFIXES`) are read too, by OCR (a picture given alone always is).
+    ``images``: a folder's pictures (`IMAGE_SUFFIXES`) are read too, by OCR (a picture given alone always is);
+    ``code``: its source and configuration files (`CODE_KINDS`, `local_rag.corpus.code`; one given alone always is).
 
     Example:
         >>> report = CorpusReport()
@@ -131,9 +133,9 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     if path.is_dir():
         beir = path / "corpus.jsonl"
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
-            path, skip_bad, report, exclude, images
+            path, skip_bad, report, exclude, images, code
         )
-    elif document_suffix(path) in _READ + IMAGE_SUFFIXES:
+    elif document_suffix(path) in _READ + IMAGE_SUFFIXES + CODE_KINDS:
         source = _read_document_file(path, report)
     else:
         _check_jsonl_like(path)
@@ -327,16 +329,18 @@ def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> P
 
 
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False) -> Iterator[Passage]:
+                 images: bool = False, code: bool = False) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
     the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
     found = folder_files(folder, exclude)  # one walk for the documents and the notes
-    files = document_paths(found.files, images)
-    _note_unread(folder, found, report, exclude, images)
+    files = document_paths(found.files, images, code)
+    _note_unread(folder, found, report, exclude, images, code)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
-        raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found{left}")
+        sources = sum(document_suffix(p) in CODE_KINDS for p in found.files)
+        hint = f" ({sources} source file(s): --code reads them)" if sources else ""
+        raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found{left}{hint}")
     for path in files:  # hashed first, so each text is read from the file `originals` keeps, whatever the order
         try:
             report.files[relative_name(folder, path)] = file_digest(path)
@@ -367,14 +371,15 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 
 
 def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False) -> None:
+                 images: bool = False, code: bool = False) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the pictures not read (no ``images``), the hidden folders and files left out, the links to
+    silence; so are the pictures not read (no ``images``), the source files not read (no ``code``), the hidden folders and files left out, the links to
     nothing, the links to folders not followed, the folders of installed packages and what ``exclude`` left out
     (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     read_as = [(p, document_suffix(p)) for p in files]
-    unread = [p for p, kind in read_as if kind not in _READ + IMAGE_SUFFIXES and not _store_part(p, kind)]
+    unread = [p for p, kind in read_as
+              if kind not in _READ + IMAGE_SUFFIXES + CODE_KINDS and not _store_part(p, kind)]
     trash = [p for p, kind in read_as if kind in _MAIL and left_out_mail(p)]
     if trash:
         report.skipped += [f"{p}: deleted mail or spam, not read" for p in trash]
@@ -391,6 +396,13 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
         log.warning("note: %d picture(s) not read (%s): `--images` reads the text in them by OCR (a scanned page, a "
                     "screenshot; the ocr extra), first: %s", len(pictures),
                     ", ".join(sorted({p.suffix.lower() for p in pictures})), pictures[0])
+    sources = [] if code else [(p, kind) for p, kind in read_as if kind in CODE_KINDS]
+    if sources:
+        report.skipped += [f"{p}: source code, not read (--code reads source and configuration files)"
+                           for p, _ in sources]
+        log.warning("note: %d source or configuration file(s) not read (%s): `--code` reads them, a definition a "
+                    "heading, first: %s", len(sources), ", ".join(sorted({p.suffix.lower() or p.name for p, _ in sources})),
+                    sources[0][0])
     if found.excluded:
         report.excluded += found.excluded
         log.warning("note: %d file(s) or folder(s) left out by --exclude %s: %s", len(found.excluded),
@@ -476,22 +488,31 @@ def _first_five(named: Iterable[str]) -> str:
     return ", ".join(items[:5]) + (f" and {len(items) - 5} more" if len(items) > 5 else "")
 
 
-def document_paths(files: list[Path], images: bool = False) -> list[Path]:
+def document_paths(files: list[Path], images: bool = False, code: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
-    pictures too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
-    suffixes = _READ + IMAGE_SUFFIXES if images else _READ
+    pictures too; ``code``: the source and configuration files too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
+    suffixes = _READ + (IMAGE_SUFFIXES if images else ()) + (CODE_KINDS if code else ())
     return [p for p in files if (kind := document_suffix(p)) in suffixes and not _left_out(p, kind)]
 
 
 def _left_out(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``) is mail left out (Trash, Spam, a message marked deleted) or a mail store's empty
-    folder, a note in Google Keep's trash, or the HTML twin of notes or conversations read from their JSON (Keep's,
+    folder, a note in Google Keep's trash, an empty source file, or the HTML twin of notes or conversations read from their JSON (Keep's,
     ChatGPT's ``chat.html``); looked at for those kinds only, each look costing a few file-system calls."""
     if kind in _MAIL:
         return left_out_mail(path) or mail_store_part(path)
     if kind == ".keep":
         return keep_trashed(path)
+    if kind in CODE_KINDS:
+        return _empty(path)  # a package's empty __init__.py: nothing to read, nothing to list
     return kind == ".html" and (keep_twin(path) or assistant_export_part(path))
+
+
+def _empty(path: Path) -> bool:
+    try:
+        return path.stat().st_size == 0
+    except OSError:
+        return False  # read_file_passages says why
 
 
 _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)

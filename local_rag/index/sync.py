@@ -121,15 +121,15 @@ def reusable(stored: list[Chunk], touched: set[str], new_chunks: list[Chunk], he
 
 
 def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = (),
-              exclude: Sequence[str] = (), images: bool = False) -> SyncPlan:
+              exclude: Sequence[str] = (), images: bool = False, code: bool = False) -> SyncPlan:
     """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them); the files of
     ``left_out`` are neither read nor added, changed or not; those ``exclude`` names are as if not in the folder (an
-    indexed one is removed); pictures count only with ``images``."""
+    indexed one is removed); pictures count only with ``images``, source and configuration files with ``code``."""
     plan = SyncPlan()
     skip = set(left_out)
     found = folder_files(folder, exclude)
     plan.excluded = found.excluded
-    for path in _bar(document_paths(found.files, images), progress, "hashing"):
+    for path in _bar(document_paths(found.files, images, code), progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)
@@ -193,6 +193,7 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
     restore: bool = False, replace: bool = False, reuse: bool = True, exclude: Sequence[str] = (), images: bool = False,
+    code: bool = False,
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
@@ -201,7 +202,8 @@ def sync_index(
     name is removed), unless ``restore``, which forgets the patterns kept before. Another folder
     than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all).
     ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference). ``images``:
-    the folder's pictures are read too, by OCR, from now on (the index keeps it: `IndexManifest.images`)."""
+    the folder's pictures are read too, by OCR, from now on (the index keeps it: `IndexManifest.images`); ``code``:
+    its source and configuration files (`IndexManifest.code`)."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -209,7 +211,8 @@ def sync_index(
     if (folder / "corpus.jsonl").exists():
         raise BadInputError(f"{folder} is a BEIR corpus folder, not a folder of documents: use `local-rag index build`")
     if not (settings.index_dir / MANIFEST_FILE).exists():
-        manifest = build_index(settings, folder, embedder=embedder, progress=progress, exclude=exclude, images=images)
+        manifest = build_index(settings, folder, embedder=embedder, progress=progress, exclude=exclude, images=images,
+                               code=code)
         plan = SyncPlan(added=sorted(json.loads((settings.index_dir / FILES_FILE).read_text(encoding="utf-8"))))
         return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
                           unreadable=dict(manifest.unreadable))
@@ -226,7 +229,8 @@ def sync_index(
     given = [in_folder(p, str(folder)) for p in exclude]  # as the shell shows them: inside the folder
     patterns = list(dict.fromkeys([*([] if restore else index.manifest.exclude), *given]))
     images = images or index.manifest.images
-    plan = plan_sync(folder, known, progress, left_out, patterns, images)
+    code = code or index.manifest.code
+    plan = plan_sync(folder, known, progress, left_out, patterns, images, code)
     followed = index.manifest.followed_source()
     if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
             and not same_place(followed, folder):
@@ -236,8 +240,8 @@ def sync_index(
     read_scans(plan, index.manifest)
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
-        if patterns != index.manifest.exclude or images != index.manifest.images:  # the manifest alone keeps them
-            index.manifest.exclude, index.manifest.images = patterns, images
+        if (patterns, images, code) != (index.manifest.exclude, index.manifest.images, index.manifest.code):
+            index.manifest.exclude, index.manifest.images, index.manifest.code = patterns, images, code  # kept alone
             index.manifest.save(index.path)
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -290,6 +294,7 @@ def sync_index(
     manifest.left_out = sorted(plan.left_out)  # a left-out file deleted from the folder is forgotten
     manifest.exclude = patterns
     manifest.images = images
+    manifest.code = code
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)

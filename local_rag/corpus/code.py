@@ -1,0 +1,211 @@
+"""Source code and configuration files (``index build --code``): a project's ``.py``, ``.ts``, ``.go``, ``.rs``,
+``.java``, ``.sql``, ``.sh``, ``Makefile``, ``Dockerfile``, ``.yaml``, ``.toml`` ... read as the text they are, each
+definition a heading, so that a question about a repository ("where is the retry timeout set?", "what does
+load_index check?") finds the function or block that holds the answer, cited as "store.py: def load_index(path)".
+
+A file is a document titled by its name; its headings (where long files are cut into pieces, `local_rag.corpus.pieces`,
+and what a passage's section names) are the lines that open a definition: Python's top-level functions and classes and
+their methods, found by `ast` (a file that does not parse, Python 2, falls back to the lines below); in the other
+languages the lines, at most one level in, that open a function, method, class, struct, interface, trait, impl,
+module or type, a C or Java signature, a shell function, an SQL ``CREATE``, a Makefile target, a Dockerfile's
+``FROM``, a TOML or INI ``[section]`` and a YAML top-level key. The heading is the line itself up to its ``{`` or
+``:`` (``func (s *Server) Handle(w http.ResponseWriter, r *http.Request)``), as a developer would name it. Lines
+rather than a parser for each language (tree-sitter's grammars are a compiled package per language): a heading only
+tells where to cut and what to call a piece, and a line missed costs a less precise name, never text.
+
+Code is read only when the index asks for it (``--code``; a source file given alone is always read): a folder of
+documents often holds scripts, and a saved web site the pages' JavaScript, which would crowd the passages a question
+about the documents should find. A minified file (lines of more than 110 characters on average, as GitHub's linguist
+tells them) is listed with that reason, not read.
+
+Example:
+    >>> [h for _, h in definitions("import os\\n\\nclass Store:\\n    def load(self, path):\\n        pass\\n", "python")]
+    ['class Store', 'def Store.load(self, path)']
+    >>> [h for _, h in definitions("package main\\n\\nfunc (s *Server) Handle(w Writer) {\\n}\\n", "go")]
+    ['func (s *Server) Handle(w Writer)']
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from local_rag.corpus.sections import Document, Section, UnreadableFile, decode_text
+
+__all__ = ["CODE_KINDS", "code_kind", "definitions", "read_code"]
+
+# suffix -> language (the family whose definition lines `definitions` knows)
+_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".pyw": "python", ".pyx": "keyword", ".pxd": "keyword", ".pxi": "keyword",  # Cython: ast cannot parse it
+    ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js", ".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js",
+    ".vue": "js", ".svelte": "js",
+    ".go": "go", ".rs": "rust",
+    ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".hpp": "c", ".hh": "c", ".hxx": "c", ".cu": "c",
+    ".java": "c", ".cs": "c", ".m": "c", ".mm": "c",
+    ".kt": "keyword", ".kts": "keyword", ".scala": "keyword", ".swift": "keyword", ".dart": "c", ".groovy": "c",
+    ".gradle": "c", ".rb": "keyword", ".php": "keyword", ".lua": "keyword", ".pl": "keyword", ".pm": "keyword",
+    ".jl": "keyword", ".ex": "keyword", ".exs": "keyword", ".r": "r",
+    ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "shell", ".bat": "plain",
+    ".cmd": "plain",
+    ".sql": "sql",
+    ".yaml": "yaml", ".yml": "yaml", ".toml": "ini", ".ini": "ini", ".cfg": "ini", ".conf": "ini",
+    ".properties": "plain", ".tf": "hcl", ".hcl": "hcl", ".proto": "schema", ".graphql": "schema", ".gql": "schema",
+    ".cmake": "plain", ".mk": "make", ".dockerfile": "docker",
+}
+# files known by their name (no suffix, or a suffix that says nothing)
+_NAMES = {"makefile": ".mk", "gnumakefile": ".mk", "dockerfile": ".dockerfile", "containerfile": ".dockerfile",
+          "jenkinsfile": ".groovy", "vagrantfile": ".rb", "rakefile": ".rb", "gemfile": ".rb",
+          "cmakelists.txt": ".cmake"}
+CODE_KINDS = tuple(_LANGUAGES)  # what `code_kind` returns: the suffixes ``--code`` reads
+
+_MINIFIED_LINE = 110  # average characters a line above which a file is minified (GitHub linguist's rule)
+
+# words that may come before a definition's keyword (JavaScript/TypeScript, Rust, Java, Kotlin, C#, Swift, PHP, Lua)
+_MODIFIERS = (r"(?:(?:export|default|async|pub(?:\([\w:]+\))?|public|private|protected|internal|static|abstract|final|"
+              r"sealed|open|data|override|suspend|unsafe|extern|inline|virtual|local|partial|readonly|declare|"
+              r"const|fileprivate|mutating|cdef|cpdef|@\w+)\s+)*")
+_KEYWORDS = (r"def|defp|defmodule|defmacro|class|function\*?|func|fn|fun|struct|enum|union|trait|impl|interface|"
+             r"module|namespace|object|record|protocol|extension|macro_rules!|macro|sub|mod|type")
+_KEYWORD_LINE = re.compile(rf"^[ \t]{{0,4}}{_MODIFIERS}(?:(?:{_KEYWORDS})\s+[\w$(&*\[]|impl<)")
+# Protocol Buffers and GraphQL schemas
+_SCHEMA = re.compile(r"^[ \t]{0,4}(?:message|service|enum|rpc|type|input|interface|schema|query|mutation|extend|union|"
+                     r"scalar|oneof)\s+\w")
+# JavaScript's functions as values: const load = async (path) => ..., const load = function (...)
+_JS_VALUE = re.compile(r"^(?:[ \t]{0,4}(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]+)?|[\w$]+(?:\.[\w$]+)+\s*)"
+                       r"=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)")
+# a C, C++, Java, C# or Dart signature: a type, a name, its parameters, no ';' (a call or a declaration ends with one)
+_SIGNATURE = re.compile(r"^[ \t]{0,4}(?!(?:if|for|while|switch|return|else|catch|do|case|new|throw|sizeof|delete|"
+                        r"goto|using|typedef)\b)[A-Za-z_][\w:<>,*&\[\]\s]*?[\s*&>]+[A-Za-z_~][\w:~]*\s*"
+                        r"\([^;]*$")
+# C's GNU style: the return type on the line above, the name at the start of its own line
+_NAME_FIRST = re.compile(r"^(?!(?:if|for|while|switch|return)\b)[A-Za-z_][\w:~]*\s*\([^;]*$")
+_SHELL = re.compile(r"^(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))")
+_SQL = re.compile(r"^\s*(?:CREATE|ALTER)\s+(?:OR\s+REPLACE\s+)?(?:\w+\s+){0,2}?(?:TABLE|VIEW|FUNCTION|PROCEDURE|"
+                  r"INDEX|TRIGGER|TYPE|SCHEMA|SEQUENCE)\b", re.IGNORECASE)
+_R = re.compile(r"^[\w.]+\s*(?:<-|=)\s*function\b")
+_MAKE = re.compile(r"^(?!\.[A-Z])[\w./%$(){}-]+(?:[ \t]+[\w./%$(){}-]+)*[ \t]*::?(?![=:])")
+_DOCKER = re.compile(r"^FROM\s", re.IGNORECASE)
+_INI = re.compile(r"^\s*\[\[?[^\]\n]+\]\]?\s*(?:#.*)?$")
+_YAML = re.compile(r"^[A-Za-z_\"'][\w.\"' -]*:(?:\s|$)")
+_HCL = re.compile(r"^(?:resource|data|module|variable|output|provider|locals|terraform)\b")
+_LINES = {
+    "js": (_KEYWORD_LINE, _JS_VALUE), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
+    "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
+    "shell": (_SHELL,), "sql": (_SQL,), "make": (_MAKE,), "docker": (_DOCKER,), "ini": (_INI,), "yaml": (_YAML,),
+    "hcl": (_HCL,), "schema": (_SCHEMA,), "plain": (),
+}
+_LONGEST = 300  # a longer line opens no definition (and would cost the signature's pattern time to rule out)
+_BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)  # its lines open no definition (a licence's "(INCLUDING, ...")
+_COMMENT = ("//", "#", "/*", "*", "--", ";", "%")
+
+
+def code_kind(path: Path) -> str:
+    """The suffix that ``path`` is read as when it is code or configuration, or "": its own suffix when one of
+    `CODE_KINDS`; a ``Makefile``, ``Dockerfile`` (``Dockerfile.dev`` too), ``Jenkinsfile`` or ``CMakeLists.txt`` by name.
+
+    Example:
+        >>> code_kind(Path("src/Store.PY")), code_kind(Path("Makefile")), code_kind(Path("Dockerfile.dev"))
+        ('.py', '.mk', '.dockerfile')
+        >>> code_kind(Path("notes.txt"))
+        ''
+    """
+    name = path.name.lower()
+    if name in _NAMES:
+        return _NAMES[name]
+    if name.startswith(("dockerfile.", "containerfile.")):
+        return ".dockerfile"
+    suffix = path.suffix.lower()
+    return suffix if suffix in _LANGUAGES else ""
+
+
+def read_code(path: Path) -> Document:
+    """A source or configuration file: titled by its name, a heading at each definition (`definitions`).
+
+    Raises:
+        UnreadableFile: a minified file (lines of more than 110 characters on average), or not text.
+    """
+    text, encoding = decode_text(path.read_bytes())
+    if "\x00" in text:
+        raise UnreadableFile("binary data under a source file's name: not read")
+    text = text.replace("\r\n", "\n").strip("\n")
+    lines = text.count("\n") + 1
+    if len(text) > 2000 and len(text) / lines > _MINIFIED_LINE:
+        raise UnreadableFile(f"minified or generated code (lines of {len(text) // lines:,} characters on average): "
+                             "not read")
+    language = _LANGUAGES[code_kind(path)]
+    return Document(path.name, [Section(text, headings=definitions(text, language))], encoding=encoding)
+
+
+def definitions(text: str, language: str) -> list[tuple[int, str]]:
+    """(character offset, heading) of the definitions of ``text`` in ``language`` (one of ``_LANGUAGES``' values):
+    Python's by `ast` (decorators included in what follows them), the others by their opening lines."""
+    if language == "python":
+        try:
+            return _python_definitions(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            pass  # Python 2, a template, a file cut short: its lines, as other languages'
+    patterns = _LINES[language]
+    out: list[tuple[int, str]] = []
+    offset = 0
+    blanked = _BLOCK_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text) if "/*" in text else text
+    for line in blanked.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped and len(line) <= _LONGEST and not stripped.startswith(_COMMENT) and any(
+                p.match(line) for p in patterns):
+            out.append((offset, _heading(stripped)))
+        offset += len(line)
+    return out
+
+
+def _heading(line: str) -> str:
+    """A definition's line as its heading: without its ending ``{``, ``=>``, ``:``, ``=`` or ``;`` and a trailing
+    comment, at most 100 characters.
+
+    Example:
+        >>> _heading("export async function load(path: string): Promise<Index> {")
+        'export async function load(path: string): Promise<Index>'
+        >>> _heading("[tool.ruff]"), _heading("build: deps ## make the wheel")
+        ('[tool.ruff]', 'build: deps')
+    """
+    line = re.sub(r"\s+(?:#|//).*$", "", line)  # a trailing comment
+    line = re.sub(r"\s*(?:\{\s*\}?|=>\s*[{(]?|[:=;])\s*$", "", line) or line
+    return line[:100]
+
+
+def _python_definitions(text: str) -> list[tuple[int, str]]:
+    """Python's top-level functions and classes and the methods of those classes: "def load_index(path, *, verify)",
+    "class Store", "def Store.load(self, path)"."""
+    tree = ast.parse(text)
+    starts = [0]
+    for line in text.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    out: list[tuple[int, str]] = []
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            out.append((starts[_first_line(node) - 1], f"class {node.name}"))
+            out += [(starts[_first_line(item) - 1], _python_def(item, f"{node.name}.")) for item in node.body
+                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)]
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            out.append((starts[_first_line(node) - 1], _python_def(node)))
+    return sorted(out)
+
+
+def _first_line(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The line a definition begins on, its decorators included."""
+    return min([node.lineno, *(d.lineno for d in node.decorator_list)])
+
+
+def _python_def(node: ast.FunctionDef | ast.AsyncFunctionDef, owner: str = "") -> str:
+    """"def Store.load(self, path)": a function's name and its parameters' names."""
+    args = node.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    if args.vararg:
+        names.append(f"*{args.vararg.arg}")
+    elif args.kwonlyargs:
+        names.append("*")
+    names += [a.arg for a in args.kwonlyargs]
+    if args.kwarg:
+        names.append(f"**{args.kwarg.arg}")
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    return f"{prefix} {owner}{node.name}({', '.join(names)})"

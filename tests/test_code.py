@@ -1,0 +1,181 @@
+"""Source code and configuration files (``index build --code``, `local_rag.corpus.code`): real files (this
+repository's own Python, Makefile, pyproject.toml and shell scripts, matplotlib's JavaScript and MarkupSafe's C, as
+installed by the test extras), and code in other languages written as their formatters write it."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from local_rag.corpus.code import definitions
+from local_rag.corpus.documents import UnreadableFile, document_suffix, read_document
+from local_rag.corpus.readers import CorpusReport, read_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _installed(module: str, inside: str) -> Path:
+    """A file an installed package ships (``inside``: its path in the package), or a skip."""
+    found = pytest.importorskip(module)
+    path = Path(found.__file__).parent / inside
+    if not path.is_file():
+        pytest.skip(f"{module} {getattr(found, '__version__', '')} ships no {inside}")
+    return path
+
+
+def _project(root: Path) -> Path:
+    """A small project as a developer has it: README, Python sources, a Makefile, pyproject.toml, a shell script,
+    JavaScript and C, all real files."""
+    (root / "src").mkdir(parents=True)
+    (root / "web").mkdir()
+    for name in ("code.py", "pieces.py"):
+        shutil.copy(ROOT / "local_rag" / "corpus" / name, root / "src" / name)
+    for name in ("Makefile", "pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, root / name)
+    shutil.copy(ROOT / "scripts" / "bootstrap.sh", root / "bootstrap.sh")
+    shutil.copy(_installed("matplotlib", "backends/web_backend/js/mpl.js"), root / "web" / "mpl.js")
+    shutil.copy(_installed("markupsafe", "_speedups.c"), root / "src" / "_speedups.c")
+    return root
+
+
+def test_a_repository_is_read_a_definition_a_heading(tmp_path: Path):
+    """Session 58: pointed at a project, local-rag read its README and said "note: 7 file(s) of .py, .js ... skipped":
+    the code, where most answers about a project are, was never read. With ``code``: each file a document titled by
+    its name, each definition a heading (and a passage's section), the definition's own line as a developer names it."""
+    folder = _project(tmp_path / "proj")
+    (folder / "src" / "__init__.py").write_text("")  # a package's: nothing to read, nothing to list as unreadable
+    report = CorpusReport()
+    passages = list(read_corpus(folder, report=report, code=True))
+    assert not report.unreadable and not report.skipped
+    assert {p.doc_id for p in passages} == {"README.md", "Makefile", "pyproject.toml", "bootstrap.sh", "src/code.py",
+                                            "src/pieces.py", "src/_speedups.c", "web/mpl.js"}
+    sections = {(p.title, p.section) for p in passages}
+    assert ("code.py", "def read_code(path)") in sections
+    assert ("pyproject.toml", "[tool.ruff]") in {(p.title, h) for p in passages for _, h in p.headings} | sections
+
+    headings = {name: [h for _, h in read_document(folder / name).sections[0].headings]
+                for name in ("src/code.py", "Makefile", "bootstrap.sh", "web/mpl.js", "src/_speedups.c")}
+    assert headings["src/code.py"][:3] == ["def code_kind(path)", "def read_code(path)", "def definitions(text, language)"]
+    assert "test: bootstrap" in headings["Makefile"] and not any(h.startswith(".PHONY") for h in headings["Makefile"])
+    assert [h.split(" {")[0] for h in headings["bootstrap.sh"]] == ["pip()"]  # a one-line function: the line
+    assert "function on_mouse_event_closure(name)" in headings["web/mpl.js"]
+    assert "mpl.figure.prototype._init_header = function ()" in headings["web/mpl.js"]
+    assert "escape_unicode(PyObject *self, PyObject *s)" in headings["src/_speedups.c"]  # GNU style: name first
+    assert not any("INCLUDING" in h for hs in headings.values() for h in hs)  # no line of a licence comment
+    # the code is the text as written: indentation kept, nothing dropped
+    text = "".join(s.text for s in read_document(folder / "src" / "code.py").sections)
+    assert text == (ROOT / "local_rag" / "corpus" / "code.py").read_text().strip("\n")
+
+
+def test_without_code_the_sources_are_named_with_the_option_that_reads_them(tmp_path: Path,
+                                                                            caplog: pytest.LogCaptureFixture):
+    """A folder of documents often holds scripts (and a saved web site its JavaScript): they are read only when
+    asked, and until then named with the option, not lumped with the files no reader handles."""
+    folder = _project(tmp_path / "proj")
+    (folder / "logo.key").write_bytes(b"\x00keynote")
+    report = CorpusReport()
+    with caplog.at_level(logging.WARNING, logger="local_rag"):
+        passages = list(read_corpus(folder, report=report))
+    assert {p.doc_id for p in passages} == {"README.md"}
+    said = caplog.text
+    assert re.search(r"7 source or configuration file\(s\) not read \(\.c, \.js, \.py, \.sh, \.toml, Makefile\): "
+                     r"`--code` reads them", said), said
+    assert "1 file(s) of .key skipped" in said
+    assert sum("--code reads" in s for s in report.skipped) == 7
+
+
+def test_a_source_file_given_alone_is_read(tmp_path: Path):
+    """As a picture given alone is read without --images."""
+    shutil.copy(ROOT / "local_rag" / "corpus" / "code.py", tmp_path / "code.py")
+    passages = list(read_corpus(tmp_path / "code.py", report=CorpusReport()))
+    assert passages and {p.title for p in passages} == {"code.py"}
+
+
+@pytest.mark.parametrize(("language", "text", "expected"), [
+    ("go", "package main\n\n// Server serves.\ntype Server struct {\n\taddr string\n}\n\n"
+           "func (s *Server) Handle(w http.ResponseWriter, r *http.Request) {\n\tfmt.Fprintln(w, s.addr)\n}\n\n"
+           "func main() {\n\tNewServer().Run()\n}\n",
+     ["type Server struct", "func (s *Server) Handle(w http.ResponseWriter, r *http.Request)", "func main()"]),
+    ("rust", "/// A pump.\npub struct Pump {\n    id: u32,\n}\n\nimpl Pump {\n    pub fn new(id: u32) -> Self {\n"
+             "        Pump { id }\n    }\n}\n\nimpl<T: Display> fmt::Display for Wrapper<T> {\n}\n\n"
+             "pub(crate) async fn restart(p: &mut Pump) -> Result<(), Error> {\n    Ok(())\n}\n",
+     ["pub struct Pump", "impl Pump", "pub fn new(id: u32) -> Self", "impl<T: Display> fmt::Display for Wrapper<T>",
+      "pub(crate) async fn restart(p: &mut Pump) -> Result<(), Error>"]),
+    ("js", "import fs from 'fs';\n\nexport interface Options {\n  retries: number;\n}\n\n"
+           "export type Mode = 'fast' | 'safe';\n\nexport async function load(path: string): Promise<Index> {\n"
+           "  return query(path);\n}\n\nexport const retry = async (fn: () => void) => {\n  fn();\n};\n\n"
+           "export default class Store extends Base {\n  constructor() {\n    super();\n  }\n}\n",
+     ["export interface Options", "export type Mode = 'fast' | 'safe'",
+      "export async function load(path: string): Promise<Index>", "export const retry = async (fn: () => void)",
+      "export default class Store extends Base"]),
+    ("c", "package pumps;\n\n/**\n * Pumps, by station.\n */\npublic class Station {\n"
+          "    private final int id;\n\n    public Station(int id) {\n        this.id = id;\n    }\n\n"
+          "    @Override\n    public String toString() {\n        if (id > 0) {\n            return format(id);\n"
+          "        }\n        return \"none\";\n    }\n}\n",
+     ["public class Station", "public Station(int id)", "public String toString()"]),
+    ("sql", "-- the schema\nCREATE TABLE pumps (\n  id integer PRIMARY KEY\n);\n\n"
+            "CREATE OR REPLACE VIEW busy_pumps AS SELECT * FROM pumps;\n\nSELECT 1;\n",
+     ["CREATE TABLE pumps (", "CREATE OR REPLACE VIEW busy_pumps AS SELECT * FROM pumps"]),
+    ("yaml", "# compose\nservices:\n  web:\n    image: nginx\nvolumes:\n  data: {}\n",
+     ["services", "volumes"]),
+    ("docker", "FROM python:3.11 AS build\nRUN pip install .\n\nFROM python:3.11-slim\nCOPY --from=build /app /app\n",
+     ["FROM python:3.11 AS build", "FROM python:3.11-slim"]),
+    ("r", "# pumps\nload_pumps <- function(path) {\n  read.csv(path)\n}\n",
+     ["load_pumps <- function(path)"]),
+    ("python", "print 'a Python 2 file'\n\ndef main():\n    pass\n\nclass Old:\n    pass\n",  # ast cannot parse it
+     ["def main()", "class Old"]),
+])
+def test_definitions_in_each_language(language: str, text: str, expected: list[str]):
+    assert [h for _, h in definitions(text, language)] == expected
+
+
+def test_python_definitions_start_at_their_decorators():
+    text = "import click\n\n\n@click.command()\n@click.option('--n')\ndef run(n, *, verbose=False, **rest):\n    pass\n"
+    [(offset, heading)] = definitions(text, "python")
+    assert text[offset:].startswith("@click.command()") and heading == "def run(n, *, verbose, **rest)"
+
+
+def test_files_known_by_their_name(tmp_path: Path):
+    for name, kind in (("Makefile", ".mk"), ("Dockerfile", ".dockerfile"), ("Dockerfile.dev", ".dockerfile"),
+                       ("Jenkinsfile", ".groovy"), ("build.gradle", ".gradle"), ("notes.txt", ".txt")):
+        assert document_suffix(tmp_path / name) == kind, name
+
+
+def test_a_minified_or_binary_file_is_named_with_its_reason(tmp_path: Path):
+    """A minified bundle (a saved web site's, a build's) is no text to quote: listed with the reason, as GitHub's
+    linguist tells them (lines of more than 110 characters on average); binary data under a source name too."""
+    source = _installed("matplotlib", "backends/web_backend/js/mpl.js").read_text()
+    (tmp_path / "mpl.min.js").write_text(re.sub(r"\s*\n\s*", " ", source))  # what a minifier's first pass does
+    with pytest.raises(UnreadableFile, match=r"minified or generated code \(lines of [\d,]+ characters on average\)"):
+        read_document(tmp_path / "mpl.min.js")
+    (tmp_path / "blob.py").write_bytes(b"\x00\x01\x02" * 100)
+    with pytest.raises(UnreadableFile, match="binary|not UTF-8|cannot be parsed"):
+        read_document(tmp_path / "blob.py")
+
+
+def test_index_build_with_code_keeps_it_for_syncs_and_search_names_the_function(tmp_path: Path):
+    """The commands as a user runs them: ``index build --code`` reads the project, `index info` says the index
+    reads code, a sync without the option reads a new source file (the index keeps it), and a search for what a
+    function does finds it by its heading."""
+    from .test_cli import run
+
+    folder = _project(tmp_path / "proj")
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    built = run("index", "build", str(folder), "--sparse-only", "--code", "--index", "proj", cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    assert "not read" not in built.stderr and "py 2 file(s) at" in built.stdout
+    info = run("index", "info", "proj", cwd=tmp_path, env=env)
+    assert "source and configuration files are read (--code: at every add and sync)" in info.stdout
+    (folder / "src" / "valves.go").write_text("package valves\n\n// Close shuts the valve within the grace period.\n"
+                                              "func Close(v *Valve, grace time.Duration) error {\n\treturn nil\n}\n")
+    synced = run("index", "sync", str(folder), "--index", "proj", cwd=tmp_path, env=env)
+    assert synced.returncode == 0, synced.stderr
+    found = run("search", "valve grace period", "--index", "proj", "--json", cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr
+    assert '"func Close(v *Valve, grace time.Duration) error"' in found.stdout
+    bare = run("index", "build", str(folder / "src"), "--sparse-only", "--index", "bare", cwd=tmp_path, env=env)
+    assert bare.returncode == 2 and "4 source file(s): --code reads them" in bare.stderr, bare.stderr
