@@ -31,6 +31,7 @@ from local_rag.corpus.calendars import read_calendar, read_contacts
 from local_rag.corpus.code import CODE_KINDS, code_kind, read_code
 from local_rag.corpus.enex import read_enex
 from local_rag.corpus.frontmatter import split_front_matter
+from local_rag.corpus.kindle import is_clippings, read_clippings
 from local_rag.corpus.latex import read_latex
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
 from local_rag.corpus.mbox import mail_store_suffix, read_mbox
@@ -376,10 +377,12 @@ def _notebook(path: Path) -> Document:
 
 
 def _plain_text(path: Path) -> Document:
-    """A text file; a WhatsApp chat export (`local_rag.corpus.whatsapp`) read as the chat it is."""
+    """A text file; a WhatsApp chat export (`local_rag.corpus.whatsapp`) read as the chat it is, a Kindle's
+    ``My Clippings.txt`` as its books' highlights (`local_rag.corpus.kindle`)."""
     text, encoding = decode_text(path.read_bytes())
-    if is_whatsapp(text):
-        document = read_whatsapp(text, path.stem)
+    read = read_whatsapp if is_whatsapp(text) else read_clippings if is_clippings(text) else None
+    if read is not None:
+        document = read(text, path.stem)
         document.encoding = encoding
         return document
     text = text.strip()

@@ -1,0 +1,110 @@
+"""A Kindle's ``My Clippings.txt`` (in the ``documents`` folder of a Kindle plugged in by USB): every highlight,
+note and bookmark made on the device, a block each, in the order they were made, books mixed::
+
+    1984 (Orwell, George)
+    - Your Highlight on page 41 | location 737-738 | Added on Saturday, 9 September 2017 13:27:09
+
+    Don't you see that the whole aim of Newspeak is to narrow the range of thought?
+    ==========
+
+Read as plain text, the file was one run of lines whose passages mixed books, a passage cited as "My Clippings".
+Now (`is_clippings`) it is a document with a section a book, headed by its title line ("1984 (Orwell, George)"), in
+the order the books were first read; a highlight a paragraph with its place and day as the Kindle wrote them, in
+the device's language ("Your Highlight on page 41, location 737-738, Added on ..."), a note a paragraph "Note: ...".
+A highlight the Kindle kept when it was later extended (its text inside a later highlight of the same book) and
+bookmarks (no text) are left out.
+
+Example:
+    >>> document = read_clippings(
+    ...     "1984 (Orwell, George)\\n- Your Highlight on page 41 | location 737-738 | Added on Saturday, 9 September"
+    ...     " 2017 13:27:00\\n\\nthe whole aim of Newspeak\\n==========\\n1984 (Orwell, George)\\n- Your Highlight on"
+    ...     " page 41 | location 737-739 | Added on Saturday, 9 September 2017 13:27:09\\n\\nDon't you see that the whole"
+    ...     " aim of Newspeak is to narrow the range of thought?\\n==========\\n", "My Clippings")
+    >>> document.title, [s.heading for s in document.sections]
+    ('Kindle highlights', ['1984 (Orwell, George)'])
+    >>> print(document.sections[0].text)
+    Don't you see that the whole aim of Newspeak is to narrow the range of thought?
+    (Your Highlight on page 41, location 737-739, Added on Saturday, 9 September 2017 13:27:09)
+"""
+
+from __future__ import annotations
+
+import re
+
+from local_rag.corpus.sections import Document, Section
+
+__all__ = ["is_clippings", "read_clippings"]
+
+_SEPARATOR = re.compile(r"^={10}\s*$", re.MULTILINE)
+_META = re.compile(r"^-\s*\S.*\|")  # "- Your Highlight on page 41 | location 737-738 | Added on ..."
+# a note's kind in the device's languages (Kindle's own words: "Your Note", "Votre note", "Ihre Notiz", "La nota",
+# "Je notitie", "A sua nota", "Ваша заметка", "メモ", "笔记")
+_NOTE = re.compile(r"\b(?:note|notiz|nota|notitie|заметка)\b|メモ|笔记|筆記", re.IGNORECASE)
+
+
+def is_clippings(text: str) -> bool:
+    """The text is a Kindle's clippings: its first block is a title line, then a line "- ... | ...", and blocks end
+    with a line of ten '='.
+
+    Example:
+        >>> is_clippings("1984 (Orwell, George)\\n- Your Highlight on page 41 | Added on ...\\n\\nText\\n==========\\n")
+        True
+        >>> is_clippings("Minutes\\n- Ana | Ben\\n")
+        False
+    """
+    head = text[:20000].lstrip("\ufeff\n\r ")
+    if _SEPARATOR.search(head) is None:
+        return False
+    lines = head.splitlines()
+    return len(lines) >= 2 and bool(lines[0].strip()) and _META.match(lines[1].lstrip("\ufeff")) is not None
+
+
+def read_clippings(text: str, name: str) -> Document:
+    """The clippings' books as sections (see the module); titled "Kindle highlights" when the file is Kindle's own
+    ``My Clippings``, else by ``name``."""
+    books: dict[str, list[tuple[str, str, set[int]]]] = {}  # title line -> (meta, text, places) in the file's order
+    for block in _SEPARATOR.split(text):
+        lines = [line.lstrip("\ufeff") for line in block.strip("\ufeff\r\n ").splitlines()]
+        if len(lines) < 2 or _META.match(lines[1]) is None:
+            continue
+        body = "\n".join(lines[2:]).strip()
+        if not body:
+            continue  # a bookmark, or a highlight of a clipping limit the publisher set ("<You have reached ...>")
+        meta = lines[1].removeprefix("-").strip()
+        books.setdefault(lines[0].strip(), []).append((meta.replace(" | ", ", "), body, _places(meta)))
+    sections = []
+    for book, clippings in books.items():
+        notes = [bool(_NOTE.search(meta.split(",")[0])) for meta, _, _ in clippings]
+        highlights = [("" if note else body, places) for (_, body, places), note in zip(clippings, notes, strict=True)]
+        paragraphs = []
+        for i, (meta, body, _) in enumerate(clippings):
+            if notes[i]:
+                paragraphs.append(f"Note: {body}\n({meta})")
+            elif not _extended(i, highlights):
+                paragraphs.append(f"{body}\n({meta})")
+        sections.append(Section("\n\n".join(paragraphs), heading=book))
+    return Document("Kindle highlights" if name.strip().lower() == "my clippings" else name, sections)
+
+
+def _extended(i: int, highlights: list[tuple[str, set[int]]]) -> bool:
+    """Highlight ``i`` (of a book's (text, places), in the file's order; "" for its notes) was extended later, or
+    made before: its text, without the quotation marks a longer selection takes in, is inside a longer highlight at
+    the same place (a word highlighted on its own elsewhere stays), or is the same as an earlier one there."""
+    text, places = highlights[i][0].strip("“”\"'‘’"), highlights[i][1]
+    return any(text in other and bool(places & where) and (other.strip("“”\"'‘’") != text or j < i)
+               for j, (other, where) in enumerate(highlights) if j != i and other)
+
+
+def _places(meta: str) -> set[int]:
+    """The page and location numbers of a clipping's meta line, in any of the Kindle's languages (its parts but the
+    last, the day): "Your Highlight on page 41 | location 737-739 | Added on ..." {41, 737, 738, 739}.
+
+    Example:
+        >>> sorted(_places("Your Highlight on page 41 | location 737-739 | Added on Saturday, 9 September 2017"))
+        [41, 737, 738, 739]
+    """
+    found: set[int] = set()
+    for start, end in re.findall(r"(\d+)(?:-(\d+))?", " ".join(meta.split(" | ")[:-1])):
+        first, last = int(start), int(end or start)
+        found.update(range(first, min(last, first + 100) + 1) if last >= first else (first,))
+    return found
