@@ -3,6 +3,7 @@ rewards against hand-computed values, and a real SmolLM2 rollout that must end w
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -246,3 +247,24 @@ def test_cli_chat_trace_command_is_listed() -> None:
     from local_rag.cli.ask import HELP
 
     assert "/trace" in HELP
+
+
+def test_an_agent_turn_about_yesterday_searches_with_the_day_and_says_so(tmp_path: Path) -> None:
+    """Session 57 dated "yesterday" for the pipeline's search but the agentic mode's trace did not show it (session
+    58): over a folder's documents the model is given the turn dated, and the trace's first step says so."""
+    from datetime import date, timedelta
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "pumps.md").write_text("# Pumps\n\nThe north pump of station 4 was replaced by Müller.\n")
+    settings = make_settings(tmp_path, chunker={"tokenizer": "whitespace", "size": 40, "overlap": 5})
+    embedder = HashEmbedder(settings.embedder)
+    build_index(settings, folder, embedder, progress=False)
+    replies = ["<search>pump replaced</search>", "<answer>Müller replaced it [1].</answer>"]
+    llm = ScriptedLLM(lambda m, s: replies.pop(0) if replies else "")
+    pipe = AgenticPipeline(settings, retriever=open_retriever(settings, embedder), llm=llm)
+    result = pipe.answer(Conversation([Turn("user", "Who replaced a pump yesterday?")]))
+    day = date.today() - timedelta(days=1)
+    assert result.trace[0]["type"] == "dates" and f"{day.day} {day:%b %Y})" in str(result.trace[0]["text"])
+    assert f"yesterday ({day:%a} {day.day} {day:%b %Y})" in "\n".join(m["content"] for m in llm.seen[0])
+    assert [step["type"] for step in result.trace[1:]] == ["search", "information", "answer"]

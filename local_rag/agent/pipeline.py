@@ -58,7 +58,7 @@ class AgenticPipeline(Pipeline):
             on_status("Thinking…")
         self.refresh_index()
         self._scope = self.scope() if scope is None else scope
-        self.skipped = []  # the pipeline's trace entries: this mode's trace is its rollout's
+        self.skipped = []  # the pipeline's trace entries (here only `dated`'s), then the rollout's
         conversation = self.dated(conversation)  # "yesterday (Sun 29 Nov 2026)": the model searches with the day
         cfg = self.settings
         started = time.perf_counter()
@@ -89,8 +89,8 @@ class AgenticPipeline(Pipeline):
         timings["total"] = time.perf_counter() - started
         queries = [Query(q, "agent") for q in rollout.queries]
         note = self.scope_note(self._scope)
-        return TurnResult(answer, queries, list(rollout.passages), list(rollout.passages), timings, calls,
-                          [note, *rollout.trace] if note is not None else rollout.trace)
+        trace = [*([note] if note is not None else []), *self.skipped, *rollout.trace]  # skipped: the dates step
+        return TurnResult(answer, queries, list(rollout.passages), list(rollout.passages), timings, calls, trace)
 
 
 def to_answer(rollout: Rollout, config: GenerateConfig, streamed: bool = False) -> Answer:
