@@ -158,16 +158,25 @@ def test_a_minified_or_binary_file_is_named_with_its_reason(tmp_path: Path):
 
 
 def test_index_build_with_code_keeps_it_for_syncs_and_search_names_the_function(tmp_path: Path):
-    """The commands as a user runs them: ``index build --code`` reads the project, `index info` says the index
-    reads code, a sync without the option reads a new source file (the index keeps it), and a search for what a
+    """The commands as a user runs them: ``index build --code`` reads the project (its ``.gitignore`` named, then
+    given with --exclude-from), `index info` says the index reads code, a sync without the option reads a new source file (the index keeps it), and a search for what a
     function does finds it by its heading."""
     from .test_cli import run
 
     folder = _project(tmp_path / "proj")
+    (folder / ".gitignore").write_text("build/\n*.log\n")
+    (folder / "build").mkdir()
+    (folder / "build" / "generated.py").write_text("def generated():\n    return 'built, not written'\n")
     env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
     built = run("index", "build", str(folder), "--sparse-only", "--code", "--index", "proj", cwd=tmp_path, env=env)
     assert built.returncode == 0, built.stderr
-    assert "not read" not in built.stderr and "py 2 file(s) at" in built.stdout
+    assert f"`--exclude-from {folder / '.gitignore'}` leaves them out" in built.stderr  # said, not applied unasked
+    assert "py 3 file(s) at" in built.stdout
+    built = run("index", "build", str(folder), "--sparse-only", "--code", "--index", "proj", "--exclude-from",
+                str(folder / ".gitignore"), cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    assert "source or configuration file(s) not read" not in built.stderr and "py 2 file(s) at" in built.stdout
+    assert "leaves them out of the index too" not in built.stderr
     info = run("index", "info", "proj", cwd=tmp_path, env=env)
     assert "source and configuration files are read (--code: at every add and sync)" in info.stdout
     (folder / "src" / "valves.go").write_text("package valves\n\n// Close shuts the valve within the grace period.\n"

@@ -97,6 +97,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     settings = sparse_only_settings(settings) if sparse_only else settings
     exclude = exclude_patterns(exclude, exclude_from)
     _note_dropped_excludes(settings, [in_folder(p, str(corpus)) for p in exclude])  # as the manifest keeps them
+    _note_gitignore(corpus, code, exclude_from)
     embedder = _embedder_for(settings)
     note = chunk_limit_note(settings, embedder)
     if note:
@@ -130,6 +131,16 @@ def _note_dropped_excludes(settings, exclude: list[str]) -> None:
     if dropped := [p for p in kept if p not in exclude]:
         click.echo(f"note: index {settings.index} left out {' '.join(map(repr, dropped))} (--exclude); this build "
                    "reads them: give --exclude again to leave them out", err=True)
+
+
+def _note_gitignore(folder: str, code: bool, exclude_from: str | None) -> None:
+    """``--code`` over a repository without ``--exclude-from``: its ``.gitignore`` names what git leaves out (build
+    output, generated code, vendored packages), which the build would read; said with the option, not applied
+    unasked (the index keeps what it is told, for every sync)."""
+    ignore = Path(folder) / ".gitignore"
+    if code and exclude_from is None and ignore.is_file():
+        click.echo(f"note: {ignore} names the files git leaves out (build output, generated or vendored code); "
+                   f"`--exclude-from {ignore}` leaves them out of the index too", err=True)
 
 
 def _drop_adaptation(settings, other: str) -> None:
@@ -257,6 +268,8 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
         settings = sparse_only_settings(settings)
     embedder = _embedder_for(settings)
     patterns = exclude_patterns(exclude, exclude_from)
+    if not (settings.index_dir / MANIFEST_FILE).exists():  # a sync that builds: as `index build` says it
+        _note_gitignore(folder, code, exclude_from)
     first = [restore]
 
     def once() -> None:
