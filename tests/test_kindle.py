@@ -98,6 +98,7 @@ def test_index_build_reads_the_clippings_and_search_finds_the_book(tmp_path: Pat
     env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
     built = run("index", "build", str(folder), "--sparse-only", "--index", "kindle", cwd=tmp_path, env=env)
     assert built.returncode == 0, built.stderr
+    assert "read: kindle 17 clipping(s) at" in built.stdout  # 19 blocks: one a bookmark, one made twice
     found = run("search", "software projects go wrong", "--index", "kindle", "--json", cwd=tmp_path, env=env)
     assert found.returncode == 0, found.stderr
     assert '"Outliers (Gladwell, Malcolm)"' in found.stdout and '"Kindle highlights"' in found.stdout

@@ -37,6 +37,9 @@ def test_an_iphone_whatsapp_export_is_read_as_a_chat(tmp_path: Path):
                        "Ben Okafor, 14:09: The north one.\nMüller replaces it tomorrow.\n\n"
                        "Ben Okafor, 14:10: [shared: 00000012-PHOTO-2025-11-03-14-10-00.jpg]"),
         ("14 Nov 2025", "Ana Silva, 09:16: Done, the old pump goes back to the warehouse.")]
+    report = CorpusReport()  # the build's line: "read: whatsapp 4 message(s)", not "txt 1 page(s)" (session 58)
+    assert list(read_corpus(tmp_path / "_chat.txt", report=report)) and list(report.formats) == ["whatsapp"]
+    assert report.formats["whatsapp"][1] == 4
 
 
 def test_real_whatsapp_exports_are_read(tmp_path: Path):

@@ -156,7 +156,8 @@ def _drop_adaptation(settings, other: str) -> None:
 
 
 # what a format's "pages" are, where they are no pages (a mailbox's or a chat's messages, a calendar's events)
-_UNITS = dict.fromkeys(("mbox", "pst", "ost", "slack", "discord", "telegram"), "message") | {
+_UNITS = dict.fromkeys(("mbox", "pst", "ost", "slack", "discord", "telegram", "whatsapp"), "message") | {
+    "kindle": "clipping",
     "ics": "event", "vcf": "contact", "keep": "note", "enex": "note", "chatgpt": "conversation", "claude": "conversation"
 }
 

@@ -73,6 +73,7 @@ def read_clippings(text: str, name: str) -> Document:
         meta = lines[1].removeprefix("-").strip()
         books.setdefault(lines[0].strip(), []).append((meta.replace(" | ", ", "), body, _places(meta)))
     sections = []
+    count = 0
     for book, clippings in books.items():
         notes = [bool(_NOTE.search(meta.split(",")[0])) for meta, _, _ in clippings]
         highlights = [("" if note else body, places) for (_, body, places), note in zip(clippings, notes, strict=True)]
@@ -83,7 +84,9 @@ def read_clippings(text: str, name: str) -> Document:
             elif not _extended(i, highlights):
                 paragraphs.append(f"{body}\n({meta})")
         sections.append(Section("\n\n".join(paragraphs), heading=book))
-    return Document("Kindle highlights" if name.strip().lower() == "my clippings" else name, sections)
+        count += len(paragraphs)
+    return Document("Kindle highlights" if name.strip().lower() == "my clippings" else name, sections,
+                    pages=count, kind="kindle")  # the build counts clippings
 
 
 def _extended(i: int, highlights: list[tuple[str, set[int]]]) -> bool:

@@ -642,7 +642,7 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
         report.ocr[rel] = document.ocr_pages
     if document.unread_scans:
         report.unread_scans[rel] = document.unread_scans
-    suffix = document_suffix(path).lstrip(".")
+    suffix = document.kind or document_suffix(path).lstrip(".")
     seconds, pages = report.formats.get(suffix, (0.0, 0))
     report.formats[suffix] = (seconds + time.perf_counter() - started, pages + document.pages)
     url = path.resolve().as_uri()

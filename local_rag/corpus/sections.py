@@ -66,6 +66,8 @@ class Document:
     notes: list[str] = field(default_factory=list)
     ocr_pages: list[int] = field(default_factory=list)  # pages read by OCR (a scanned PDF: `local_rag.corpus.ocr`)
     unread_scans: list[int] = field(default_factory=list)  # pages with no text layer, not read: no ``ocr`` extra
+    #: what the build's line counts the file as when its suffix does not say ("whatsapp", "kindle": a ``.txt``)
+    kind: str = ""
 
 
 def decode_text(data: bytes) -> tuple[str, str]:

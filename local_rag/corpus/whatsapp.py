@@ -81,7 +81,9 @@ def read_whatsapp(text: str, name: str) -> Document:
     names = list(people)
     title = name if meaningful_name(name) and name.strip("_").lower() != "chat" else (
         "WhatsApp chat: " + ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else ""))
-    return by_day(title, lines, "chat")  # a section a day, a message a paragraph; the build counts messages
+    document = by_day(title, lines, "chat")  # a section a day, a message a paragraph; the build counts messages
+    document.kind = "whatsapp"
+    return document
 
 
 def _clock(time: str, half: str | None) -> str:
