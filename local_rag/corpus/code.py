@@ -19,7 +19,8 @@ about the documents should find. A minified file (lines of more than 110 charact
 tells them) is listed with that reason, not read.
 
 Example:
-    >>> [h for _, h in definitions("import os\\n\\nclass Store:\\n    def load(self, path):\\n        pass\\n", "python")]
+    >>> python = "import os\\n\\nclass Store:\\n    def load(self, path):\\n        pass\\n"
+    >>> [h for _, h in definitions(python, "python")]
     ['class Store', 'def Store.load(self, path)']
     >>> [h for _, h in definitions("package main\\n\\nfunc (s *Server) Handle(w Writer) {\\n}\\n", "go")]
     ['func (s *Server) Handle(w Writer)']
@@ -37,7 +38,8 @@ __all__ = ["CODE_KINDS", "code_kind", "definitions", "read_code"]
 
 # suffix -> language (the family whose definition lines `definitions` knows)
 _LANGUAGES = {
-    ".py": "python", ".pyi": "python", ".pyw": "python", ".pyx": "keyword", ".pxd": "keyword", ".pxi": "keyword",  # Cython: ast cannot parse it
+    ".py": "python", ".pyi": "python", ".pyw": "python",
+    ".pyx": "keyword", ".pxd": "keyword", ".pxi": "keyword",  # Cython: ast cannot parse it
     ".js": "js", ".mjs": "js", ".cjs": "js", ".jsx": "js", ".ts": "js", ".tsx": "js", ".mts": "js", ".cts": "js",
     ".vue": "js", ".svelte": "js",
     ".go": "go", ".rs": "rust",
@@ -55,8 +57,7 @@ _LANGUAGES = {
 }
 # files known by their name (no suffix, or a suffix that says nothing)
 _NAMES = {"makefile": ".mk", "gnumakefile": ".mk", "dockerfile": ".dockerfile", "containerfile": ".dockerfile",
-          "jenkinsfile": ".groovy", "vagrantfile": ".rb", "rakefile": ".rb", "gemfile": ".rb",
-          "cmakelists.txt": ".cmake"}
+          "jenkinsfile": ".groovy", "vagrantfile": ".rb", "rakefile": ".rb", "gemfile": ".rb"}
 CODE_KINDS = tuple(_LANGUAGES)  # what `code_kind` returns: the suffixes ``--code`` reads
 
 _MINIFIED_LINE = 110  # average characters a line above which a file is minified (GitHub linguist's rule)
@@ -102,7 +103,8 @@ _COMMENT = ("//", "#", "/*", "*", "--", ";", "%")
 
 def code_kind(path: Path) -> str:
     """The suffix that ``path`` is read as when it is code or configuration, or "": its own suffix when one of
-    `CODE_KINDS`; a ``Makefile``, ``Dockerfile`` (``Dockerfile.dev`` too), ``Jenkinsfile`` or ``CMakeLists.txt`` by name.
+    `CODE_KINDS`; a ``Makefile``, ``Dockerfile`` (``Dockerfile.dev`` too) or ``Jenkinsfile`` by name (a
+    ``CMakeLists.txt`` is read as the text file it is named).
 
     Example:
         >>> code_kind(Path("src/Store.PY")), code_kind(Path("Makefile")), code_kind(Path("Dockerfile.dev"))

@@ -373,9 +373,9 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = (),
                  images: bool = False, code: bool = False) -> None:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the pictures not read (no ``images``), the source files not read (no ``code``), the hidden folders and files left out, the links to
-    nothing, the links to folders not followed, the folders of installed packages and what ``exclude`` left out
-    (``found``: `folder_files`)."""
+    silence; so are the pictures not read (no ``images``), the source files not read (no ``code``), the hidden
+    folders and files left out, the links to nothing, the links to folders not followed, the folders of installed
+    packages and what ``exclude`` left out (``found``: `folder_files`)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     read_as = [(p, document_suffix(p)) for p in files]
     unread = [p for p, kind in read_as
@@ -400,9 +400,9 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     if sources:
         report.skipped += [f"{p}: source code, not read (--code reads source and configuration files)"
                            for p, _ in sources]
+        named = ", ".join(sorted({p.suffix.lower() or p.name for p, _ in sources}))
         log.warning("note: %d source or configuration file(s) not read (%s): `--code` reads them, a definition a "
-                    "heading, first: %s", len(sources), ", ".join(sorted({p.suffix.lower() or p.name for p, _ in sources})),
-                    sources[0][0])
+                    "heading, first: %s", len(sources), named, sources[0][0])
     if found.excluded:
         report.excluded += found.excluded
         log.warning("note: %d file(s) or folder(s) left out by --exclude %s: %s", len(found.excluded),
@@ -490,15 +490,17 @@ def _first_five(named: Iterable[str]) -> str:
 
 def document_paths(files: list[Path], images: bool = False, code: bool = False) -> list[Path]:
     """Those of ``files`` (`folder_files`) that `read_corpus` reads as documents, by their suffix (``images``: the
-    pictures too; ``code``: the source and configuration files too), but mail folders of deleted mail or spam and empty ones (`local_rag.corpus.mbox`)."""
+    pictures too; ``code``: the source and configuration files too), but mail folders of deleted mail or spam and
+    empty ones (`local_rag.corpus.mbox`)."""
     suffixes = _READ + (IMAGE_SUFFIXES if images else ()) + (CODE_KINDS if code else ())
     return [p for p in files if (kind := document_suffix(p)) in suffixes and not _left_out(p, kind)]
 
 
 def _left_out(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``) is mail left out (Trash, Spam, a message marked deleted) or a mail store's empty
-    folder, a note in Google Keep's trash, an empty source file, or the HTML twin of notes or conversations read from their JSON (Keep's,
-    ChatGPT's ``chat.html``); looked at for those kinds only, each look costing a few file-system calls."""
+    folder, a note in Google Keep's trash, an empty source file, or the HTML twin of notes or conversations read from
+    their JSON (Keep's, ChatGPT's ``chat.html``); looked at for those kinds only, each look costing a few file-system
+    calls."""
     if kind in _MAIL:
         return left_out_mail(path) or mail_store_part(path)
     if kind == ".keep":
