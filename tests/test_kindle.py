@@ -84,6 +84,17 @@ def test_a_highlight_extended_later_is_kept_once(tmp_path: Path):
                                                    "Sunday, 10 September 2017 09:00:00)")
 
 
+def test_a_damaged_block_is_named_and_the_rest_read(tmp_path: Path):
+    """A block whose meta line was lost (a file cut or edited) does not make the file plain text: it is named as not
+    read, the other clippings are."""
+    blocks = real_blocks()
+    text = as_kindle_writes(blocks).replace("- Your Highlight on page ix | location 247-248", "page ix", 1)
+    (tmp_path / "My Clippings.txt").write_text(text, encoding="utf-8", newline="")
+    document = read_document(tmp_path / "My Clippings.txt")
+    assert document.kind == "kindle" and document.pages == 17  # the same highlight made again is read in its place
+    assert document.notes == ["1 block(s) not in a clipping's form (a title line, then '- ... | ...'), not read"]
+
+
 def test_text_with_lines_of_equals_signs_stays_text():
     assert not is_clippings("Release notes\n==========\n\n- fixed the pump | valve bug\n")
     assert not is_clippings("Title\n- a | b\n")  # no block ends with a line of '='

@@ -43,8 +43,8 @@ _NOTE = re.compile(r"\b(?:note|notiz|nota|notitie|заметка)\b|メモ|笔�
 
 
 def is_clippings(text: str) -> bool:
-    """The text is a Kindle's clippings: its first block is a title line, then a line "- ... | ...", and blocks end
-    with a line of ten '='.
+    """The text is a Kindle's clippings: most of its first blocks (each ending with a line of ten '=') are a title
+    line, then a line "- ... | ...".
 
     Example:
         >>> is_clippings("1984 (Orwell, George)\\n- Your Highlight on page 41 | Added on ...\\n\\nText\\n==========\\n")
@@ -52,10 +52,13 @@ def is_clippings(text: str) -> bool:
         >>> is_clippings("Minutes\\n- Ana | Ben\\n")
         False
     """
-    head = text[:20000].lstrip("\ufeff\n\r ")
-    if _SEPARATOR.search(head) is None:
-        return False
-    lines = head.splitlines()
+    blocks = _SEPARATOR.split(text[:20000])[:-1][:5]  # the first five blocks that end with the separator
+    return bool(blocks) and sum(map(_is_clipping, blocks)) * 2 > len(blocks)
+
+
+def _is_clipping(block: str) -> bool:
+    """A block of a title line, then a line "- ... | ..." (one damaged block does not make the file plain text)."""
+    lines = block.strip("\ufeff\r\n ").splitlines()
     return len(lines) >= 2 and bool(lines[0].strip()) and _META.match(lines[1].lstrip("\ufeff")) is not None
 
 
@@ -63,9 +66,11 @@ def read_clippings(text: str, name: str) -> Document:
     """The clippings' books as sections (see the module); titled "Kindle highlights" when the file is Kindle's own
     ``My Clippings``, else by ``name``."""
     books: dict[str, list[tuple[str, str, set[int]]]] = {}  # title line -> (meta, text, places) in the file's order
+    odd = 0  # blocks with text not in a clipping's form (a damaged file): named, not read
     for block in _SEPARATOR.split(text):
         lines = [line.lstrip("\ufeff") for line in block.strip("\ufeff\r\n ").splitlines()]
         if len(lines) < 2 or _META.match(lines[1]) is None:
+            odd += any(line.strip() for line in lines)
             continue
         body = "\n".join(lines[2:]).strip()
         if not body:
@@ -85,8 +90,9 @@ def read_clippings(text: str, name: str) -> Document:
                 paragraphs.append(f"{body}\n({meta})")
         sections.append(Section("\n\n".join(paragraphs), heading=book))
         count += len(paragraphs)
+    damaged = [f"{odd} block(s) not in a clipping's form (a title line, then '- ... | ...'), not read"] if odd else []
     return Document("Kindle highlights" if name.strip().lower() == "my clippings" else name, sections,
-                    pages=count, kind="kindle")  # the build counts clippings
+                    pages=count, notes=damaged, kind="kindle")  # the build counts clippings
 
 
 def _extended(i: int, highlights: list[tuple[str, set[int]]]) -> bool:
