@@ -1042,6 +1042,41 @@ def test_the_values_filled_into_a_pdf_form_are_read(tmp_path: Path):
     assert text.startswith("Insurance claim form") and "witness" not in text and "Police report" not in text
 
 
+def test_comments_and_text_typed_onto_a_pdf_are_read_with_its_page(tmp_path: Path):
+    """Session 58: what a person wrote on a PDF (Acrobat's, Preview's or Okular's sticky notes, a comment on a
+    highlight, text typed onto the page with a typewriter tool) lives in annotations, not in the page's text layer,
+    so it was never read: "Approved, 14 Nov" on a scanned-in invoice, a reviewer's remarks on a draft. Now each is a
+    line after its page's text, a comment with its author; links, pop-ups and empty markup add nothing."""
+    pytest.importorskip("reportlab")
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.annotations import FreeText, Highlight, Link, Text
+    from pypdf.generic import ArrayObject, FloatObject, NameObject, TextStringObject
+    from reportlab.pdfgen import canvas
+
+    page = canvas.Canvas(str(tmp_path / "draft.pdf"))
+    page.drawString(72, 780, "Quarterly totals for station 4, draft two of the report")
+    page.showPage()
+    page.drawString(72, 780, "Appendix: the invoices of the quarter, one a line")
+    page.showPage()
+    page.save()
+    writer = PdfWriter(clone_from=PdfReader(tmp_path / "draft.pdf"))
+    writer.add_annotation(0, FreeText(text="Approved, 14 Nov, M. Olsen", rect=(50, 550, 300, 600)))
+    note = Text(rect=(50, 500, 70, 520), text="Check the totals against the invoice")
+    note[NameObject("/T")] = TextStringObject("Ana Silva")
+    writer.add_annotation(0, note)
+    quad = ArrayObject([FloatObject(x) for x in (70, 795, 300, 795, 70, 775, 300, 775)])
+    marked = Highlight(rect=(70, 775, 300, 795), quad_points=quad)
+    marked[NameObject("/Contents")] = TextStringObject("Is this the final figure?")
+    writer.add_annotation(0, marked)
+    writer.add_annotation(1, Highlight(rect=(70, 775, 300, 795), quad_points=quad))  # marked, nothing written
+    writer.add_annotation(1, Link(rect=(70, 775, 300, 795), target_page_index=0))
+    writer.write(tmp_path / "reviewed.pdf")
+    first, second = read_document(tmp_path / "reviewed.pdf").sections
+    assert first.text == ("Quarterly totals for station 4, draft two of the report\nApproved, 14 Nov, M. Olsen\n"
+                          "Comment (Ana Silva): Check the totals against the invoice\nComment: Is this the final figure?")
+    assert second.text == "Appendix: the invoices of the quarter, one a line"
+
+
 def test_the_documents_attached_to_an_e_mail_are_read_after_it(tmp_path: Path):
     """Session 55: an e-mail's attachments were named, never read, so the contract sent as a PDF (the answer) was lost
     with the message that carried it. Now each attached document, and a forwarded message, is a section after the

@@ -60,9 +60,9 @@ def read_pdf(path: Path) -> Document:
     if len(lost) == len(pages):
         raise UnreadableFile(f"corrupt PDF: no page could be read ({lost[0].split(': ', 1)[1]})")
     ocr_pages, unread_scans = _scanned_pages(path, reader, pages, lost)
-    for number, page in enumerate(reader.pages):  # a filled-in form's answers: not in the text layer
-        if filled := _form_values(page):
-            pages[number] = f"{pages[number].rstrip()}\n{filled}".lstrip("\n")
+    for number, page in enumerate(reader.pages):  # a form's answers, text typed on and comments: not in the text layer
+        if added := "\n".join(part for part in (_form_values(page), _comments(page)) if part):
+            pages[number] = f"{pages[number].rstrip()}\n{added}".lstrip("\n")
     if not any(len(t.strip()) >= MIN_CHARS_PER_PAGE for t in pages):
         missing = ocr_missing()
         if missing:
@@ -174,6 +174,35 @@ def _form_values(page: Any) -> str:
             if text:
                 lines.append(f"{label}: {text}" if label and not _MACHINE_NAME.search(label) else text)
     except Exception:  # noqa: BLE001 - a damaged annotation costs the form's values, not the page
+        return ""
+    return "\n".join(dict.fromkeys(lines))
+
+
+# annotations a person writes on a PDF (Acrobat, Preview, Okular, Foxit, Zotero's export): a sticky note, text typed
+# onto the page, a comment on a highlight or other markup; links, form widgets and pop-up windows hold none of their own
+_COMMENTED = {"/Text", "/FreeText", "/Highlight", "/Underline", "/Squiggly", "/StrikeOut", "/Ink", "/Square", "/Circle",
+              "/Line", "/Polygon", "/PolyLine", "/Caret", "/Stamp", "/FileAttachment", "/Sound"}
+
+
+def _comments(page: Any) -> str:
+    """What was written on a PDF page in annotations, a line each, after its text: text typed onto the page (a
+    typewriter or text box: "Approved, 14 Nov") as it reads, a sticky note's or a markup's comment as "Comment (Ana
+    Silva): check the totals" (its author where the annotation names one; a reply too). pypdf's text is the page's
+    content, which holds none of them. "" for a page without any, or whose annotations cannot be read."""
+    lines = []
+    try:
+        for annotation in page.get("/Annots") or []:
+            note = annotation.get_object()
+            kind = note.get("/Subtype")
+            text = " ".join(str(note.get("/Contents") or "").split())
+            if kind not in _COMMENTED or not text:
+                continue
+            if kind == "/FreeText":
+                lines.append(text)
+                continue
+            author = " ".join(str(note.get("/T") or "").split())
+            lines.append(f"Comment ({author}): {text}" if author else f"Comment: {text}")
+    except Exception:  # noqa: BLE001 - a damaged annotation costs the comments, not the page
         return ""
     return "\n".join(dict.fromkeys(lines))
 
