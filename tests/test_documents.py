@@ -15,6 +15,9 @@ from local_rag.settings import Settings
 
 from .conftest import make_settings
 from .docs_fixtures import HTML_PAGE, make_encrypted_pdf, make_folder, make_image_pdf, make_pdf
+from .registry_files import from_tarball, pypi_sdist
+
+PYTHON_DOCX = ("python-docx", "1.2.0", "7bc9d7b7d8a69c9c02ca09216118c86552704edc23bac179283f2e38f86220ce")
 
 
 def test_pdf_pages_title_and_sections(tmp_path: Path):
@@ -1075,6 +1078,22 @@ def test_comments_and_text_typed_onto_a_pdf_are_read_with_its_page(tmp_path: Pat
     assert first.text == ("Quarterly totals for station 4, draft two of the report\nApproved, 14 Nov, M. Olsen\n"
                           "Comment (Ana Silva): Check the totals against the invoice\nComment: Is this the final figure?")
     assert second.text == "Appendix: the invoices of the quarter, one a line"
+
+
+def test_the_review_comments_of_a_word_document_are_read(tmp_path: Path):
+    """Session 58: a Word document's review comments (Review > New Comment) were never read: python-docx's paragraphs
+    hold none of them. Now they follow the text under "Comments", a line each with the author (where Word names one)
+    and the words they were made on. python-docx's own test document (its source distribution, fetched by pip)."""
+    folder = from_tarball("python-docx", {"comments-rich-para.docx":
+                                          "python_docx-1.2.0/features/steps/test_files/comments-rich-para.docx"},
+                          lambda: pypi_sdist(*PYTHON_DOCX))
+    document = read_document(folder / "comments-rich-para.docx")
+    assert [h for _, h in document.sections[0].headings] == ["Comments"]
+    assert document.sections[0].text.split("## Comments\n\n")[1].splitlines() == [
+        "Comment (Steve Canny) on “Some text worthy of note.”: Text with hyperlink https://google.com embedded.",
+        "Comment on “Other text worthy of note.”: Text with inline image in the middle.",
+        "Comment on “Paragraph 5”: Text with character style.",
+        "Comment on “Paragraph 6”: Paragraph with Heading 2 paragraph style."]
 
 
 def test_the_documents_attached_to_an_e_mail_are_read_after_it(tmp_path: Path):

@@ -249,6 +249,9 @@ def read_docx(path: Path) -> Document:
     notes = _docx_notes(document.part)
     if notes:
         lines += ["## Notes", "", *notes]
+    comments = _docx_comments(document.part, document.element.body)
+    if comments:
+        lines += ["", "## Comments", "", *comments]
     text = "\n".join(lines).strip()
     return markdown_document(text, path.stem, title)
 
@@ -303,6 +306,40 @@ def _docx_notes(part: object) -> list[str]:
             text = " ".join(_docx_paragraph_texts(note))
             if text:
                 out.append(f"[^{note.get(f'{_W}id')}] {text}")
+    return out
+
+
+def _docx_comments(part: object, body: Any) -> list[str]:
+    """A document's review comments (Word's Review > New Comment; python-docx's paragraphs hold none of them), a line
+    each in the document's order: "Comment (Ana Silva) on “the north pump”: replaced on 4 Nov", the words it was
+    made on quoted (cut at 80 characters) where the document marks them; a reply as a comment of its own."""
+    from docx.oxml.parser import parse_xml  # python-docx's own lxml parser (entities not resolved)
+
+    marked: dict[str, list[str]] = {}  # comment id -> the text of its range in the body
+    open_ids: set[str] = set()
+    for element in body.iter(f"{_W}commentRangeStart", f"{_W}commentRangeEnd", f"{_W}t"):
+        if element.tag == f"{_W}t":
+            for number in open_ids:
+                marked[number].append(element.text or "")
+            continue
+        number = str(element.get(f"{_W}id"))
+        if element.tag == f"{_W}commentRangeStart":
+            open_ids.add(number)
+            marked.setdefault(number, [])
+        else:
+            open_ids.discard(number)
+    out: list[str] = []
+    for rel in part.rels.values():  # type: ignore[attr-defined]
+        if rel.is_external or not rel.reltype.endswith("/comments"):  # not commentsExtended, commentsIds
+            continue
+        for comment in parse_xml(rel.target_part.blob).iter(f"{_W}comment"):
+            text = " ".join(" ".join(_docx_paragraph_texts(comment)).split())
+            if not text:
+                continue
+            author = " ".join(str(comment.get(f"{_W}author") or "").split())
+            words = " ".join("".join(marked.get(str(comment.get(f"{_W}id")), [])).split())
+            on = f" on “{words if len(words) <= 80 else words[:79].rstrip() + '…'}”" if words else ""
+            out.append(f"Comment{f' ({author})' if author else ''}{on}: {text}")
     return out
 
 
