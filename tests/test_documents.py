@@ -405,12 +405,14 @@ def test_epub_books_are_read_chapter_by_chapter(tmp_path: Path):
 
 ODT_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
 <office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
-  xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0">
+  xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0"
+  xmlns:dc="http://purl.org/dc/elements/1.1/">
 <office:body><office:text>
 <text:tracked-changes><text:changed-region text:id="ct1"><text:deletion><text:p>DELETED: the old depot at Mill Lane.</text:p>
 </text:deletion></text:changed-region></text:tracked-changes>
 <text:h text:outline-level="1">Flood plan</text:h>
-<text:p>Sandbags are stored<text:s/>at the depot.<text:note text:note-class="footnote"><text:note-citation>1</text:note-citation>
+<text:p><office:annotation office:name="c1"><dc:creator>Ana Silva</dc:creator><dc:date>2025-11-04T10:12:00</dc:date>
+<text:p>Check the count before winter.</text:p></office:annotation>Sandbags are stored<office:annotation-end office:name="c1"/><text:s/>at the depot.<text:note text:note-class="footnote"><text:note-citation>1</text:note-citation>
 <text:note-body><text:p>Depot 4, by the bridge.</text:p></text:note-body></text:note></text:p>
 <text:h text:outline-level="2">Contacts</text:h>
 <text:list><text:list-item><text:p>Call the warden first.</text:p></text:list-item></text:list>
@@ -422,7 +424,9 @@ ODT_CONTENT = """<?xml version="1.0" encoding="UTF-8"?>
 def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path: Path):
     """Session 52: a LibreOffice Writer document (.odt, the format some public administrations require) was
     refused ("not a corpus local-rag reads"), or skipped in a folder. Now its headings, paragraphs, list items and
-    table rows are read in order, its footnotes under "Notes"; the text a recorded change deleted is not."""
+    table rows are read in order, its footnotes under "Notes"; the text a recorded change deleted is not. Session 58:
+    a comment (LibreOffice's Insert > Comment) ran into its paragraph's words ("Ana Silva2025-11-04T10:12:00Check the
+    count ... Sandbags are stored"); now it is a line under "Comments", with its author."""
     import zipfile
 
     with zipfile.ZipFile(tmp_path / "plan.odt", "w") as package:
@@ -431,8 +435,9 @@ def test_opendocument_text_is_read_with_headings_lists_tables_and_notes(tmp_path
     doc = read_document(tmp_path / "plan.odt")
     assert doc.title == "Flood plan"
     assert doc.sections[0].text == ("# Flood plan\n\nSandbags are stored at the depot.[^1]\n\n## Contacts\n\n"
-                                    "Call the warden first.\n\nWarden | 0123 456\n\n## Notes\n\n[^1] Depot 4, by the bridge.")
-    assert [h for _, h in doc.sections[0].headings] == ["Flood plan", "Contacts", "Notes"]
+                                    "Call the warden first.\n\nWarden | 0123 456\n\n## Notes\n\n[^1] Depot 4, by the bridge."
+                                    "\n\n## Comments\n\nComment (Ana Silva): Check the count before winter.")
+    assert [h for _, h in doc.sections[0].headings] == ["Flood plan", "Contacts", "Notes", "Comments"]
     (tmp_path / "fake.odt").write_text("not a zip")
     with pytest.raises(UnreadableFile, match="corrupt ODT: not a ZIP package"):
         read_document(tmp_path / "fake.odt")

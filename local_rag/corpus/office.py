@@ -55,6 +55,7 @@ _ODF_DRAW = "{urn:oasis:names:tc:opendocument:xmlns:drawing:1.0}"
 
 
 _ODF_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
+_ODF_DC = "{http://purl.org/dc/elements/1.1/}"
 
 
 MAX_REPEAT = 1000  # a spreadsheet cell or row repeated more often than this is taken this often
@@ -75,11 +76,14 @@ def _odf(path: Path, kind: str) -> tuple[Any, str]:
     return root, title
 
 
-def _odf_lines(element: Any) -> tuple[list[str], list[str]]:
+def _odf_lines(element: Any) -> tuple[list[str], list[str], list[str]]:
     """The Markdown lines of an OpenDocument element (headings with their levels, paragraphs, list items, table rows,
-    frames' text boxes, in order) and its notes (footnotes, endnotes: ``[^1] ...``, their marks left in the text)."""
+    frames' text boxes, in order), its notes (footnotes, endnotes: ``[^1] ...``, their marks left in the text) and its
+    comments (``office:annotation``: "Comment (Ana Silva): ...", taken out of the paragraph they were made in, where
+    their author, date and text ran into its words)."""
     lines: list[str] = []
     notes: list[str] = []
+    comments: list[str] = []
 
     def words(node: Any) -> str:
         parts = [node.text or ""]
@@ -90,6 +94,8 @@ def _odf_lines(element: Any) -> tuple[list[str], list[str]]:
                 body = child.find(f"{_ODF_TEXT}note-body")
                 notes.append(f"[^{mark}] " + " ".join(" ".join(words(p).split()) for p in (body if body is not None else [])))
                 parts.append(f"[^{mark}]")
+            elif child.tag == f"{_ODF_OFFICE}annotation":
+                comments.extend(_odf_comment(child, words))
             elif child.tag in (f"{_ODF_TEXT}s", f"{_ODF_TEXT}tab", f"{_ODF_TEXT}line-break"):
                 parts.append(" ")
             else:
@@ -115,18 +121,28 @@ def _odf_lines(element: Any) -> tuple[list[str], list[str]]:
                 walk(child)  # lists, sections, tables, frames, text boxes
 
     walk(element)
-    return lines, notes
+    return lines, notes, comments
+
+
+def _odf_comment(annotation: Any, words: Any) -> list[str]:
+    """An ``office:annotation`` as a line "Comment (AUTHOR): TEXT" ([] when it holds no text)."""
+    author = " ".join("".join(c.itertext()) for c in annotation if c.tag == f"{_ODF_DC}creator").strip()
+    text = " ".join(" ".join(words(p).split()) for p in annotation if p.tag in (f"{_ODF_TEXT}p", f"{_ODF_TEXT}list"))
+    text = " ".join(text.split())
+    return [f"Comment ({author}): {text}" if author else f"Comment: {text}"] if text else []
 
 
 def read_odt(path: Path) -> Document:
     """An OpenDocument text (LibreOffice Writer, the format some public administrations require): its headings
     (``text:h``, the first its title unless the metadata has one), paragraphs, list items and table rows in order, as
-    Markdown; notes (footnotes, endnotes) close it under "Notes"."""
+    Markdown; notes (footnotes, endnotes) close it under "Notes", review comments under "Comments"."""
     root, title = _odf(path, "text")
     body = root.find(f".//{_ODF_OFFICE}text")
-    lines, notes = _odf_lines(body) if body is not None else ([], [])
+    lines, notes, comments = _odf_lines(body) if body is not None else ([], [], [])
     if notes:
         lines += ["", "## Notes", "", *notes]
+    if comments:
+        lines += ["", "## Comments", "", *comments]
     return markdown_document("\n".join(lines).strip(), path.stem, title)
 
 
@@ -136,8 +152,8 @@ def read_odp(path: Path) -> Document:
     root, title = _odf(path, "presentation")
     sections = []
     for number, page in enumerate(root.iter(f"{_ODF_DRAW}page"), start=1):
-        lines, notes = _odf_lines(page)  # the speaker notes (presentation:notes) are inside the page
-        text = "\n".join(line for line in [*lines, *notes] if line)
+        lines, notes, comments = _odf_lines(page)  # the speaker notes (presentation:notes) are inside the page
+        text = "\n".join(line for line in [*lines, *notes, *comments] if line)
         heading = text.split("\n", 1)[0] if text else ""
         sections.append(Section(text, heading=heading, page=number))
         title = title or heading
