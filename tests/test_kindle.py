@@ -58,7 +58,8 @@ def test_real_clippings_are_read_a_section_a_book(tmp_path: Path):
 def test_a_highlight_extended_later_is_kept_once(tmp_path: Path):
     """A Kindle keeps the old clipping when a highlight is extended: the shorter one (inside the longer at the same
     place, its quotation marks aside) is left out, as is the same highlight made again; a note stays after the
-    highlight it was written on; a word highlighted on its own elsewhere in the book stays."""
+    highlight it was written on; a word highlighted on its own elsewhere in the book stays; the Kindle's message past
+    the publisher's clipping limit is not a highlight."""
     blocks = [
         ("1984 (Orwell, George)", "- Your Highlight on page 41 | location 737-738 | Added on Saturday, 9 September "
          "2017 13:27:00", "Don’t you see that the whole aim of Newspeak is to narrow the range of thought?"),
@@ -74,6 +75,8 @@ def test_a_highlight_extended_later_is_kept_once(tmp_path: Path):
          "we shall make thoughtcrime literally impossible."),  # the same highlight made again
         ("1984 (Orwell, George)", "- Your Highlight on page 312 | location 5020-5020 | Added on Sunday, 10 September "
          "2017 09:00:00", "Newspeak"),  # a word highlighted on its own elsewhere: kept
+        ("1984 (Orwell, George)", "- Your Highlight on page 320 | location 5101-5102 | Added on Sunday, 10 September "
+         "2017 09:05:00", "<You have reached the clipping limit for this item>"),  # the Kindle's words, not the book's
     ]
     (tmp_path / "My Clippings.txt").write_text(as_kindle_writes(blocks), encoding="utf-8", newline="")
     books = {s.heading: s.text for s in read_document(tmp_path / "My Clippings.txt").sections}

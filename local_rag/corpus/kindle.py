@@ -39,6 +39,9 @@ _SEPARATOR = re.compile(r"^={10}\s*$", re.MULTILINE)
 _META = re.compile(r"^-\s*\S.*\|")  # "- Your Highlight on page 41 | location 737-738 | Added on ..."
 # a note's kind in the device's languages (Kindle's own words: "Your Note", "Votre note", "Ihre Notiz", "La nota",
 # "Je notitie", "A sua nota", "Ваша заметка", "メモ", "笔记")
+# the Kindle's own message where a highlight went past the publisher's clipping limit, in angle brackets in every
+# language ("<You have reached the clipping limit for this item>")
+_KINDLE_SAYS = re.compile(r"^<[^<>\n]+>$")
 _NOTE = re.compile(r"\b(?:note|notiz|nota|notitie|заметка)\b|メモ|笔记|筆記", re.IGNORECASE)
 
 
@@ -73,8 +76,8 @@ def read_clippings(text: str, name: str) -> Document:
             odd += any(line.strip() for line in lines)
             continue
         body = "\n".join(lines[2:]).strip()
-        if not body:
-            continue  # a bookmark, or a highlight of a clipping limit the publisher set ("<You have reached ...>")
+        if not body or _KINDLE_SAYS.match(body):
+            continue  # a bookmark, or the Kindle's own words in place of a highlight past the publisher's limit
         meta = lines[1].removeprefix("-").strip()
         books.setdefault(lines[0].strip(), []).append((meta.replace(" | ", ", "), body, _places(meta)))
     sections = []
