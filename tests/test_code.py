@@ -137,6 +137,10 @@ def test_python_definitions_start_at_their_decorators():
     text = "import click\n\n\n@click.command()\n@click.option('--n')\ndef run(n, *, verbose=False, **rest):\n    pass\n"
     [(offset, heading)] = definitions(text, "python")
     assert text[offset:].startswith("@click.command()") and heading == "def run(n, *, verbose, **rest)"
+    # a form feed (^L, GNU style's page break) is white space to Python, a line break to str.splitlines
+    paged = "import os\n\x0c\ndef first():\n    pass\n\x0c\nclass Second:\n    def third(self):\n        pass\n"
+    assert [paged[offset:].split("\n")[0] for offset, _ in definitions(paged, "python")] == [
+        "def first():", "class Second:", "    def third(self):"]
 
 
 def test_files_known_by_their_name(tmp_path: Path):

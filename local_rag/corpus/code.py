@@ -130,7 +130,7 @@ def read_code(path: Path) -> Document:
     text, encoding = decode_text(path.read_bytes())
     if "\x00" in text:
         raise UnreadableFile("binary data under a source file's name: not read")
-    text = text.replace("\r\n", "\n").strip("\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")  # the line breaks ast counts
     lines = text.count("\n") + 1
     if len(text) > 2000 and len(text) / lines > _MINIFIED_LINE:
         raise UnreadableFile(f"minified or generated code (lines of {len(text) // lines:,} characters on average): "
@@ -180,8 +180,8 @@ def _python_definitions(text: str) -> list[tuple[int, str]]:
     "class Store", "def Store.load(self, path)"."""
     tree = ast.parse(text)
     starts = [0]
-    for line in text.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    for line in text.split("\n"):  # ast counts lines at "\n" only: a form feed (^L) is white space to it
+        starts.append(starts[-1] + len(line) + 1)
     out: list[tuple[int, str]] = []
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
