@@ -37,11 +37,11 @@ __all__ = ["is_clippings", "read_clippings"]
 
 _SEPARATOR = re.compile(r"^={10}\s*$", re.MULTILINE)
 _META = re.compile(r"^-\s*\S.*\|")  # "- Your Highlight on page 41 | location 737-738 | Added on ..."
-# a note's kind in the device's languages (Kindle's own words: "Your Note", "Votre note", "Ihre Notiz", "La nota",
-# "Je notitie", "A sua nota", "Ваша заметка", "メモ", "笔记")
 # the Kindle's own message where a highlight went past the publisher's clipping limit, in angle brackets in every
 # language ("<You have reached the clipping limit for this item>")
 _KINDLE_SAYS = re.compile(r"^<[^<>\n]+>$")
+# a note's kind in the device's languages (Kindle's own words: "Your Note", "Votre note", "Ihre Notiz", "La nota",
+# "Je notitie", "A sua nota", "Ваша заметка", "メモ", "笔记")
 _NOTE = re.compile(r"\b(?:note|notiz|nota|notitie|заметка)\b|メモ|笔记|筆記", re.IGNORECASE)
 
 
@@ -85,11 +85,15 @@ def read_clippings(text: str, name: str) -> Document:
     for book, clippings in books.items():
         notes = [bool(_NOTE.search(meta.split(",")[0])) for meta, _, _ in clippings]
         highlights = [("" if note else body, places) for (_, body, places), note in zip(clippings, notes, strict=True)]
+        at: dict[int, list[int]] = {}  # a page or location number -> the highlights there
+        for j, (_, places) in enumerate(highlights):
+            for number in places:
+                at.setdefault(number, []).append(j)
         paragraphs = []
-        for i, (meta, body, _) in enumerate(clippings):
+        for i, (meta, body, places) in enumerate(clippings):
             if notes[i]:
                 paragraphs.append(f"Note: {body}\n({meta})")
-            elif not _extended(i, highlights):
+            elif not _extended(i, highlights, {j for number in places for j in at[number]}):
                 paragraphs.append(f"{body}\n({meta})")
         sections.append(Section("\n\n".join(paragraphs), heading=book))
         count += len(paragraphs)
@@ -98,13 +102,14 @@ def read_clippings(text: str, name: str) -> Document:
                     pages=count, notes=damaged, kind="kindle")  # the build counts clippings
 
 
-def _extended(i: int, highlights: list[tuple[str, set[int]]]) -> bool:
+def _extended(i: int, highlights: list[tuple[str, set[int]]], near: set[int]) -> bool:
     """Highlight ``i`` (of a book's (text, places), in the file's order; "" for its notes) was extended later, or
     made before: its text, without the quotation marks a longer selection takes in, is inside a longer highlight at
-    the same place (a word highlighted on its own elsewhere stays), or is the same as an earlier one there."""
-    text, places = highlights[i][0].strip("“”\"'‘’"), highlights[i][1]
-    return any(text in other and bool(places & where) and (other.strip("“”\"'‘’") != text or j < i)
-               for j, (other, where) in enumerate(highlights) if j != i and other)
+    the same place (``near``: those sharing a page or location number with it; a word highlighted on its own
+    elsewhere stays), or is the same as an earlier one there."""
+    text = highlights[i][0].strip("“”\"'‘’")
+    return any(text in other and (other.strip("“”\"'‘’") != text or j < i)
+               for j in near if j != i and (other := highlights[j][0]))
 
 
 def _places(meta: str) -> set[int]:
