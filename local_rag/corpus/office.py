@@ -19,6 +19,7 @@ from local_rag.corpus.sections import (
     Document,
     Section,
     UnreadableFile,
+    comment_line,
     dehyphenate,
     first_line_title,
     markdown_document,
@@ -126,10 +127,9 @@ def _odf_lines(element: Any) -> tuple[list[str], list[str], list[str]]:
 
 def _odf_comment(annotation: Any, words: Any) -> list[str]:
     """An ``office:annotation`` as a line "Comment (AUTHOR): TEXT" ([] when it holds no text)."""
-    author = " ".join("".join(c.itertext()) for c in annotation if c.tag == f"{_ODF_DC}creator").strip()
-    text = " ".join(" ".join(words(p).split()) for p in annotation if p.tag in (f"{_ODF_TEXT}p", f"{_ODF_TEXT}list"))
-    text = " ".join(text.split())
-    return [f"Comment ({author}): {text}" if author else f"Comment: {text}"] if text else []
+    author = " ".join("".join(c.itertext()) for c in annotation if c.tag == f"{_ODF_DC}creator")
+    text = " ".join(words(p) for p in annotation if p.tag in (f"{_ODF_TEXT}p", f"{_ODF_TEXT}list"))
+    return [comment_line(author, text)] if text.strip() else []
 
 
 def read_odt(path: Path) -> Document:
@@ -349,13 +349,10 @@ def _docx_comments(part: object, body: Any) -> list[str]:
         if rel.is_external or not rel.reltype.endswith("/comments"):  # not commentsExtended, commentsIds
             continue
         for comment in parse_xml(rel.target_part.blob).iter(f"{_W}comment"):
-            text = " ".join(" ".join(_docx_paragraph_texts(comment)).split())
-            if not text:
-                continue
-            author = " ".join(str(comment.get(f"{_W}author") or "").split())
-            words = " ".join("".join(marked.get(str(comment.get(f"{_W}id")), [])).split())
-            on = f" on “{words if len(words) <= 80 else words[:79].rstrip() + '…'}”" if words else ""
-            out.append(f"Comment{f' ({author})' if author else ''}{on}: {text}")
+            text = " ".join(_docx_paragraph_texts(comment))
+            if text.strip():
+                on = "".join(marked.get(str(comment.get(f"{_W}id")), []))
+                out.append(comment_line(comment.get(f"{_W}author"), text, on))
     return out
 
 

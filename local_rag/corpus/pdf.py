@@ -15,6 +15,7 @@ from local_rag.corpus.sections import (
     Document,
     Section,
     UnreadableFile,
+    comment_line,
     dehyphenate,
     first_line_title,
     placeholder_title,
@@ -200,8 +201,7 @@ def _comments(page: Any) -> str:
             if kind == "/FreeText":
                 lines.append(text)
                 continue
-            author = " ".join(str(note.get("/T") or "").split())
-            lines.append(f"Comment ({author}): {text}" if author else f"Comment: {text}")
+            lines.append(comment_line(note.get("/T"), text))
     except Exception:  # noqa: BLE001 - a damaged annotation costs the comments, not the page
         return ""
     return "\n".join(dict.fromkeys(lines))

@@ -1,7 +1,8 @@
 """The records every document reader fills (`Document`, `Section`), the reason a file cannot be read
 (`UnreadableFile`), and what the readers share: decoding text in an unknown encoding (`decode_text`), titles
 (`placeholder_title`, `first_line_title`, `meaningful_name`), headings (`split_headings`), Markdown documents, the
-JSON of exports (`read_json`, `json_object`) and the day a heading names (`day_name`).
+JSON of exports (`read_json`, `json_object`), the day a heading names (`day_name`) and a comment's line
+(`comment_line`).
 The readers: `local_rag.corpus.documents` (by suffix), `pdf`, `office`, `web`.
 """
 
@@ -232,6 +233,21 @@ def read_json(path: Path) -> Any:
 def json_object(value: object) -> dict[str, Any]:
     """``value`` where it is a JSON object, else an empty one (an export's optional or odd fields)."""
     return value if isinstance(value, dict) else {}
+
+
+def comment_line(author: object, text: str, on: str = "") -> str:
+    """A comment written on a document (a PDF's sticky note, a Word or LibreOffice review comment) as the line its
+    reader adds: "Comment (Ana Silva) on “the north pump”: replaced", white space of each part collapsed, the author
+    and the words it was made on (``on``, cut at 80 characters) where known.
+
+    Example:
+        >>> comment_line("Ana  Silva", "check\\n the totals"), comment_line(None, "ok", on="Some text")
+        ('Comment (Ana Silva): check the totals', 'Comment on “Some text”: ok')
+    """
+    who = " ".join(str(author or "").split())
+    words = " ".join(on.split())
+    quoted = f" on “{words if len(words) <= 80 else words[:79].rstrip() + '…'}”" if words else ""
+    return f"Comment{f' ({who})' if who else ''}{quoted}: {' '.join(text.split())}"
 
 
 def day_name(moment: date) -> str:
