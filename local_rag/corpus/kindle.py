@@ -56,13 +56,14 @@ def is_clippings(text: str) -> bool:
         False
     """
     blocks = _SEPARATOR.split(text[:20000])[:-1][:5]  # the first five blocks that end with the separator
-    return bool(blocks) and sum(map(_is_clipping, blocks)) * 2 > len(blocks)
+    return bool(blocks) and sum(_clipping_lines(b) is not None for b in blocks) * 2 > len(blocks)
 
 
-def _is_clipping(block: str) -> bool:
-    """A block of a title line, then a line "- ... | ..." (one damaged block does not make the file plain text)."""
-    lines = block.strip("\ufeff\r\n ").splitlines()
-    return len(lines) >= 2 and bool(lines[0].strip()) and _META.match(lines[1].lstrip("\ufeff")) is not None
+def _clipping_lines(block: str) -> list[str] | None:
+    """The lines of a clipping's block (a title line, then a line "- ... | ...", then its text), BOMs dropped; None
+    for a block of another form (one damaged block does not make the file plain text)."""
+    lines = [line.lstrip("\ufeff") for line in block.strip("\ufeff\r\n ").splitlines()]
+    return lines if len(lines) >= 2 and lines[0].strip() and _META.match(lines[1]) is not None else None
 
 
 def read_clippings(text: str, name: str) -> Document:
@@ -71,9 +72,9 @@ def read_clippings(text: str, name: str) -> Document:
     books: dict[str, list[tuple[str, str, set[int]]]] = {}  # title line -> (meta, text, places) in the file's order
     odd = 0  # blocks with text not in a clipping's form (a damaged file): named, not read
     for block in _SEPARATOR.split(text):
-        lines = [line.lstrip("\ufeff") for line in block.strip("\ufeff\r\n ").splitlines()]
-        if len(lines) < 2 or _META.match(lines[1]) is None:
-            odd += any(line.strip() for line in lines)
+        lines = _clipping_lines(block)
+        if lines is None:
+            odd += bool(block.strip("\ufeff\r\n\t "))
             continue
         body = "\n".join(lines[2:]).strip()
         if not body or _KINDLE_SAYS.match(body):
