@@ -14,6 +14,8 @@ from datetime import date, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from local_rag.corpus.sections import day_name
+
 if TYPE_CHECKING:
     from local_rag.records import Conversation
     from local_rag.settings import Settings
@@ -80,7 +82,8 @@ def _days(match: re.Match[str], today: date) -> list[date]:
 
 
 def _name(day: date) -> str:
-    return f"{day:%a} {day.day} {day:%b %Y}"
+    """The day as the documents head theirs (`day_name`: "29 Nov 2026"), its weekday first."""
+    return f"{day:%a} {day_name(day)}"
 
 
 def documents_index(index_dir: Path) -> bool:
