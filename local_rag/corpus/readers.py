@@ -335,10 +335,9 @@ def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Se
     the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
     found = folder_files(folder, exclude)  # one walk for the documents and the notes
     files = document_paths(found.files, images, code)
-    _note_unread(folder, found, report, exclude, images, code)
+    sources = _note_unread(folder, found, report, exclude, images, code)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
-        sources = sum(document_suffix(p) in CODE_KINDS for p in found.files)
         hint = f" ({sources} source file(s): --code reads them)" if sources else ""
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found{left}{hint}")
     for path in files:  # hashed first, so each text is read from the file `originals` keeps, whatever the order
@@ -371,11 +370,12 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
 
 
 def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False, code: bool = False) -> None:
+                 images: bool = False, code: bool = False) -> int:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
     silence; so are the pictures not read (no ``images``), the source files not read (no ``code``), the hidden
     folders and files left out, the links to nothing, the links to folders not followed, the folders of installed
-    packages and what ``exclude`` left out (``found``: `folder_files`)."""
+    packages and what ``exclude`` left out (``found``: `folder_files`). Returns how many source files were not read
+    (a folder of code alone says so in its error)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     read_as = [(p, document_suffix(p)) for p in files]
     unread = [p for p, kind in read_as
@@ -420,12 +420,12 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
         folders = sorted((h for h in hidden if (folder / h).is_dir()), key=lambda h: h.endswith(".git"))  # stable
         hint = f" (to index a hidden folder, name it: `index build {folder / folders[0]}`)" if folders else ""
         log.warning("note: %d hidden folder(s) or file(s) not read: %s%s", len(hidden), _first_five(hidden), hint)
-    if not unread:
-        return
-    kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
-    report.skipped += [f"{p}: unsupported file type, not read" for p in unread]
-    log.warning("note: %d file(s) of %s skipped: local-rag reads %s (first: %s)", len(unread), ", ".join(kinds),
-                FORMATS, unread[0])
+    if unread:
+        kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
+        report.skipped += [f"{p}: unsupported file type, not read" for p in unread]
+        log.warning("note: %d file(s) of %s skipped: local-rag reads %s (first: %s)", len(unread), ", ".join(kinds),
+                    FORMATS, unread[0])
+    return len(sources)
 
 
 def note_read(report: CorpusReport) -> None:
