@@ -70,6 +70,8 @@ class SparseConfig(_Config):
     b: float = 0.4
     stemmer: str = Field("english", description="PyStemmer language; empty disables stemming")
     stopwords: str = Field("en", description="bm25s stopword list; empty disables stopwords")
+    identifiers: bool = Field(False, description="also index the words of compound identifiers (read_code, "
+                              "IndexFolder: read, code, index, folder); `index build --code` sets it")
 
 
 class EmbedderConfig(_Config):

@@ -4,6 +4,7 @@ installed by the test extras), and code in other languages written as their form
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import shutil
@@ -192,3 +193,49 @@ def test_index_build_with_code_keeps_it_for_syncs_and_search_names_the_function(
     assert '"func Close(v *Valve, grace time.Duration) error"' in found.stdout
     bare = run("index", "build", str(folder / "src"), "--sparse-only", "--index", "bare", cwd=tmp_path, env=env)
     assert bare.returncode == 2 and "4 source file(s): --code reads them" in bare.stderr, bare.stderr
+
+
+def test_bm25_of_a_code_index_finds_an_identifier_by_its_words(tmp_path: Path):
+    """BM25's words run through underscores and capitals: `grace_seconds` was one word, so a question about "the grace
+    seconds" found nothing. An index that reads code (--code) indexes the words too (`SparseConfig.identifiers`); one
+    built before, or with the setting off, says so in `index info` and `index rebuild` splits them."""
+    from local_rag.index.manifest import IndexManifest
+
+    from .test_cli import run
+
+    folder = tmp_path / "proj"
+    folder.mkdir()
+    (folder / "valves.py").write_text('class ValveBank:\n    def close_all(self, grace_seconds):\n'
+                                      '        """Shut every registered valve."""\n')
+    (folder / "notes.md").write_text("# Notes\n\nThe pumps start at dawn and stop at dusk.\n")
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    for name, extra in (("split", {}), ("whole", {"LOCAL_RAG_SPARSE__IDENTIFIERS": "false"})):
+        built = run("index", "build", str(folder), "--sparse-only", "--code", "--index", name, cwd=tmp_path,
+                    env=env | extra)
+        assert built.returncode == 0, built.stderr
+    assert IndexManifest.load(tmp_path / "indexes" / "split").sparse["identifiers"] is True
+
+    def titles(index: str, question: str) -> list[str]:
+        found = run("search", question, "--index", index, "--json", cwd=tmp_path, env=env)
+        assert found.returncode == 0, found.stderr
+        return [hit["title"] for hit in json.loads(found.stdout)["hits"]]
+
+    assert titles("split", "grace seconds")[:1] == ["valves.py"]
+    assert titles("split", "valve bank")[:1] == ["valves.py"]
+    assert titles("split", "close_all")[:1] == ["valves.py"]  # named whole, found as before
+    assert titles("whole", "grace seconds") == []
+    info = run("index", "info", "whole", cwd=tmp_path, env=env)
+    assert "BM25 of whole does not index the words of identifiers" in info.stderr
+    synced = run("index", "sync", str(folder), "--index", "whole", cwd=tmp_path, env=env)
+    assert synced.returncode == 0 and "`local-rag index rebuild --index whole` does" in synced.stderr, synced.stderr
+    rebuilt = run("index", "rebuild", "whole", cwd=tmp_path, env=env)
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "BM25 now indexes the words of identifiers too" in rebuilt.stderr
+    assert titles("whole", "grace seconds")[:1] == ["valves.py"]
+    plain = run("index", "build", str(folder / "notes.md"), "--sparse-only", "--index", "plain", cwd=tmp_path, env=env)
+    assert plain.returncode == 0, plain.stderr
+    assert IndexManifest.load(tmp_path / "indexes" / "plain").sparse["identifiers"] is False  # documents: as before
+    manifest = IndexManifest.load(tmp_path / "indexes" / "plain")
+    del manifest.sparse["identifiers"]  # as an index built before session 59 records it
+    manifest.save(tmp_path / "indexes" / "plain")
+    assert titles("plain", "pumps at dawn") == ["Notes"]  # opened and searched as before, no setting asked for

@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -22,6 +23,9 @@ from local_rag.cli.main import (
 )
 from local_rag.errors import LocalRagError
 from local_rag.patterns import in_folder
+
+if TYPE_CHECKING:
+    from local_rag.index.manifest import IndexManifest
 
 
 def _named(index_name: str | None, name: str | None) -> str | None:
@@ -131,6 +135,16 @@ def _note_dropped_excludes(settings, exclude: list[str]) -> None:
     if dropped := [p for p in kept if p not in exclude]:
         click.echo(f"note: index {settings.index} left out {' '.join(map(repr, dropped))} (--exclude); this build "
                    "reads them: give --exclude again to leave them out", err=True)
+
+
+def _code_words_note(manifest: IndexManifest) -> str | None:
+    """A note for an index that reads source code but whose BM25 does not split identifiers: one that `index sync
+    --code` turned to code, or built with --code before BM25 split them (session 59). None otherwise."""
+    if not manifest.code or manifest.sparse is None or manifest.sparse.get("identifiers"):
+        return None
+    return (f"note: BM25 of {manifest.name} does not index the words of identifiers (read_code: read, code), which "
+            f"helps a question find the code it is about; `local-rag index rebuild --index {manifest.name}` does "
+            "(it re-embeds nothing)")
 
 
 def _note_gitignore(folder: str, code: bool, exclude_from: str | None) -> None:
@@ -272,6 +286,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     if not (settings.index_dir / MANIFEST_FILE).exists():  # a sync that builds: as `index build` says it
         _note_gitignore(folder, code, exclude_from)
     first = [restore]
+    said: list[str] = []
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
@@ -305,6 +320,9 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
             click.echo(f"could not read {len(result.unreadable)} file(s) (not indexed):")
             for name, reason in sorted(result.unreadable.items()):
                 click.echo(f"  {name}: {reason}")
+        if not as_json and not said and (words := _code_words_note(result.manifest)):
+            said.append(words)
+            click.echo(words, err=True)
 
     once()
     if watch:
@@ -337,8 +355,12 @@ def rebuild(profile, config_file, index_name, factory, backend, backend_url, nam
     before = IndexManifest.load(settings.index_dir).sparse or {}
     started = time.perf_counter()
     manifest = rebuild_index(settings, backend=move)
+    split = (manifest.sparse or {}).get("identifiers") and not before.get("identifiers")
     changed = [f"{k} {before[k]!r} -> {v!r}" for k, v in (manifest.sparse or {}).items()
-               if k in before and k != "bm25s_version" and before[k] != v]
+               if k in before and k != "bm25s_version" and before[k] != v and not (k == "identifiers" and split)]
+    if split:
+        click.echo("note: BM25 now indexes the words of identifiers too (read_code: read, code), as for every index "
+                   "that reads source code (--code)", err=True)
     if changed:  # the settings are the new parameters; a rebuild for another reason should not change them unseen
         click.echo(f"note: BM25 {', '.join(changed)} (the settings'; the index had the others)", err=True)
     dense = ("no vectors (sparse only)" if manifest.dense is None else "Qdrant collection" if manifest.backend == "qdrant"
@@ -453,6 +475,8 @@ def info(profile, config_file, index_name, as_json, name):
         click.echo(f"{'images':16} pictures are read by OCR (--images: at every add and sync)")
     if manifest.code:
         click.echo(f"{'code':16} source and configuration files are read (--code: at every add and sync)")
+        if words := _code_words_note(manifest):
+            click.echo(words, err=True)
     for name, pages in sorted(manifest.unread_scans.items()):
         click.echo(f"{'scans unread':16} {name}: page(s) {', '.join(map(str, pages))} have no text layer; with the ocr "
                    "extra, `index sync` reads them")

@@ -171,6 +171,16 @@ def with_index_chunking(settings: Settings, manifest: IndexManifest) -> Settings
     return settings
 
 
+#: what BM25 was built with and a query must be tokenized or scored with alike
+BM25_KEYS = ("method", "k1", "b", "stemmer", "stopwords", "identifiers")
+
+
+def _built_bm25(manifest: IndexManifest, key: str) -> Any:
+    """A BM25 parameter of the index; ``identifiers`` came later (session 59): absent, the index does not split them."""
+    assert manifest.sparse is not None
+    return manifest.sparse.get(key, False if key == "identifiers" else None)
+
+
 def with_index_bm25(settings: Settings, manifest: IndexManifest) -> Settings:
     """``settings`` with the BM25 parameters and tokenization the index was built with (method, k1, b, stemmer,
     stopwords, from its manifest): a query must be stemmed as the index was, and k1 and b are in its stored scores.
@@ -178,8 +188,7 @@ def with_index_bm25(settings: Settings, manifest: IndexManifest) -> Settings:
     unless the same setting was given to each. Not for `index rebuild`, whose settings are its new parameters."""
     if manifest.sparse is None:
         return settings
-    keys = ("method", "k1", "b", "stemmer", "stopwords")
-    update = {k: manifest.sparse[k] for k in keys if k in manifest.sparse}
+    update = {k: _built_bm25(manifest, k) for k in BM25_KEYS if k in manifest.sparse or k == "identifiers"}
     settings.sparse = type(settings.sparse).model_validate(settings.sparse.model_dump() | update)
     return settings
 
@@ -229,12 +238,12 @@ def check_compatible(
     if derived and settings.sparse.enabled and "bm25" in settings.retrieval.retrievers:
         if manifest.sparse is None:
             raise IndexError_(f"index {path} has no sparse (BM25) index: {rebuild}")
-        for key in ("method", "k1", "b", "stemmer", "stopwords"):
-            if manifest.sparse.get(key) != getattr(settings.sparse, key):
+        for key in BM25_KEYS:
+            if _built_bm25(manifest, key) != getattr(settings.sparse, key):
                 raise IndexError_(
-                    f"index {path} has BM25 {key}={manifest.sparse.get(key)!r}, settings say "
+                    f"index {path} has BM25 {key}={_built_bm25(manifest, key)!r}, settings say "
                     f"{getattr(settings.sparse, key)!r}: {rebuild} (or `local-rag index rebuild`, which re-embeds "
-                    f"nothing), or read it with its own (LOCAL_RAG_SPARSE__{key.upper()}={manifest.sparse.get(key)})"
+                    f"nothing), or read it with its own (LOCAL_RAG_SPARSE__{key.upper()}={_built_bm25(manifest, key)})"
                 )
     if wants_dense(settings):
         if manifest.dense is None:
@@ -509,6 +518,7 @@ def build_index(
     """
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
+    settings = with_code_words(settings, code)
     if embedder is not None and settings.dense.enabled and settings.backend.name == "local":
         check_factory(settings.dense.factory, embedder.dimension)  # a bad --factory: before hours of embedding
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
@@ -549,6 +559,18 @@ def build_index(
     _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
     drop_journal(settings)
     return manifest
+
+
+def with_code_words(settings: Settings, code: bool) -> Settings:
+    """``settings`` whose BM25 splits identifiers (`local_rag.index.sparse.identifier_words`) when the index reads
+    source code: on the questions Qwen wrote for this package's own code, BM25 alone put the chunk asked about first
+    for 0.127 of them unsplit, 0.246 split (docs/benchmarks.md, "Reading source code"). An ``identifiers`` given in
+    the settings (`LOCAL_RAG_SPARSE__IDENTIFIERS=false`) is kept."""
+    if not code or "identifiers" in settings.sparse.model_fields_set:
+        return settings
+    settings = settings.model_copy(deep=True)
+    settings.sparse.identifiers = True
+    return settings
 
 
 def _unspaced_stats(chunks: Sequence[Chunk]) -> dict[str, float]:
@@ -743,6 +765,7 @@ def rebuild_index(settings: Settings, progress: bool = False, backend: BackendCo
     all_parts.retrieval.retrievers = ["bm25", "dense"] if settings.dense.enabled else ["bm25"]
     folder, digests = _open_for_update(all_parts, None, derived=False)
     manifest = folder.manifest
+    settings = with_code_words(settings, manifest.code)
     if backend is None:
         url = ""
         if manifest.backend == "qdrant":

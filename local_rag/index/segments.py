@@ -29,7 +29,7 @@ import numpy as np
 
 from local_rag._optional import require
 from local_rag.errors import BadInputError, IndexError_
-from local_rag.index.sparse import SparseIndex, numbered
+from local_rag.index.sparse import SparseIndex, bm25_texts, numbered
 from local_rag.settings import SparseConfig
 
 SEGMENTS_FILE = "segments.json"
@@ -40,7 +40,7 @@ MERGE_SHARE = 0.25  # appended rows beyond this share of the index trigger a mer
 def _tokens(texts: Sequence[str], config: SparseConfig, progress: bool = False) -> list[list[str]]:
     bm25s = require("bm25s", "sparse retrieval")
     tokens: list[list[str]] = bm25s.tokenize(
-        list(texts), stopwords=config.stopwords or None, stemmer=SparseIndex._stemmer(config),
+        bm25_texts(texts, config), stopwords=config.stopwords or None, stemmer=SparseIndex._stemmer(config),
         return_ids=False, show_progress=progress,
     )
     return tokens

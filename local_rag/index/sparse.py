@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,38 @@ from local_rag.settings import SparseConfig
 
 if TYPE_CHECKING:
     from bm25s.tokenization import Tokenized
+
+
+_WORD = re.compile(r"\w+")
+_CASE_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def identifier_words(text: str) -> str:
+    """``text`` with each compound identifier followed by the words it is made of, for BM25 (``SparseConfig
+    .identifiers``, set by `index build --code`): BM25's words run through underscores and capitals, so a question
+    about "the index folder" found no ``IndexFolder`` and one naming ``read_code`` no "read the code". Split at
+    underscores, and at the case changes of an ASCII part (``HTTPServer``: HTTP, Server; digits apart); the identifier
+    itself stays, so a question that names it matches it whole as before.
+
+        >>> identifier_words("def read_code(path): return IndexFolder(HTTPServer)")
+        'def read_code read code(path): return IndexFolder Index Folder(HTTPServer HTTP Server)'
+        >>> identifier_words("__init__ sha256 größe_wert plain")
+        '__init__ init sha256 sha 256 größe_wert größe wert plain'
+    """
+
+    def words(match: re.Match[str]) -> str:
+        word = match.group(0)
+        parts = [p for piece in word.split("_") if piece
+                 for p in (_CASE_PART.findall(piece) if piece.isascii() else [piece])]
+        return word if parts == [word] or not parts else f"{word} {' '.join(parts)}"
+
+    return _WORD.sub(words, text)
+
+
+def bm25_texts(texts: Sequence[str], config: SparseConfig) -> list[str]:
+    """What BM25 tokenizes of ``texts`` (chunks or queries alike): the texts, or with ``config.identifiers`` the texts
+    with their identifiers' words (`identifier_words`)."""
+    return [identifier_words(t) for t in texts] if config.identifiers else list(texts)
 
 
 def numbered(tokens: object) -> Tokenized:
@@ -59,7 +92,7 @@ class SparseIndex:
     def _tokenize(self, texts: Sequence[str], show_progress: bool = False) -> object:
         bm25s = require("bm25s", "sparse retrieval")
         return bm25s.tokenize(
-            list(texts),
+            bm25_texts(texts, self.config),
             stopwords=self.config.stopwords or None,
             stemmer=self._stemmer(self.config),
             show_progress=show_progress,
