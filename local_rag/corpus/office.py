@@ -125,11 +125,12 @@ def _odf_lines(element: Any) -> tuple[list[str], list[str], list[str]]:
     return lines, notes, comments
 
 
-def _odf_comment(annotation: Any, words: Any) -> list[str]:
-    """An ``office:annotation`` as a line "Comment (AUTHOR): TEXT" ([] when it holds no text)."""
+def _odf_comment(annotation: Any, words: Any, on: str = "", at: str = "") -> list[str]:
+    """An ``office:annotation`` as a line "Comment (AUTHOR): TEXT" ([] when it holds no text); ``on`` and ``at`` as
+    `comment_line` takes them (a spreadsheet cell's value and place)."""
     author = " ".join("".join(c.itertext()) for c in annotation if c.tag == f"{_ODF_DC}creator")
     text = " ".join(words(p) for p in annotation if p.tag in (f"{_ODF_TEXT}p", f"{_ODF_TEXT}list"))
-    return [comment_line(author, text)] if text.strip() else []
+    return [comment_line(author, text, on=on, at=at)] if text.strip() else []
 
 
 def read_odt(path: Path) -> Document:
@@ -164,27 +165,54 @@ def read_ods(path: Path) -> Document:
     """An OpenDocument spreadsheet (LibreOffice Calc): one section per sheet under its name, rows as a ``.csv``'s
     (`local_rag.corpus.tables.row_lines`)."""
     root, title = _odf(path, "spreadsheet")
-    sections = [Section("\n".join(lines), heading=str(sheet.get(f"{_ODF_TABLE}name") or ""))
-                for sheet in root.iter(f"{_ODF_TABLE}table") if (lines := row_lines(_ods_rows(sheet)))]
+    sections = []
+    for sheet in root.iter(f"{_ODF_TABLE}table"):
+        rows, comments = _ods_rows(sheet)
+        if lines := row_lines(rows) + comments:
+            sections.append(Section("\n".join(lines), heading=str(sheet.get(f"{_ODF_TABLE}name") or "")))
     return Document(title or path.stem, sections, pages=max(1, len(sections)))
 
 
-def _ods_rows(sheet: Any) -> list[list[str]]:
-    """A sheet's rows of cell texts. Repeats are expanded within bounds: Calc writes a sheet's empty tail as one row
-    repeated a million times and a row's empty end as one cell repeated a thousand times."""
+def _ods_rows(sheet: Any) -> tuple[list[list[str]], list[str]]:
+    """A sheet's rows of cell texts, and a line for each comment on a cell ("Comment (Ana Silva) on B3 “400”: ...";
+    a comment's words ran into its cell's value before). Repeats are expanded within bounds: Calc writes a sheet's
+    empty tail as one row repeated a million times and a row's empty end as one cell repeated a thousand times."""
     rows: list[list[str]] = []
+    comments: list[str] = []
     for row in sheet.iter(f"{_ODF_TABLE}table-row"):
         cells: list[str] = []
         for cell in row:
             if cell.tag not in (f"{_ODF_TABLE}table-cell", f"{_ODF_TABLE}covered-table-cell"):
                 continue
-            text = " ".join(" ".join("".join(p.itertext()).split()) for p in cell.iter(f"{_ODF_TEXT}p")).strip()
+            notes = [child for child in cell if child.tag == f"{_ODF_OFFICE}annotation"]
+            inside = {id(p) for note in notes for p in note.iter(f"{_ODF_TEXT}p")}
+            text = " ".join(" ".join("".join(p.itertext()).split()) for p in cell.iter(f"{_ODF_TEXT}p")
+                            if id(p) not in inside).strip()
+            for note in notes:
+                comments += _odf_comment(note, lambda p: " ".join("".join(p.itertext()).split()), on=text,
+                                         at=f"{column_letters(len(cells))}{len(rows) + 1}")
             cells += [text] * min(int(cell.get(f"{_ODF_TABLE}number-columns-repeated") or 1), MAX_REPEAT)
         while cells and not cells[-1]:
             cells.pop()
-        if cells:
-            rows += [cells] * min(int(row.get(f"{_ODF_TABLE}number-rows-repeated") or 1), MAX_REPEAT)
-    return rows
+        rows += [cells] * min(int(row.get(f"{_ODF_TABLE}number-rows-repeated") or 1), MAX_REPEAT)
+    while rows and not rows[-1]:
+        rows.pop()
+    return rows, comments
+
+
+def column_letters(index: int) -> str:
+    """A spreadsheet's name for column ``index`` (0: "A", 25: "Z", 26: "AA").
+
+    Example:
+        >>> column_letters(0), column_letters(27), column_letters(16383)
+        ('A', 'AB', 'XFD')
+    """
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(65 + rest) + letters
+    return letters
 
 
 # the main parts of a macro-enabled document, a template or a slide show: their content, to python-docx and

@@ -235,19 +235,23 @@ def json_object(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def comment_line(author: object, text: str, on: str = "") -> str:
-    """A comment written on a document (a PDF's sticky note, a Word or LibreOffice review comment) as the line its
-    reader adds: "Comment (Ana Silva) on “the north pump”: replaced", white space of each part collapsed, the author
-    and the words it was made on (``on``, cut at 80 characters) where known.
+def comment_line(author: object, text: str, on: str = "", at: str = "") -> str:
+    """A comment written on a document (a PDF's sticky note, a Word or LibreOffice review comment, a spreadsheet
+    cell's) as the line its reader adds: "Comment (Ana Silva) on “the north pump”: replaced", white space of each part
+    collapsed, the author, the place (``at``: a cell) and the words it was made on (``on``, cut at 80 characters)
+    where known.
 
     Example:
         >>> comment_line("Ana  Silva", "check\\n the totals"), comment_line(None, "ok", on="Some text")
         ('Comment (Ana Silva): check the totals', 'Comment on “Some text”: ok')
+        >>> comment_line("Ana Silva", "one-off refund", on="1250", at="B3")
+        'Comment (Ana Silva) on B3 “1250”: one-off refund'
     """
     who = " ".join(str(author or "").split())
     words = " ".join(on.split())
-    quoted = f" on “{words if len(words) <= 80 else words[:79].rstrip() + '…'}”" if words else ""
-    return f"Comment{f' ({who})' if who else ''}{quoted}: {' '.join(text.split())}"
+    quoted = f" “{words if len(words) <= 80 else words[:79].rstrip() + '…'}”" if words else ""
+    place = f" on {at}{quoted}" if at else f" on{quoted}" if quoted else ""
+    return f"Comment{f' ({who})' if who else ''}{place}: {' '.join(text.split())}"
 
 
 def day_name(moment: date) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from local_rag._optional import require
+from local_rag.corpus.sections import comment_line
 
 DELIMITERS = ",;\t|"
 _SAMPLE = 64 * 1024  # characters the sniffer reads
@@ -81,14 +82,38 @@ def _cell(value: object) -> str:
 
 def workbook_sheets(path: Path) -> list[tuple[str, list[str]]]:
     """(sheet name, `row_lines`) of each visible sheet of an Excel workbook, values as Excel last computed them
-    (openpyxl, read-only; a formula never computed reads as empty); hidden sheets are left out."""
+    (openpyxl, read-only; a formula never computed reads as empty), then a line for each comment on its cells
+    (`local_rag.corpus.workbook_comments`: "Comment (Ana Silva) on B3 “1250”: includes the one-off refund"); hidden
+    sheets are left out."""
+    from local_rag.corpus.workbook_comments import workbook_comments
+
     openpyxl = require("openpyxl", "Excel workbooks (.xlsx)")
     book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    comments = workbook_comments(path)
     try:
-        return [(sheet.title, row_lines(sheet.iter_rows(values_only=True))) for sheet in book.worksheets
-                if getattr(sheet, "sheet_state", "visible") == "visible"]
+        sheets = []
+        for sheet in book.worksheets:
+            if getattr(sheet, "sheet_state", "visible") != "visible":
+                continue
+            rows = [list(row) for row in sheet.iter_rows(values_only=True)]
+            notes = [comment_line(c.author, c.text, on=_cell(_at(rows, c.ref)), at=c.ref)
+                     for c in comments.get(sheet.title, [])]
+            sheets.append((sheet.title, row_lines(rows) + notes))
+        return sheets
     finally:
         book.close()
+
+
+def _at(rows: list[list[object]], ref: str) -> object:
+    """The value of cell ``ref`` ("B3") in ``rows`` (the sheet's from its first row and column), None outside."""
+    from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
+
+    try:
+        column, row = coordinate_from_string(ref)
+        cells = rows[row - 1]
+        return cells[column_index_from_string(column) - 1]
+    except (ValueError, IndexError):
+        return None
 
 
 class LockedWorkbook(ValueError):
