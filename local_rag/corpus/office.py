@@ -26,6 +26,7 @@ from local_rag.corpus.sections import (
     meaningful_name,
     placeholder_title,
 )
+from local_rag.corpus.slide_comments import comment_authors, slide_comments
 from local_rag.corpus.tables import LockedWorkbook, legacy_workbook_sheets, row_lines, workbook_sheets
 
 
@@ -412,6 +413,7 @@ def read_pptx(path: Path) -> Document:
     presentation = pptx.Presentation(_office_package(path))
     sections = []
     title = str(presentation.core_properties.title or "").strip()
+    authors = comment_authors(presentation.part)
     for number, slide in enumerate(presentation.slides, start=1):
         heading = ""
         if slide.shapes.title is not None and slide.shapes.title.has_text_frame:
@@ -419,6 +421,7 @@ def read_pptx(path: Path) -> Document:
         parts = _slide_texts(slide.shapes)
         if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None:
             parts.append(slide.notes_slide.notes_text_frame.text.strip())
+        parts += slide_comments(slide.part, authors)
         sections.append(Section(dehyphenate("\n".join(p for p in parts if p)), heading=heading, page=number))
         title = title or heading
     return Document(title or path.stem, sections, pages=len(sections))

@@ -1,7 +1,8 @@
-"""Comments on spreadsheet cells (`local_rag.corpus.workbook_comments`, `office._ods_rows`): an Excel workbook's notes
-as openpyxl writes them (Excel's own format for a note), Excel 365's threaded comments with their replies (the parts
-Excel writes: the thread, its people, and the note it keeps for older readers), and a LibreOffice Calc comment, whose
-words ran into its cell's value before."""
+"""Review comments in Office files beyond Word's: on spreadsheet cells (`local_rag.corpus.workbook_comments`,
+`office._ods_rows`): an Excel workbook's notes as openpyxl writes them (Excel's own format for a note), Excel 365's
+threaded comments with their replies (the parts Excel writes: the thread, its people, and the note it keeps for older
+readers), a LibreOffice Calc comment, whose words ran into its cell's value before; and on PowerPoint slides
+(`local_rag.corpus.slide_comments`), in both of PowerPoint's formats."""
 
 from __future__ import annotations
 
@@ -155,3 +156,88 @@ def test_a_workbook_without_comments_reads_as_before(tmp_path: Path):
     book.active.append(["widget", 3.5])
     book.save(tmp_path / "prices.xlsx")
     assert read_document(tmp_path / "prices.xlsx").sections[0].text == "item: widget; price: 3.5"
+
+
+PPT_COMMENT = "application/vnd.openxmlformats-officedocument.presentationml.comments+xml"
+PPT_AUTHORS = "application/vnd.openxmlformats-officedocument.presentationml.commentAuthors+xml"
+P = "http://schemas.openxmlformats.org/presentationml/2006/main"
+P188 = "http://schemas.microsoft.com/office/powerpoint/2018/8/main"
+A = "http://schemas.openxmlformats.org/drawingml/2006/main"
+RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+
+
+def _deck(path: Path) -> Path:
+    """A two-slide deck written by python-pptx, then the comment parts PowerPoint writes added to it: slide 1 with a
+    PowerPoint 2007-2019 comment (``commentAuthors.xml``, ``comments/comment1.xml``), slide 2 with a Microsoft 365
+    thread and its reply (``authors.xml``, ``comments/modernComment_101_0.xml``)."""
+    pptx = pytest.importorskip("pptx")
+    deck = pptx.Presentation()
+    for title, body in (("Flood plan", "Sandbags at the depot"), ("Budget", "Pumps 1,200")):
+        slide = deck.slides.add_slide(deck.slide_layouts[1])
+        slide.shapes.title.text = title
+        slide.placeholders[1].text = body
+    plain = path.with_suffix(".plain.pptx")
+    deck.save(plain)
+    legacy = (f'<p:cmLst xmlns:p="{P}"><p:cm authorId="0" dt="2026-11-30T09:14:07.210" idx="1"><p:pos x="10" y="10"/>'
+              "<p:text>Add the depot's opening hours</p:text></p:cm></p:cmLst>")
+    modern = (f'<p188:cmLst xmlns:a="{A}" xmlns:r="{RELS}" xmlns:p188="{P188}">'
+              f'<p188:cm id="{{C1}}" authorId="{ALICE}" created="2026-11-30T10:00:00.000"><p188:pos x="10" y="10"/>'
+              f'<p188:replyLst><p188:reply id="{{R1}}" authorId="{BOB}" created="2026-11-30T11:00:00.000">'
+              "<p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:t>Quote from October</a:t></a:r></a:p></p188:txBody>"
+              "</p188:reply></p188:replyLst><p188:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:t>Which supplier</a:t>"
+              "</a:r><a:r><a:t>'s price?</a:t></a:r></a:p><a:p><a:r><a:t>Two quotes differ.</a:t></a:r></a:p>"
+              "</p188:txBody></p188:cm></p188:cmLst>")
+    parts = {
+        "ppt/commentAuthors.xml": f'<p:cmAuthorLst xmlns:p="{P}"><p:cmAuthor id="0" name="Ana Silva" initials="AS" '
+                                  'lastIdx="1" clrIdx="0"/></p:cmAuthorLst>',
+        "ppt/authors.xml": f'<p188:authorLst xmlns:p188="{P188}"><p188:author id="{ALICE}" name="Alice Smith" '
+                           f'initials="AS" userId="alice@example.org" providerId="None"/><p188:author id="{BOB}" '
+                           'name="Bob Lee" initials="BL" userId="bob@example.org" providerId="None"/></p188:authorLst>',
+        "ppt/comments/comment1.xml": legacy,
+        "ppt/comments/modernComment_101_0.xml": modern,
+    }
+    rels = {
+        "ppt/_rels/presentation.xml.rels": f'<Relationship Id="rIdA1" Type="{RELS}/commentAuthors" '
+        'Target="commentAuthors.xml"/><Relationship Id="rIdA2" Type="http://schemas.microsoft.com/office/2018/10/'
+        'relationships/authors" Target="authors.xml"/>',
+        "ppt/slides/_rels/slide1.xml.rels": f'<Relationship Id="rIdC1" Type="{RELS}/comments" '
+        'Target="../comments/comment1.xml"/>',
+        "ppt/slides/_rels/slide2.xml.rels": '<Relationship Id="rIdC2" Type="http://schemas.microsoft.com/office/2018/'
+        '10/relationships/comments" Target="../comments/modernComment_101_0.xml"/>',
+    }
+    types = (f'<Override PartName="/ppt/commentAuthors.xml" ContentType="{PPT_AUTHORS}"/>'
+             '<Override PartName="/ppt/authors.xml" ContentType="application/vnd.ms-powerpoint.authors+xml"/>'
+             f'<Override PartName="/ppt/comments/comment1.xml" ContentType="{PPT_COMMENT}"/>'
+             '<Override PartName="/ppt/comments/modernComment_101_0.xml" '
+             'ContentType="application/vnd.ms-powerpoint.comments+xml"/>')
+    with zipfile.ZipFile(plain) as old, zipfile.ZipFile(path, "w") as new:
+        for item in old.infolist():
+            data = old.read(item.filename)
+            if item.filename in rels:
+                data = data.replace(b"</Relationships>", rels[item.filename].encode() + b"</Relationships>")
+            if item.filename == "[Content_Types].xml":
+                data = data.replace(b"</Types>", types.encode() + b"</Types>")
+            new.writestr(item, data)
+        for name, text in parts.items():
+            new.writestr(name, '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\r\n' + text)
+    return path
+
+
+def test_the_review_comments_on_a_presentations_slides_are_read(tmp_path: Path):
+    """PowerPoint's review comments were never read (python-pptx has no API for them): each is now a line after its
+    slide's text, with its author, a Microsoft 365 thread's reply after its comment."""
+    document = read_document(_deck(tmp_path / "plan.pptx"))
+    assert [(s.heading, s.text) for s in document.sections] == [
+        ("Flood plan", "Flood plan\nSandbags at the depot\nComment (Ana Silva): Add the depot's opening hours"),
+        ("Budget", "Budget\nPumps 1,200\nComment (Alice Smith): Which supplier's price? Two quotes differ.\n"
+                   "Comment (Bob Lee): Quote from October")]
+
+
+def test_a_damaged_slide_comments_part_costs_its_comments_not_the_slides(tmp_path: Path):
+    deck = _deck(tmp_path / "plan.pptx")
+    broken = tmp_path / "broken.pptx"
+    with zipfile.ZipFile(deck) as old, zipfile.ZipFile(broken, "w") as new:
+        for item in old.infolist():
+            new.writestr(item, b"<p:cmLst" if item.filename == "ppt/comments/comment1.xml" else old.read(item.filename))
+    sections = read_document(broken).sections
+    assert sections[0].text == "Flood plan\nSandbags at the depot" and "Comment (Bob Lee)" in sections[1].text
