@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -1050,11 +1051,13 @@ def test_the_values_filled_into_a_pdf_form_are_read(tmp_path: Path):
     assert text.startswith("Insurance claim form") and "witness" not in text and "Police report" not in text
 
 
-def test_comments_and_text_typed_onto_a_pdf_are_read_with_its_page(tmp_path: Path):
+def test_comments_and_text_typed_onto_a_pdf_are_read_with_its_page(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     """Session 58: what a person wrote on a PDF (Acrobat's, Preview's or Okular's sticky notes, a comment on a
     highlight, text typed onto the page with a typewriter tool) lives in annotations, not in the page's text layer,
     so it was never read: "Approved, 14 Nov" on a scanned-in invoice, a reviewer's remarks on a draft. Now each is a
-    line after its page's text, a comment with its author; links, pop-ups and empty markup add nothing."""
+    line after its page's text, a comment with its author; links, pop-ups and empty markup add nothing. Session 59: a
+    highlight's comment names the words highlighted (read by pypdfium2 within its quadrilaterals, here the line's
+    first 230 points), which a comment such as "Is this the final figure?" needs."""
     pytest.importorskip("reportlab")
     from pypdf import PdfReader, PdfWriter
     from pypdf.annotations import FreeText, Highlight, Link, Text
@@ -1079,10 +1082,15 @@ def test_comments_and_text_typed_onto_a_pdf_are_read_with_its_page(tmp_path: Pat
     writer.add_annotation(1, Highlight(rect=(70, 775, 300, 795), quad_points=quad))  # marked, nothing written
     writer.add_annotation(1, Link(rect=(70, 775, 300, 795), target_page_index=0))
     writer.write(tmp_path / "reviewed.pdf")
+    pytest.importorskip("pypdfium2")
     first, second = read_document(tmp_path / "reviewed.pdf").sections
     assert first.text == ("Quarterly totals for station 4, draft two of the report\nApproved, 14 Nov, M. Olsen\n"
-                          "Comment (Ana Silva): Check the totals against the invoice\nComment: Is this the final figure?")
+                          "Comment (Ana Silva): Check the totals against the invoice\n"
+                          "Comment on “Quarterly totals for station 4, draft two of the”: Is this the final figure?")
     assert second.text == "Appendix: the invoices of the quarter, one a line"
+    monkeypatch.setitem(sys.modules, "pypdfium2", None)  # without the ocr extra: the comment, without its words
+    first, _ = read_document(tmp_path / "reviewed.pdf").sections
+    assert first.text.endswith("\nComment: Is this the final figure?")
 
 
 def test_the_review_comments_of_a_word_document_are_read(tmp_path: Path):

@@ -11,6 +11,7 @@ from typing import Any
 
 from local_rag._optional import require
 from local_rag.corpus.ocr import STAMP_CHARS, image_texts, ocr_missing, page_cache, page_texts, scans_under_stamps
+from local_rag.corpus.pdf_marked import MARKUP, MarkedWords
 from local_rag.corpus.sections import (
     Document,
     Section,
@@ -61,9 +62,10 @@ def read_pdf(path: Path) -> Document:
     if len(lost) == len(pages):
         raise UnreadableFile(f"corrupt PDF: no page could be read ({lost[0].split(': ', 1)[1]})")
     ocr_pages, unread_scans = _scanned_pages(path, reader, pages, lost)
-    for number, page in enumerate(reader.pages):  # a form's answers, text typed on and comments: not in the text layer
-        if added := "\n".join(part for part in (_form_values(page), _comments(page)) if part):
-            pages[number] = f"{pages[number].rstrip()}\n{added}".lstrip("\n")
+    with MarkedWords(path) as marked:
+        for number, page in enumerate(reader.pages):  # a form's answers, text typed on, comments: not in the text layer
+            if added := "\n".join(part for part in (_form_values(page), _comments(page, number, marked)) if part):
+                pages[number] = f"{pages[number].rstrip()}\n{added}".lstrip("\n")
     if not any(len(t.strip()) >= MIN_CHARS_PER_PAGE for t in pages):
         missing = ocr_missing()
         if missing:
@@ -185,11 +187,12 @@ _COMMENTED = {"/Text", "/FreeText", "/Highlight", "/Underline", "/Squiggly", "/S
               "/Line", "/Polygon", "/PolyLine", "/Caret", "/Stamp", "/FileAttachment", "/Sound"}
 
 
-def _comments(page: Any) -> str:
+def _comments(page: Any, number: int, marked: MarkedWords) -> str:
     """What was written on a PDF page in annotations, a line each, after its text: text typed onto the page (a
     typewriter or text box: "Approved, 14 Nov") as it reads, a sticky note's or a markup's comment as "Comment (Ana
-    Silva): check the totals" (its author where the annotation names one; a reply too). pypdf's text is the page's
-    content, which holds none of them. "" for a page without any, or whose annotations cannot be read."""
+    Silva): check the totals" (its author where the annotation names one; a reply too), a highlight's with the words
+    it was made on where pypdfium2 can read them (`local_rag.corpus.pdf_marked`). pypdf's text is the page's content,
+    which holds none of them. "" for a page without any, or whose annotations cannot be read."""
     lines = []
     try:
         for annotation in page.get("/Annots") or []:
@@ -201,7 +204,9 @@ def _comments(page: Any) -> str:
             if kind == "/FreeText":
                 lines.append(text)
                 continue
-            lines.append(comment_line(note.get("/T"), text))
+            quads = note.get("/QuadPoints") if kind in MARKUP else None
+            on = marked.words(number, [float(v) for v in quads]) if quads else ""
+            lines.append(comment_line(note.get("/T"), text, on=on))
     except Exception:  # noqa: BLE001 - a damaged annotation costs the comments, not the page
         return ""
     return "\n".join(dict.fromkeys(lines))
