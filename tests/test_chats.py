@@ -88,7 +88,7 @@ def test_a_slack_export_is_read_a_document_a_channel_day(tmp_path: Path, caplog:
     naming it; mentions, channels and links read as in Slack; files shared and a bot's alert text kept; the
     export's lists are read with the days, not named as skipped."""
     root = slack_export(tmp_path / "Pumps Slack export Nov 1 2025 - Nov 30 2025")
-    (root / "package.json").write_text('{"name": "not a chat"}')
+    (root / "settings.json").write_text('{"name": "not a chat"}')
     report = CorpusReport()
     with caplog.at_level(logging.WARNING):
         passages = {p.doc_id: p for p in read_corpus(root, report=report)}
@@ -106,7 +106,7 @@ def test_a_slack_export_is_read_a_document_a_channel_day(tmp_path: Path, caplog:
     assert later.text == ('Ana Silva, 14:00, replying to Ana Silva\'s thread of 3 Nov 2025 ("Which pump failed at '
                           'station 4? @Ben Okafor can you check & report in #ops?"): Müller replaced it this morning.')
     assert passages["D03XYZ/2025-11-05.json"].title == "Direct messages, Ana Silva and Ben Okafor, 5 Nov 2025"
-    assert [s.split(":")[0] for s in report.skipped] == [str(root / "package.json")]  # the lists are no "skipped"
+    assert [s.split(":")[0] for s in report.skipped] == [str(root / "settings.json")]  # the lists are no "skipped"
     assert "the exports of Slack, Discord, Telegram, Google Keep, ChatGPT and Claude" in caplog.text
 
 
@@ -230,9 +230,13 @@ def test_a_telegram_chat_and_a_whole_account_export_are_read(tmp_path: Path):
 
 
 def test_json_files_of_other_programs_stay_unread(tmp_path: Path):
-    """Only chat exports are read: a notebook's settings, a package manifest or a JSON of passages named like a
-    Slack day outside an export are skipped as before, and a chat export with no message is unreadable."""
-    (tmp_path / "tsconfig.json").write_text('{"compilerOptions": {}}')
+    """Only chat exports are read: a program's settings or a JSON of passages named like a Slack day outside an
+    export are skipped as before (a project's manifest, package.json or tsconfig.json, is configuration, which `--code`
+    reads), and a chat export with no message is unreadable."""
+    (tmp_path / "settings.json").write_text('{"editor.fontSize": 14}')
+    (tmp_path / "tsconfig.build.json").write_text('{"compilerOptions": {}}')
+    assert document_suffix(tmp_path / "tsconfig.build.json") == "tsconfig.json"
+    (tmp_path / "tsconfig.build.json").unlink()
     (tmp_path / "2025-11-03.json").write_text("[]")
     assert {document_suffix(p) for p in tmp_path.iterdir()} == {".json"}
     empty = tmp_path / "result.json"

@@ -129,6 +129,10 @@ def test_a_source_file_given_alone_is_read(tmp_path: Path):
      ["load_pumps <- function(path)"]),
     ("python", "print 'a Python 2 file'\n\ndef main():\n    pass\n\nclass Old:\n    pass\n",  # ast cannot parse it
      ["def main()", "class Old"]),
+    ("xml", "<project>\n    <modelVersion>4.0.0</modelVersion>\n    <properties>\n        <java.version>17</java.version>"
+            "\n    </properties>\n    <dependencies>\n        <dependency>\n        </dependency>\n    </dependencies>\n"
+            "</project>\n",
+     ["<project>", "<properties>", "<dependencies>"]),
 ])
 def test_definitions_in_each_language(language: str, text: str, expected: list[str]):
     assert [h for _, h in definitions(text, language)] == expected
@@ -146,8 +150,31 @@ def test_python_definitions_start_at_their_decorators():
 
 def test_files_known_by_their_name(tmp_path: Path):
     for name, kind in (("Makefile", ".mk"), ("Dockerfile", ".dockerfile"), ("Dockerfile.dev", ".dockerfile"),
-                       ("Jenkinsfile", ".groovy"), ("build.gradle", ".gradle"), ("notes.txt", ".txt")):
+                       ("Jenkinsfile", ".groovy"), ("build.gradle", ".gradle"), ("notes.txt", ".txt"),
+                       ("package.json", "package.json"), ("tsconfig.app.json", "tsconfig.json"), ("pom.xml", "pom.xml"),
+                       ("App.csproj", ".csproj"), ("theme.scss", ".scss"), ("defs.bzl", ".bzl")):
         assert document_suffix(tmp_path / name) == kind, name
+
+
+def test_a_projects_manifest_and_style_sheets_are_read_by_their_blocks(tmp_path: Path):
+    """Session 59: what a question about a project's dependencies or commands needs ("which version of X?", "what does
+    npm test run?") is in its manifest: package.json (npm's own, as installed), tsconfig.json, pom.xml or a .csproj;
+    and a web project's look in its style sheets (matplotlib's CSS, as installed). A manifest is read by its name (most
+    .json and .xml files are data), each top-level block a heading; a style sheet each top-level rule."""
+    npm = Path("/usr/lib/node_modules/npm/package.json")
+    if not npm.is_file():
+        pytest.skip("npm's package.json is not installed here")
+    shutil.copy(npm, tmp_path / "package.json")
+    document = read_document(tmp_path / "package.json")
+    headings = [h for _, h in document.sections[0].headings]
+    assert '"dependencies"' in headings and '"scripts"' in headings and document.title == "package.json"
+    css = _installed("matplotlib", "backends/web_backend/css/boilerplate.css")
+    shutil.copy(css, tmp_path / "boilerplate.css")
+    headings = [h for _, h in read_document(tmp_path / "boilerplate.css").sections[0].headings]
+    assert headings and all("{" not in h and not h.startswith(("/*", "*")) for h in headings), headings
+    report = CorpusReport()
+    (tmp_path / "data.json").write_text('{"rows": [1, 2, 3]}')  # data, not a manifest: not read as code
+    assert {p.title for p in read_corpus(tmp_path, report=report, code=True)} == {"package.json", "boilerplate.css"}
 
 
 def test_a_minified_or_binary_file_is_named_with_its_reason(tmp_path: Path):

@@ -147,7 +147,7 @@ def doctor(profile, config_file, index_name, verify, as_json):
     documents = report["documents"]
     lacking = sorted(s for suffixes in documents["missing"].values() for s in suffixes)
     click.echo(f"documents     {len(documents['readable'])} formats and {', '.join(documents['chat_exports'])} "
-               f"exports read, source code and configuration ({documents['code']} suffixes) with --code" + (
+               f"exports read, source code and configuration ({documents['code']} kinds of file) with --code" + (
         f"; not {' '.join(lacking)}: pip install 'local-rag[docs]'" if lacking else " (the docs extra installed)"))
     ocr = report["ocr"]
     click.echo(f"ocr           scanned PDF pages read by RapidOCR {ocr['rapidocr-onnxruntime']} (pypdfium2 "

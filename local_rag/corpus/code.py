@@ -8,7 +8,9 @@ and what a passage's section names) are the lines that open a definition: Python
 their methods, found by `ast` (a file that does not parse, Python 2, falls back to the lines below); in the other
 languages the lines, at most one level in, that open a function, method, class, struct, interface, trait, impl,
 module or type, a C or Java signature, a shell function, an SQL ``CREATE``, a Makefile target, a Dockerfile's
-``FROM``, a TOML or INI ``[section]`` and a YAML top-level key. The heading is the line itself up to its ``{`` or
+``FROM``, a TOML or INI ``[section]``, a YAML top-level key, a style sheet's top-level rule (by its selector) and a
+manifest's block (``"dependencies"`` of a ``package.json``, ``<dependencies>`` of a ``pom.xml``; a manifest is known by
+its name, since most ``.json`` and ``.xml`` files are data). The heading is the line itself up to its ``{`` or
 ``:`` (``func (s *Server) Handle(w http.ResponseWriter, r *http.Request)``), as a developer would name it. Lines
 rather than a parser for each language (tree-sitter's grammars are a compiled package per language): a heading only
 tells where to cut and what to call a piece, and a line missed costs a less precise name, never text.
@@ -54,11 +56,17 @@ _LANGUAGES = {
     ".yaml": "yaml", ".yml": "yaml", ".toml": "ini", ".ini": "ini", ".cfg": "ini", ".conf": "ini",
     ".properties": "plain", ".tf": "hcl", ".hcl": "hcl", ".proto": "schema", ".graphql": "schema", ".gql": "schema",
     ".cmake": "plain", ".mk": "make", ".dockerfile": "docker",
+    ".css": "css", ".scss": "css", ".less": "css", ".sass": "css",
+    ".csproj": "xml", ".vbproj": "xml", ".fsproj": "xml",  # .NET projects: their packages and build settings
+    ".bzl": "python", ".bazel": "python",  # Starlark (Bazel): Python's syntax
+    # a project's manifest, known by its name (their suffix alone says nothing: most .json and .xml files are data)
+    "package.json": "json", "composer.json": "json", "tsconfig.json": "json", "jsconfig.json": "json",
+    "deno.json": "json", "pom.xml": "xml", "build.xml": "xml", "androidmanifest.xml": "xml",
 }
 # files known by their name (no suffix, or a suffix that says nothing)
 _NAMES = {"makefile": ".mk", "gnumakefile": ".mk", "dockerfile": ".dockerfile", "containerfile": ".dockerfile",
           "jenkinsfile": ".groovy", "vagrantfile": ".rb", "rakefile": ".rb", "gemfile": ".rb"}
-CODE_KINDS = tuple(_LANGUAGES)  # what `code_kind` returns: the suffixes ``--code`` reads
+CODE_KINDS = tuple(_LANGUAGES)  # what `code_kind` returns: the suffixes ``--code`` reads, and the manifests' names
 
 _MINIFIED_LINE = 110  # average characters a line above which a file is minified (GitHub linguist's rule)
 
@@ -90,11 +98,14 @@ _DOCKER = re.compile(r"^FROM\s", re.IGNORECASE)
 _INI = re.compile(r"^\s*\[\[?[^\]\n]+\]\]?\s*(?:#.*)?$")
 _YAML = re.compile(r"^[A-Za-z_\"'][\w.\"' -]*:(?:\s|$)")
 _HCL = re.compile(r"^(?:resource|data|module|variable|output|provider|locals|terraform)\b")
+_CSS = re.compile(r"^(?:@(?:media|supports|keyframes|mixin|function|font-face|layer|container)\b[^;{]*|[^\s@};][^;{}]*)\{")
+_JSON_KEY = re.compile(r'^(?: {2}| {4}|\t)"[^"]+"\s*:\s*[{\[]\s*$')  # a manifest's block: "scripts": {
+_XML_BLOCK = re.compile(r"^[ \t]{0,4}<[A-Za-z][\w:.-]*(?:\s[^>]*)?>\s*$")  # an element opening a block: <dependencies>
 _LINES = {
     "js": (_KEYWORD_LINE, _JS_VALUE), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
     "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
     "shell": (_SHELL,), "sql": (_SQL,), "make": (_MAKE,), "docker": (_DOCKER,), "ini": (_INI,), "yaml": (_YAML,),
-    "hcl": (_HCL,), "schema": (_SCHEMA,), "plain": (),
+    "hcl": (_HCL,), "schema": (_SCHEMA,), "css": (_CSS,), "json": (_JSON_KEY,), "xml": (_XML_BLOCK,), "plain": (),
 }
 _LONGEST = 300  # a longer line opens no definition (and would cost the signature's pattern time to rule out)
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)  # its lines open no definition (a licence's "(INCLUDING, ...")
@@ -109,14 +120,18 @@ def code_kind(path: Path) -> str:
     Example:
         >>> code_kind(Path("src/Store.PY")), code_kind(Path("Makefile")), code_kind(Path("Dockerfile.dev"))
         ('.py', '.mk', '.dockerfile')
-        >>> code_kind(Path("notes.txt"))
-        ''
+        >>> code_kind(Path("package.json")), code_kind(Path("data.json")), code_kind(Path("notes.txt"))
+        ('package.json', '', '')
     """
     name = path.name.lower()
     if name in _NAMES:
         return _NAMES[name]
+    if name in _LANGUAGES:  # a manifest: package.json, pom.xml
+        return name
     if name.startswith(("dockerfile.", "containerfile.")):
         return ".dockerfile"
+    if name.startswith("tsconfig.") and name.endswith(".json"):  # tsconfig.build.json
+        return "tsconfig.json"
     suffix = path.suffix.lower()
     return suffix if suffix in _LANGUAGES else ""
 
@@ -150,12 +165,15 @@ def definitions(text: str, language: str) -> list[tuple[int, str]]:
     patterns = _LINES[language]
     out: list[tuple[int, str]] = []
     offset = 0
-    blanked = _BLOCK_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text) if "/*" in text else text
+    blanked = text
+    if "/*" in text and language != "json":  # a JSON string holds globs ("lib/**/*.js") that would open a comment
+        blanked = _BLOCK_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     for line in blanked.splitlines(keepends=True):
         stripped = line.strip()
         if stripped and len(line) <= _LONGEST and not stripped.startswith(_COMMENT) and any(
                 p.match(line) for p in patterns):
-            out.append((offset, _heading(stripped)))
+            out.append((offset, _key(stripped) if language == "json" else  # a rule by its selector alone
+                        stripped.split("{", 1)[0].strip()[:100] if language == "css" else _heading(stripped)))
         offset += len(line)
     return out
 
@@ -173,6 +191,11 @@ def _heading(line: str) -> str:
     line = re.sub(r"\s+(?:#|//).*$", "", line)  # a trailing comment
     line = re.sub(r"\s*(?:\{\s*\}?|=>\s*[{(]?|[:=;])\s*$", "", line) or line
     return line[:100]
+
+
+def _key(line: str) -> str:
+    """A manifest's block by its key: ``"scripts": {`` -> ``"scripts"``."""
+    return line.split('":', 1)[0] + '"'
 
 
 def _python_definitions(text: str) -> list[tuple[int, str]]:
