@@ -15,6 +15,7 @@ from local_rag.cli.main import (
     code_option,
     exclude_option,
     exclude_patterns,
+    gitignore_option,
     handle_errors,
     images_option,
     load,
@@ -70,10 +71,11 @@ def index() -> None:
 @exclude_option
 @images_option
 @code_option
+@gitignore_option
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, replace, exclude, exclude_from, images, code, as_json):
+          backend_url, replace, exclude, exclude_from, images, code, gitignore, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
     .pdf/.docx/.doc/.rtf/.odt/.pptx/.ppt/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.org/.tex/.ipynb/.eml/.msg/.mbox/.pst/.ics/.vcf/.enex/.mht/.vtt/.srt/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document, a Slack export's
     folder, a Discord or Telegram chat export; scanned PDFs, and with --images pictures, are read by OCR with the ocr extra; with --code, source code). Files that cannot be read are listed
@@ -101,14 +103,14 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     settings = sparse_only_settings(settings) if sparse_only else settings
     exclude = exclude_patterns(exclude, exclude_from)
     _note_dropped_excludes(settings, [in_folder(p, str(corpus)) for p in exclude])  # as the manifest keeps them
-    _note_gitignore(corpus, code, exclude_from)
+    _note_gitignore(corpus, code, exclude_from, gitignore)
     embedder = _embedder_for(settings)
     note = chunk_limit_note(settings, embedder)
     if note:
         click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude,
-                           images=images, code=code)
+                           images=images, code=code, gitignore=gitignore)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)
@@ -147,14 +149,15 @@ def _code_words_note(manifest: IndexManifest) -> str | None:
             "(it re-embeds nothing)")
 
 
-def _note_gitignore(folder: str, code: bool, exclude_from: str | None) -> None:
-    """``--code`` over a repository without ``--exclude-from``: its ``.gitignore`` names what git leaves out (build
-    output, generated code, vendored packages), which the build would read; said with the option, not applied
-    unasked (the index keeps what it is told, for every sync)."""
+def _note_gitignore(folder: str, code: bool, exclude_from: str | None, gitignore: bool) -> None:
+    """``--code`` over a repository without ``--gitignore`` or ``--exclude-from``: its ``.gitignore`` names what git
+    leaves out (build output, generated code, vendored packages), which the build would read; said with the option,
+    not applied unasked (the index keeps what it is told, for every sync)."""
     ignore = Path(folder) / ".gitignore"
-    if code and exclude_from is None and ignore.is_file():
+    if code and not gitignore and exclude_from is None and ignore.is_file():
         click.echo(f"note: {ignore} names the files git leaves out (build output, generated or vendored code); "
-                   f"`--exclude-from {ignore}` leaves them out of the index too", err=True)
+                   "`--gitignore` leaves them out of the index too (with what any .gitignore below it names)",
+                   err=True)
 
 
 def _drop_adaptation(settings, other: str) -> None:
@@ -260,9 +263,10 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @exclude_option
 @images_option
 @code_option
+@gitignore_option
 @handle_errors
 def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from,
-         images, code):
+         images, code, gitignore):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -284,19 +288,20 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     embedder = _embedder_for(settings)
     patterns = exclude_patterns(exclude, exclude_from)
     if not (settings.index_dir / MANIFEST_FILE).exists():  # a sync that builds: as `index build` says it
-        _note_gitignore(folder, code, exclude_from)
+        _note_gitignore(folder, code, exclude_from, gitignore)
     first = [restore]
     said: list[str] = []
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
                                      if first else False, replace=replace, exclude=patterns,
-                                     images=images, code=code)
+                                     images=images, code=code, gitignore=gitignore)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
                 "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
-                "left_out": result.plan.left_out, "excluded": result.plan.excluded, "copies": result.plan.copies,
+                "left_out": result.plan.left_out, "excluded": result.plan.excluded, "ignored": result.plan.ignored,
+                "copies": result.plan.copies,
                 "embedded_chunks": result.embedded_chunks, "reused_chunks": result.reused_chunks,
                 "seconds": round(result.seconds, 3),
                 "unreadable": result.unreadable, "passages": result.manifest.passages, "chunks": result.manifest.chunks,
@@ -308,6 +313,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
             left = (f", {len(result.plan.left_out)} left out (removed with `index remove`; --restore brings them "
                     "back)") if result.plan.left_out else ""
             left += f", {len(result.plan.excluded)} left out by --exclude" if result.plan.excluded else ""
+            left += f", {len(result.plan.ignored)} left out by .gitignore" if result.plan.ignored else ""
             click.echo(f"{settings.index} is up to date with {folder}: {result.plan.unchanged} file(s) unchanged{left}, "
                        "nothing to do")
         else:
@@ -473,6 +479,9 @@ def info(profile, config_file, index_name, as_json, name):
                    "--restore` forgets them)")
     if manifest.images:
         click.echo(f"{'images':16} pictures are read by OCR (--images: at every add and sync)")
+    if manifest.gitignore:
+        click.echo(f"{'gitignore':16} what the folder's .gitignore files name is left out (--gitignore: at every add "
+                   "and sync)")
     if manifest.code:
         click.echo(f"{'code':16} source and configuration files are read (--code: at every add and sync)")
         if words := _code_words_note(manifest):

@@ -181,6 +181,15 @@ def code_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "folder. The index keeps it: later adds and syncs read them too.")(func)
 
 
+def gitignore_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--gitignore`` of `index build` and `sync`: what the folder's ``.gitignore`` files name is left out
+    (`local_rag.corpus.gitignore`)."""
+    return click.option("--gitignore", is_flag=True,
+                        help="Leave out what the folder's .gitignore files name (each one, at any depth, with git's "
+                             "rules: build output, generated or vendored code). The index keeps it: later adds and "
+                             "syncs read the .gitignore files again.")(func)
+
+
 def check_images(images: bool) -> None:
     """``--images`` without the ``ocr`` extra: one line before any model loads (each picture would be unreadable)."""
     from local_rag.corpus.ocr import INSTALL, ocr_missing

@@ -43,6 +43,7 @@ from local_rag.corpus.documents import (
     printable_name,
     read_document,
 )
+from local_rag.corpus.gitignore import GitIgnores
 from local_rag.corpus.keep import keep_trashed, keep_twin
 from local_rag.corpus.mbox import left_out_mail, mail_store_part
 from local_rag.corpus.pieces import heading_at, piece_bounds
@@ -115,11 +116,13 @@ def mtrag_doc_id(passage_id: str) -> str:
 
 
 def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None,
-                exclude: Sequence[str] = (), images: bool = False, code: bool = False) -> Iterator[Passage]:
+                exclude: Sequence[str] = (), images: bool = False, code: bool = False,
+                gitignore: bool = False) -> Iterator[Passage]:
     """Yield the passages of a corpus file or folder, but those of the documents ``exclude`` names
     (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id).
     ``images``: a folder's pictures (`IMAGE_SUFFIXES`) are read too, by OCR (a picture given alone always is);
-    ``code``: its source and configuration files (`CODE_KINDS`, `local_rag.corpus.code`; one given alone always is).
+    ``code``: its source and configuration files (`CODE_KINDS`, `local_rag.corpus.code`; one given alone always is);
+    ``gitignore``: what a folder's ``.gitignore`` files name is left out (`local_rag.corpus.gitignore`).
 
     Example:
         >>> report = CorpusReport()
@@ -133,7 +136,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     if path.is_dir():
         beir = path / "corpus.jsonl"
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
-            path, skip_bad, report, exclude, images, code
+            path, skip_bad, report, exclude, images, code, gitignore
         )
     elif document_suffix(path) in _READ + IMAGE_SUFFIXES + CODE_KINDS:
         source = _read_document_file(path, report)
@@ -329,15 +332,16 @@ def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> P
 
 
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False, code: bool = False) -> Iterator[Passage]:
+                 images: bool = False, code: bool = False, gitignore: bool = False) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
     the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
-    found = folder_files(folder, exclude)  # one walk for the documents and the notes
+    found = folder_files(folder, exclude, gitignore)  # one walk for the documents and the notes
     files = document_paths(found.files, images, code)
     sources = _note_unread(folder, found, report, exclude, images, code)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
+        left += f" (.gitignore left out {len(found.ignored)} file(s) or folder(s))" if found.ignored else ""
         hint = f" ({sources} source file(s): --code reads them)" if sources else ""
         raise BadInputError(f"{folder}: no {', '.join(DOC_SUFFIXES)} files found{left}{hint}")
     for path in files:  # hashed first, so each text is read from the file `originals` keeps, whatever the order
@@ -407,6 +411,10 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
         report.excluded += found.excluded
         log.warning("note: %d file(s) or folder(s) left out by --exclude %s: %s", len(found.excluded),
                     " ".join(exclude), _first_five(found.excluded))
+    if found.ignored:
+        report.excluded += found.ignored
+        log.warning("note: %d file(s) or folder(s) the .gitignore files name left out (--gitignore): %s",
+                    len(found.ignored), _first_five(found.ignored))
     if broken:
         report.skipped += [f"{folder / b}: a link to nothing, not read" for b in broken]
         log.warning("note: %d link(s) to nothing skipped: %s", len(broken), _first_five(broken))
@@ -538,16 +546,18 @@ class FolderFiles(NamedTuple):
     looped: list[str] = []  # links to a folder above them or already read, not followed (paths under the folder)
     packages: list[str] = []  # folders of installed packages left out (`installed_packages`)
     excluded: list[str] = []  # files and folders exclude patterns named (paths under the folder), not walked
+    ignored: list[str] = []  # files and folders the .gitignore files name (``gitignore``), not walked
 
 
-def folder_files(folder: Path, exclude: Sequence[str] = ()) -> FolderFiles:
+def folder_files(folder: Path, exclude: Sequence[str] = (), gitignore: bool = False) -> FolderFiles:
     """The files under ``folder``, sorted, the hidden folders and files left out, the links that point nowhere and
     the links to folders not followed (their paths under ``folder``): a name that starts with a dot is skipped with
     all it holds, as git, ripgrep and file managers hide them (a notes vault's ``.trash`` of deleted notes, ``.git``,
     a ``.venv`` full of package READMEs). Links to files are read; a link to a folder elsewhere (a vault's
     ``work -> /mnt/share/work``) is followed, its files named through the link, unless its folder is inside
     ``folder`` (read at its own place), above the link (a loop) or already read through another link. Files and
-    folders ``exclude`` names (`local_rag.patterns.matches` of their path under ``folder``) are left out.
+    folders ``exclude`` names (`local_rag.patterns.matches` of their path under ``folder``) are left out, and with
+    ``gitignore`` those its ``.gitignore`` files name (`local_rag.corpus.gitignore`).
 
     Example:
         >>> folder_files(Path("notes")).hidden  # doctest: +SKIP
@@ -559,6 +569,8 @@ def folder_files(folder: Path, exclude: Sequence[str] = ()) -> FolderFiles:
     looped: list[str] = []
     packages: list[str] = []
     excluded: list[str] = []
+    ignored: list[str] = []
+    ignores = GitIgnores(folder) if gitignore else None
     top = Path(os.path.realpath(folder))
     followed: set[Path] = set()
     for root, dirs, names in os.walk(folder, followlinks=True):
@@ -571,6 +583,10 @@ def folder_files(folder: Path, exclude: Sequence[str] = ()) -> FolderFiles:
         if exclude:
             named = {d for d in dirs if matches_any(relative_name(folder, here / d), exclude)}
             excluded += [relative_name(folder, here / d) + "/" for d in sorted(named)]
+            dirs[:] = [d for d in dirs if d not in named]
+        if ignores is not None:
+            named = {d for d in dirs if ignores.ignored(relative_name(folder, here / d), is_dir=True)}
+            ignored += [relative_name(folder, here / d) + "/" for d in sorted(named)]
             dirs[:] = [d for d in dirs if d not in named]
         for d in [d for d in dirs if (here / d).is_symlink()]:
             target = Path(os.path.realpath(here / d))
@@ -587,11 +603,14 @@ def folder_files(folder: Path, exclude: Sequence[str] = ()) -> FolderFiles:
                 hidden.append(relative_name(folder, path))
             elif exclude and matches_any(relative_name(folder, path), exclude):
                 excluded.append(relative_name(folder, path))
+            elif ignores is not None and ignores.ignored(relative_name(folder, path), is_dir=False):
+                ignored.append(relative_name(folder, path))
             elif path.is_file():
                 files.append(path)
             elif path.is_symlink():
                 broken.append(relative_name(folder, path))
-    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped), sorted(packages), sorted(excluded))
+    return FolderFiles(sorted(files), sorted(hidden), sorted(broken), sorted(looped), sorted(packages), sorted(excluded),
+                       sorted(ignored))
 
 
 PACKAGE_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "bower_components"})

@@ -17,7 +17,7 @@ _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
     "backend": str, "left_out": list, "exclude": list, "unread_scans": dict, "images": bool,
-    "code": bool,
+    "code": bool, "gitignore": bool,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -52,6 +52,8 @@ class IndexManifest:
     images: bool = False
     #: a folder's source and configuration files are read too (``--code``): at every add and sync
     code: bool = False
+    #: what the folder's ``.gitignore`` files name is left out (``--gitignore``): at every add and sync
+    gitignore: bool = False
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
@@ -62,10 +64,11 @@ class IndexManifest:
         return str(synced[-1]) if synced else self.corpus_source
 
     def own_checksum(self) -> str:
-        # `unreadable`, `backend`, `left_out`, `exclude`, `unread_scans`, `images` and `code` came later: left out
+        # `unreadable`, `backend`, `left_out`, `exclude`, `unread_scans`, `images`, `code`, `gitignore` came later: left out
         # when at their defaults, so older manifests' checksums match
         data = {k: v for k, v in asdict(self).items() if k != "checksum"
-                and not (k in ("unreadable", "left_out", "exclude", "unread_scans", "images", "code") and not v)
+                and not (k in ("unreadable", "left_out", "exclude", "unread_scans", "images", "code", "gitignore")
+                         and not v)
                 and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

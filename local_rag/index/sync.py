@@ -72,6 +72,7 @@ class SyncPlan:
     unchanged: int = 0
     left_out: list[str] = field(default_factory=list)  # files `index remove --by doc` took out: not read
     excluded: list[str] = field(default_factory=list)  # files and folders the index's exclude patterns name: not read
+    ignored: list[str] = field(default_factory=list)  # files and folders its .gitignore files name (--gitignore)
     copies: dict[str, str] = field(default_factory=dict)  # files whose bytes equal an earlier file's -> that file
     dropped: list[str] = field(default_factory=list)  # unchanged files that became copies: their chunks go
     digests: dict[str, str] = field(default_factory=dict)  # every file of the folder now
@@ -84,6 +85,7 @@ class SyncPlan:
     def summary(self) -> str:
         left = f", {len(self.left_out)} left out (removed with `index remove`)" if self.left_out else ""
         left += f", {len(self.excluded)} left out by --exclude" if self.excluded else ""
+        left += f", {len(self.ignored)} left out by .gitignore" if self.ignored else ""
         n = len(self.copies)
         copies = f", {n} {'copies of other files' if n > 1 else 'copy of another file'} (indexed once)" if n else ""
         return (f"{len(self.added)} added, {len(self.changed)} changed, {len(self.removed)} removed, "
@@ -121,14 +123,17 @@ def reusable(stored: list[Chunk], touched: set[str], new_chunks: list[Chunk], he
 
 
 def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = (),
-              exclude: Sequence[str] = (), images: bool = False, code: bool = False) -> SyncPlan:
+              exclude: Sequence[str] = (), images: bool = False, code: bool = False,
+              gitignore: bool = False) -> SyncPlan:
     """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them); the files of
     ``left_out`` are neither read nor added, changed or not; those ``exclude`` names are as if not in the folder (an
-    indexed one is removed); pictures count only with ``images``, source and configuration files with ``code``."""
+    indexed one is removed), and with ``gitignore`` those its ``.gitignore`` files name; pictures count only with
+    ``images``, source and configuration files with ``code``."""
     plan = SyncPlan()
     skip = set(left_out)
-    found = folder_files(folder, exclude)
+    found = folder_files(folder, exclude, gitignore)
     plan.excluded = found.excluded
+    plan.ignored = found.ignored
     for path in _bar(document_paths(found.files, images, code), progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
@@ -193,7 +198,7 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
     restore: bool = False, replace: bool = False, reuse: bool = True, exclude: Sequence[str] = (), images: bool = False,
-    code: bool = False,
+    code: bool = False, gitignore: bool = False,
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
@@ -203,7 +208,8 @@ def sync_index(
     than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all).
     ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference). ``images``:
     the folder's pictures are read too, by OCR, from now on (the index keeps it: `IndexManifest.images`); ``code``:
-    its source and configuration files (`IndexManifest.code`)."""
+    its source and configuration files (`IndexManifest.code`); ``gitignore``: what the folder's ``.gitignore`` files
+    name is left out (`IndexManifest.gitignore`)."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -212,7 +218,7 @@ def sync_index(
         raise BadInputError(f"{folder} is a BEIR corpus folder, not a folder of documents: use `local-rag index build`")
     if not (settings.index_dir / MANIFEST_FILE).exists():
         manifest = build_index(settings, folder, embedder=embedder, progress=progress, exclude=exclude, images=images,
-                               code=code)
+                               code=code, gitignore=gitignore)
         plan = SyncPlan(added=sorted(json.loads((settings.index_dir / FILES_FILE).read_text(encoding="utf-8"))))
         return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
                           unreadable=dict(manifest.unreadable))
@@ -230,7 +236,8 @@ def sync_index(
     patterns = list(dict.fromkeys([*([] if restore else index.manifest.exclude), *given]))
     images = images or index.manifest.images
     code = code or index.manifest.code
-    plan = plan_sync(folder, known, progress, left_out, patterns, images, code)
+    gitignore = gitignore or index.manifest.gitignore
+    plan = plan_sync(folder, known, progress, left_out, patterns, images, code, gitignore)
     followed = index.manifest.followed_source()
     if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
             and not same_place(followed, folder):
@@ -240,8 +247,10 @@ def sync_index(
     read_scans(plan, index.manifest)
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
-        if (patterns, images, code) != (index.manifest.exclude, index.manifest.images, index.manifest.code):
-            index.manifest.exclude, index.manifest.images, index.manifest.code = patterns, images, code  # kept alone
+        kept = (index.manifest.exclude, index.manifest.images, index.manifest.code, index.manifest.gitignore)
+        if (patterns, images, code, gitignore) != kept:  # kept alone
+            index.manifest.exclude, index.manifest.images, index.manifest.code = patterns, images, code
+            index.manifest.gitignore = gitignore
             index.manifest.save(index.path)
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -295,6 +304,7 @@ def sync_index(
     manifest.exclude = patterns
     manifest.images = images
     manifest.code = code
+    manifest.gitignore = gitignore
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)

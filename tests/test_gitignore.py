@@ -1,0 +1,86 @@
+"""``--gitignore`` (`local_rag.corpus.gitignore`): a repository's ``.gitignore`` files, at every depth, leave out of an
+index what git leaves out of a commit. The files read are checked against git's own answer (``git ls-files --cached
+--others --exclude-standard`` in the same folder), and the commands as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from local_rag.corpus.readers import folder_files, relative_name
+
+FILES = {
+    ".gitignore": "# build output\nbuild/\n*.log\n!keep.log\n/top-only.md\ndocs/**/*.tmp\n",
+    "README.md": "# Valves\n\nA project that opens and closes valves.\n",
+    "top-only.md": "ignored at the top only\n",
+    "src/top-only.md": "read: the pattern is anchored at the top\n",
+    "src/valves.py": "def close_all(grace_seconds):\n    return grace_seconds\n",
+    "src/run.log": "a log\n",
+    "keep.log": "taken back in by !keep.log\n",
+    "build/generated.py": "GENERATED = True\n",
+    "src/build/also.py": "ALSO = True\n",  # "build/" matches at any depth
+    "docs/guide.md": "# Guide\n\nHow to open a valve.\n",
+    "docs/drafts/old.tmp": "a draft\n",
+    "web/.gitignore": "dist/\n/local.js\n!important.log\n",
+    "web/main.js": "export function open() {}\n",
+    "web/local.js": "// this machine's settings\n",
+    "web/sub/local.js": "// read: /local.js is anchored at web/\n",
+    "web/dist/bundle.js": "var a=1;\n",
+    "web/important.log": "taken back in by web/.gitignore\n",
+}
+
+
+def _repo(root: Path) -> Path:
+    for name, text in FILES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+def test_the_files_read_are_those_git_would_commit(tmp_path: Path):
+    """Every .gitignore applies under its own folder, the deeper first, with git's rules: a name at any depth, a
+    leading / anchored at its folder, dir/ for folders, **, and ! taking a file back in; git agrees file for file."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed here")
+    root = _repo(tmp_path / "repo")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    listed = subprocess.run(["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard"],
+                            check=True, capture_output=True, text=True).stdout.split()
+    found = folder_files(root, gitignore=True)
+    assert sorted(relative_name(root, p) for p in found.files) == sorted(n for n in listed if "/." not in f"/{n}")
+    assert found.ignored == ["build/", "docs/drafts/old.tmp", "src/build/", "src/run.log", "top-only.md",
+                             "web/dist/", "web/local.js"]
+    assert len(folder_files(root).files) == len(found.files) + 7  # without --gitignore: all of them (hidden aside)
+
+
+def test_index_build_with_gitignore_keeps_it_and_a_sync_reads_the_files_again(tmp_path: Path):
+    """`index build --code --gitignore` leaves out what the .gitignore files name and says how much; `index info`
+    says the index keeps it; a sync without the option reads the .gitignore files again: a folder added to one is
+    removed from the index."""
+    from .test_cli import run
+
+    root = _repo(tmp_path / "repo")
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    built = run("index", "build", str(root), "--sparse-only", "--code", "--gitignore", "--index", "repo",
+                cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    assert "7 file(s) or folder(s) the .gitignore files name left out (--gitignore)" in built.stderr
+    assert "names the files git leaves out" not in built.stderr  # the hint is for a build without the option
+    listed = run("index", "documents", "repo", "--json", cwd=tmp_path, env=env)
+    assert listed.returncode == 0, listed.stderr
+    names = {d["document"] for d in json.loads(listed.stdout)}
+    assert "src/valves.py" in names and "web/important.log" not in names  # a .log is no document: never read
+    assert not names & {"build/generated.py", "web/dist/bundle.js", "web/local.js", "top-only.md"}
+    info = run("index", "info", "repo", cwd=tmp_path, env=env)
+    assert "what the folder's .gitignore files name is left out (--gitignore: at every add and sync)" in info.stdout
+    with (root / ".gitignore").open("a") as ignore:
+        ignore.write("docs/\n")
+    synced = run("index", "sync", str(root), "--index", "repo", cwd=tmp_path, env=env)
+    assert synced.returncode == 0, synced.stderr
+    assert "1 removed" in synced.stdout and "left out by .gitignore" in synced.stdout, synced.stdout
+    plain = run("index", "build", str(root), "--sparse-only", "--code", "--index", "plain", cwd=tmp_path, env=env)
+    assert "`--gitignore` leaves them out of the index too" in plain.stderr
