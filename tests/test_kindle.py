@@ -45,14 +45,19 @@ def test_real_clippings_are_read_a_section_a_book(tmp_path: Path):
     assert list(books) == list(dict.fromkeys(title.strip() for title, _, text in blocks if text.strip()))
     effective = books["The Effective Manager (Horstman, Mark)"]
     assert effective.startswith("It's about getting the most out of your direct reports,\n(Your Highlight on page ix, "
-                                "location 247-248, Added on Sunday, 18 February 2018 22:30:47)")
+                                "location 247-248, Added on Sunday, 18 February 2018 22:30:47; 18 Feb 2018)")
     assert "Bookmark" not in effective  # the bookmark on page 136 holds no text
     assert books["Outliers (Gladwell, Malcolm)"].startswith("Note: Airplane Accidents - also how software projects go wrong")
     assert "Note: 原来是为她哥哥守孝" in books["飘（上下） (外国文学名著名译丛书) ((美)米切尔)"]
-    assert "(La tua evidenziazione alla posizione 453-454, Aggiunto in data lunedì 8 marzo 2021 22:52:57)" in books[
-        "Your Money or Your Life (Vicki Robin)"]
+    assert ("(La tua evidenziazione alla posizione 453-454, Aggiunto in data lunedì 8 marzo 2021 22:52:57; 8 Mar 2021)"
+            in books["Your Money or Your Life (Vicki Robin)"])
     for _, _, text in blocks:
         assert text.strip() in "\n".join(books.values())
+    # session 59: each clipping's day as the other documents write theirs, in every language of the blocks but one
+    # old English clipping with a two-digit year ("Monday, 3 December 12")
+    days = re.findall(r"; (\d{1,2} \w{3} \d{4})\)", "\n".join(books.values()))
+    assert len(days) == sum(1 for t in books.values() for line in t.splitlines() if line.startswith("(")) - 1
+    assert "14 Nov 2017" not in days and "13 Nov 2017" in days and "29 Nov 2019" in days  # 2017年11月13日, Portuguese
 
 
 def test_a_highlight_extended_later_is_kept_once(tmp_path: Path):
@@ -84,7 +89,7 @@ def test_a_highlight_extended_later_is_kept_once(tmp_path: Path):
     assert books["1984 (Orwell, George)"].count("narrow the range of thought") == 1
     assert books["1984 (Orwell, George)"].index("thoughtcrime") < books["1984 (Orwell, George)"].index("Note: the point")
     assert books["1984 (Orwell, George)"].endswith("Newspeak\n(Your Highlight on page 312, location 5020-5020, Added on "
-                                                   "Sunday, 10 September 2017 09:00:00)")
+                                                   "Sunday, 10 September 2017 09:00:00; 10 Sep 2017)")
 
 
 def test_a_damaged_block_is_named_and_the_rest_read(tmp_path: Path):

@@ -10,7 +10,9 @@ note and bookmark made on the device, a block each, in the order they were made,
 Read as plain text, the file was one run of lines whose passages mixed books, a passage cited as "My Clippings".
 Now (`is_clippings`) it is a document with a section a book, headed by its title line ("1984 (Orwell, George)"), in
 the order the books were first read; a highlight a paragraph with its place and day as the Kindle wrote them, in
-the device's language ("Your Highlight on page 41, location 737-738, Added on ..."), a note a paragraph "Note: ...".
+the device's language ("Your Highlight on page 41, location 737-738, Added on ..."), then the day as the other
+documents write theirs ("; 9 Sep 2017", where the language's month names are known: `_day`), a note a paragraph
+"Note: ...".
 A highlight the Kindle kept when it was later extended (its text inside a later highlight of the same book) and
 bookmarks (no text) are left out.
 
@@ -24,14 +26,15 @@ Example:
     ('Kindle highlights', ['1984 (Orwell, George)'])
     >>> print(document.sections[0].text)
     Don't you see that the whole aim of Newspeak is to narrow the range of thought?
-    (Your Highlight on page 41, location 737-739, Added on Saturday, 9 September 2017 13:27:09)
+    (Your Highlight on page 41, location 737-739, Added on Saturday, 9 September 2017 13:27:09; 9 Sep 2017)
 """
 
 from __future__ import annotations
 
 import re
+from datetime import date
 
-from local_rag.corpus.sections import Document, Section
+from local_rag.corpus.sections import Document, Section, day_name
 
 __all__ = ["is_clippings", "read_clippings"]
 
@@ -80,7 +83,9 @@ def read_clippings(text: str, name: str) -> Document:
         if not body or _KINDLE_SAYS.match(body):
             continue  # a bookmark, or the Kindle's own words in place of a highlight past the publisher's limit
         meta = lines[1].removeprefix("-").strip()
-        books.setdefault(lines[0].strip(), []).append((meta.replace(" | ", ", "), body, _places(meta)))
+        made = _day(meta.split(" | ")[-1])
+        shown = meta.replace(" | ", ", ") + (f"; {day_name(made)}" if made is not None else "")
+        books.setdefault(lines[0].strip(), []).append((shown, body, _places(meta)))
     sections = []
     count = 0
     for book, clippings in books.items():
@@ -111,6 +116,44 @@ def _extended(i: int, highlights: list[tuple[str, set[int]]], near: set[int]) ->
     text = highlights[i][0].strip("“”\"'‘’")
     return any(text in other and (other.strip("“”\"'‘’") != text or j < i)
                for j in near if j != i and (other := highlights[j][0]))
+
+
+# month names in the languages a Kindle writes its clippings in (English, French, German, Spanish, Italian, Portuguese,
+# Dutch); Chinese and Japanese write the day in digits (2023年2月14日)
+_MONTHS = {name: number for names in (
+    "january february march april may june july august september october november december",
+    "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+    "januar februar märz april mai juni juli august september oktober november dezember",
+    "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    "gennaio febbraio marzo aprile maggio giugno luglio agosto settembre ottobre novembre dicembre",
+    "janeiro fevereiro março abril maio junho julho agosto setembro outubro novembro dezembro",
+    "januari februari maart april mei juni juli augustus september oktober november december",
+) for number, name in enumerate(names.split(), start=1)}
+
+
+def _day(added: str) -> date | None:
+    """The day of a clipping's last meta part ("Added on Saturday, 9 September 2017 13:27:09", "Added on Monday, April
+    18, 2016 7:28:27 AM", "Añadido el lunes, 25 de noviembre de 2019 0:43:38", "添加于 2023年2月14日星期二 上午5:15:57"),
+    written after it as the documents' days are (`day_name`), so that a question's "last week" finds it
+    (`local_rag.dates`); None where it cannot be told (another language, a two-digit year).
+
+    Example:
+        >>> _day("Added on Monday, April 18, 2016 7:28:27 AM"), _day("Ajouté le mercredi 16 août 2017 02:14:10")
+        (datetime.date(2016, 4, 18), datetime.date(2017, 8, 16))
+        >>> _day("添加于 2023年2月14日星期二 上午5:15:57"), _day("Added on Monday, 3 December 12 19:51:33")
+        (datetime.date(2023, 2, 14), None)
+    """
+    found = re.search(r"(\d{4})年(\d{1,2})月(\d{1,2})日", added)
+    try:
+        if found:
+            return date(int(found[1]), int(found[2]), int(found[3]))
+        words = re.findall(r"[^\W\d_]+|\d+", re.sub(r"\d{1,2}:\d{2}(?::\d{2})?", " ", added).lower())
+        month = next((_MONTHS[w] for w in words if w in _MONTHS), None)
+        year = next((int(w) for w in words if w.isdigit() and len(w) == 4), None)
+        day = next((int(w) for w in words if w.isdigit() and len(w) <= 2), None)
+        return date(year, month, day) if month and year and day else None
+    except ValueError:  # a day that does not exist
+        return None
 
 
 def _places(meta: str) -> set[int]:
