@@ -84,3 +84,37 @@ def test_index_build_with_gitignore_keeps_it_and_a_sync_reads_the_files_again(tm
     assert "1 removed" in synced.stdout and "left out by .gitignore" in synced.stdout, synced.stdout
     plain = run("index", "build", str(root), "--sparse-only", "--code", "--index", "plain", cwd=tmp_path, env=env)
     assert "`--gitignore` leaves them out of the index too" in plain.stderr
+
+
+def test_watch_sleeps_through_a_build_and_wakes_for_a_gitignore(tmp_path: Path):
+    """`index sync --watch --gitignore`: a build writing what .gitignore names (build/) wakes nothing; a change to a
+    .gitignore (hidden, which wakes nothing otherwise) does, since what the index leaves out changed."""
+    import threading
+
+    from local_rag.index.sync import watch
+
+    root = _repo(tmp_path / "repo")
+    woke, stop, edited = threading.Event(), threading.Event(), threading.Event()
+    calls: list[bool] = []  # whether the .gitignore had been written when the watcher woke
+
+    def on_change() -> None:
+        calls.append(edited.is_set())
+        woke.set()
+        stop.set()
+
+    def edit() -> None:
+        (root / "web" / ".gitignore").write_text("dist/\n")
+        edited.set()
+
+    thread = threading.Thread(target=watch, args=(root, on_change), kwargs={
+        "debounce_ms": 200, "stop_event": stop, "gitignore": True})
+    thread.start()
+    try:
+        threading.Timer(0.3, lambda: (root / "build" / "out.md").write_text("# Built\n")).start()
+        threading.Timer(0.5, lambda: (root / "web" / "dist" / "app.js").write_text("var b=2;\n")).start()
+        threading.Timer(1.5, edit).start()
+        assert woke.wait(60), "the watcher did not wake for the .gitignore"
+    finally:
+        stop.set()
+        thread.join(10)
+    assert calls == [True]  # once: for the .gitignore, not for the build's output

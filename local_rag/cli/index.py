@@ -333,7 +333,8 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     once()
     if watch:
         click.echo(f"watching {folder} (Ctrl-C to stop)")
-        sync_mod.watch(folder, once, exclude=IndexManifest.load(settings.index_dir).exclude)  # as the first sync kept them
+        kept = IndexManifest.load(settings.index_dir)  # as the first sync kept them
+        sync_mod.watch(folder, once, exclude=kept.exclude, gitignore=kept.gitignore)
         click.echo("stopped watching")
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
 from local_rag.corpus.documents import waits_for_ocr
+from local_rag.corpus.gitignore import GitIgnores
 from local_rag.corpus.ocr import ocr_missing
 from local_rag.corpus.readers import (
     CorpusReport,
@@ -194,6 +195,12 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
         raise IndexError_(f"{index_path / FILES_FILE} is corrupt ({exc}); rebuild the index") from exc
 
 
+def _ignored(ignores: GitIgnores, parts: Sequence[str]) -> bool:
+    """A path (its ``parts`` under the folder) is ignored, or is inside a folder that is."""
+    return (any(ignores.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts)))
+            or bool(parts) and ignores.ignored("/".join(parts), is_dir=False))
+
+
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
@@ -325,10 +332,11 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
 
 
 def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None,
-          exclude: Sequence[str] = ()) -> None:
+          exclude: Sequence[str] = (), gitignore: bool = False) -> None:
     """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set); changes
     inside hidden folders or to hidden files, and to what ``exclude`` names (which the index leaves out:
-    `readers.folder_files`), wake nothing."""
+    `readers.folder_files`), wake nothing; with ``gitignore``, nor do changes to what the ``.gitignore`` files name
+    (a build writing its output), while a change to a ``.gitignore`` file does (what the index leaves out changed)."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
@@ -337,8 +345,11 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
 
     def shown(change: object, path: str) -> bool:
         parts = Path(path).parts[len(root.parts):] if Path(path).is_relative_to(root) else ()
+        if gitignore and parts and parts[-1] == ".gitignore" and not any(p.startswith(".") for p in parts[:-1]):
+            return True
         return (bool(default(change, path)) and not any(p.startswith(".") for p in parts)
-                and not (exclude and matches_any("/".join(parts), exclude)))
+                and not (exclude and matches_any("/".join(parts), exclude))
+                and not (gitignore and _ignored(GitIgnores(root), parts)))  # read afresh: a .gitignore may change
 
     for _ in watchfiles.watch(folder, watch_filter=shown, debounce=debounce_ms, raise_interrupt=False,
                               stop_event=stop_event):
