@@ -25,8 +25,14 @@ __all__ = ["dated", "dated_turn", "documents_index"]
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _PHRASE = re.compile(
     r"\b(?:(?P<day>today|tonight|yesterday|tomorrow|the day before yesterday|the day after tomorrow)"
-    r"|(?P<which>last|next|this|on) (?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+    r"|(?:(?P<which>last|next|this|on) |(?<!good )(?<!black )(?<!cyber )(?<!holy )(?<!maundy )(?<!casual ))"
+    r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")(?!\.\w)"  # not Monday.com
     r"|(?P<span>(?:last|next|this) (?:week|month)))\b", re.IGNORECASE)
+# a question about the past: "on Friday" or a bare "Friday" is then the last one, else (a calendar's "what is on
+# Friday?", "is the meeting Friday?") the coming one
+_PAST = re.compile(r"\b(?:did|didn't|was|wasn't|were|weren't|had|hadn't|said|told|wrote|sent|happened|met|asked|"
+                   r"posted|mentioned|decided|agreed|discussed|shared|called|went|came|got|made|took|saw|ago)\b",
+                   re.IGNORECASE)
 _OFFSETS = {"today": 0, "tonight": 0, "yesterday": -1, "tomorrow": 1, "the day before yesterday": -2,
             "the day after tomorrow": 2}
 
@@ -38,14 +44,18 @@ def dated(text: str, today: date) -> str:
         >>> dated("What did Ben say yesterday?", date(2026, 11, 30))
         'What did Ben say yesterday (Sun 29 Nov 2026)?'
         >>> dated("Is the inspection on Friday or next Monday?", date(2026, 11, 30))
-        'Is the inspection on Friday (Fri 27 Nov 2026) or next Monday (Mon 7 Dec 2026)?'
+        'Is the inspection on Friday (Fri 4 Dec 2026) or next Monday (Mon 7 Dec 2026)?'
         >>> dated("What happened last week?", date(2026, 11, 30))
         'What happened last week (Mon 23 Nov 2026 to Sun 29 Nov 2026)?'
         >>> dated("What is the capital of France?", date(2026, 11, 30))
         'What is the capital of France?'
+        >>> dated("What is on Friday?", date(2026, 11, 30)), dated("Who called Friday?", date(2026, 11, 30))
+        ('What is on Friday (Fri 4 Dec 2026)?', 'Who called Friday (Fri 27 Nov 2026)?')
     """
+    past = bool(_PAST.search(text))
+
     def named(match: re.Match[str]) -> str:
-        days = _days(match, today)
+        days = _days(match, today, past)
         if not days:
             return match.group(0)
         shown = _name(days[0]) if len(days) == 1 else f"{_name(days[0])} to {_name(days[-1])}"
@@ -56,13 +66,16 @@ def dated(text: str, today: date) -> str:
     return _PHRASE.sub(named, text)
 
 
-def _days(match: re.Match[str], today: date) -> list[date]:
-    """The first and last day a relative date names."""
+def _days(match: re.Match[str], today: date, past: bool = True) -> list[date]:
+    """The first and last day a relative date names; ``past``: the question asks about the past (`_PAST`), which
+    decides what "on Friday" and a bare "Friday" name."""
     if match.group("day"):
         return [today + timedelta(days=_OFFSETS[match.group("day").lower()])]
     if match.group("weekday"):
         wanted = _WEEKDAYS.index(match.group("weekday").lower())
-        which = match.group("which").lower()
+        which = (match.group("which") or "on").lower()
+        if which == "on" and not past:  # the coming one (today, if it is Friday)
+            return [today + timedelta(days=(wanted - today.weekday()) % 7)]
         if which in ("on", "last"):  # the last one: "on Friday" (today, if it is Friday), "last Friday" (before today)
             back = (today.weekday() - wanted) % 7
             return [today - timedelta(days=back or (7 if which == "last" else 0))]

@@ -14,7 +14,8 @@ from local_rag.settings import load_settings
 
 def test_relative_dates_name_their_days():
     """A Wednesday: yesterday and tomorrow, the day before yesterday, weekdays last, this and next, "on Friday" (the
-    last Friday), weeks and months; a question with no relative date, and one already dated, are left as they are."""
+    last Friday in a question about the past, session 59: the coming one otherwise, and a bare "Friday" alike), weeks
+    and months; a question with no relative date, and one already dated, are left as they are."""
     wednesday = date(2026, 12, 2)
     assert dated("What did Ana decide the day before yesterday?", wednesday) == \
         "What did Ana decide the day before yesterday (Mon 30 Nov 2026)?"
@@ -22,6 +23,12 @@ def test_relative_dates_name_their_days():
     assert dated("last Wednesday, next Wednesday", wednesday) == \
         "last Wednesday (Wed 25 Nov 2026), next Wednesday (Wed 9 Dec 2026)"
     assert dated("What was said on Friday?", wednesday) == "What was said on Friday (Fri 27 Nov 2026)?"
+    assert dated("What is on Friday?", wednesday) == "What is on Friday (Fri 4 Dec 2026)?"
+    assert dated("Is the audit Monday or Wednesday?", wednesday) == \
+        "Is the audit Monday (Mon 7 Dec 2026) or Wednesday (Wed 2 Dec 2026)?"
+    assert dated("Who did Ana call Monday?", wednesday) == "Who did Ana call Monday (Mon 30 Nov 2026)?"
+    for same in ("Which pumps fail on Good Friday?", "Is our board on Monday.com?", "Meetings never on Fridays"):
+        assert dated(same, wednesday) == same
     assert dated("Meetings next month", wednesday) == "Meetings next month (Fri 1 Jan 2027 to Sun 31 Jan 2027)"
     assert dated("Who called last month?", date(2026, 3, 31)) == \
         "Who called last month (Sun 1 Feb 2026 to Sat 28 Feb 2026)?"
