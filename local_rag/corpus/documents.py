@@ -27,6 +27,7 @@ from pathlib import Path
 
 from local_rag._optional import available
 from local_rag.corpus import chats, office97
+from local_rag.corpus.bibtex import read_bibtex
 from local_rag.corpus.calendars import read_calendar, read_contacts
 from local_rag.corpus.code import CODE_KINDS, code_kind, read_code
 from local_rag.corpus.enex import read_enex
@@ -84,7 +85,7 @@ from local_rag.text import plain_letters
 __all__ = ["CODE_KINDS", "DOC_SUFFIXES", "IMAGE_SUFFIXES", "OLE_MAGIC", "Document", "Section", "UnreadableFile", "decode_text",
            "document_suffix", "meaningful_name", "printable_name", "read_document", "unreadable_formats", "waits_for_ocr"]
 
-DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".tex", ".ipynb", ".html",
+DOC_SUFFIXES = (".txt", ".md", ".markdown", ".mdx", ".qmd", ".rmd", ".rst", ".adoc", ".org", ".tex", ".bib", ".ipynb", ".html",
                 ".htm", ".pdf", ".docx", ".doc", ".rtf", ".odt", ".pptx", ".ppt", ".pps", ".odp", ".epub", ".eml", ".emlx",
                 ".msg", ".mbox", ".pst", ".ost", ".ics", ".vcf", ".enex", ".mht", ".mhtml", ".vtt", ".srt", ".csv",
                 ".tsv", ".xlsx", ".xls", ".ods",
@@ -118,7 +119,8 @@ FORMAT_LIBRARIES = {
     "olefile": (".doc", ".ppt", ".pps", ".msg"),
     "pypff": (".pst", ".ost"),
     "icalendar": (".ics", ".vcf"),
-    "pylatexenc": (".tex",),
+    "pylatexenc": (".tex", ".bib"),
+    "pybtex": (".bib",),
     "trafilatura": (".html", ".htm", ".mht", ".mhtml"),
 }
 
@@ -448,6 +450,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".adoc": _asciidoc,
     ".org": _org,
     ".tex": read_latex,
+    ".bib": read_bibtex,
     ".ipynb": _notebook,
     ".epub": read_epub,
     ".odt": read_odt,
