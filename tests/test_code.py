@@ -112,7 +112,14 @@ def test_a_source_file_given_alone_is_read(tmp_path: Path):
            "export default class Store extends Base {\n  constructor() {\n    super();\n  }\n}\n",
      ["export interface Options", "export type Mode = 'fast' | 'safe'",
       "export async function load(path: string): Promise<Index>", "export const retry = async (fn: () => void)",
-      "export default class Store extends Base"]),
+      "export default class Store extends Base", "constructor()"]),
+    ("js", "export class Store {\n  private cache = new Map<string, Index>();\n  constructor(private root: string) {\n"
+           "    if (root) {\n      this.load(root);\n    }\n  }\n  async load(path: string): Promise<Index> {\n"
+           "    return fetch(path).then((r) => {\n      return r;\n    });\n  }\n  get size(): number {\n    return 1;\n"
+           "  }\n  handleClick = async (e: Event) => {\n  };\n}\ndescribe('store', () => {\n  beforeEach(() => {\n  });\n"
+           "  it('loads', async () => {\n  });\n});\n",  # session 59: a class's methods; a test's callbacks are none
+     ["export class Store", "constructor(private root: string)", "async load(path: string): Promise<Index>",
+      "get size(): number", "handleClick = async (e: Event)"]),
     ("c", "package pumps;\n\n/**\n * Pumps, by station.\n */\npublic class Station {\n"
           "    private final int id;\n\n    public Station(int id) {\n        this.id = id;\n    }\n\n"
           "    @Override\n    public String toString() {\n        if (id > 0) {\n            return format(id);\n"
@@ -168,6 +175,12 @@ def test_a_projects_manifest_and_style_sheets_are_read_by_their_blocks(tmp_path:
     document = read_document(tmp_path / "package.json")
     headings = [h for _, h in document.sections[0].headings]
     assert '"dependencies"' in headings and '"scripts"' in headings and document.title == "package.json"
+    install = npm.parent / "lib" / "commands" / "install.js"  # npm's own code: a class and its methods
+    if install.is_file():
+        shutil.copy(install, tmp_path / "install.js")
+        headings = [h for s in read_document(tmp_path / "install.js").sections for _, h in s.headings]
+        assert "class Install extends ArboristWorkspaceCmd" in headings and "async exec (args)" in headings
+        (tmp_path / "install.js").unlink()
     css = _installed("matplotlib", "backends/web_backend/css/boilerplate.css")
     shutil.copy(css, tmp_path / "boilerplate.css")
     headings = [h for _, h in read_document(tmp_path / "boilerplate.css").sections[0].headings]

@@ -83,6 +83,13 @@ _SCHEMA = re.compile(r"^[ \t]{0,4}(?:message|service|enum|rpc|type|input|interfa
 # JavaScript's functions as values: const load = async (path) => ..., const load = function (...)
 _JS_VALUE = re.compile(r"^(?:[ \t]{0,4}(?:export\s+)?(?:const|let|var)\s+[\w$]+\s*(?::[^=]+)?|[\w$]+(?:\.[\w$]+)+\s*)"
                        r"=\s*(?:async\s+)?(?:function\b|\([^)]*\)\s*(?::[^=]+)?=>|[\w$]+\s*=>)")
+# a JavaScript or TypeScript class's methods and arrow-function fields, one level in: "async load(path) {",
+# "static from (opts) {", "handleClick = () => {"; never a control statement or a call taking a callback's braces
+_JS_METHOD = re.compile(
+    r"^[ \t]{1,4}(?:(?:public|private|protected|static|async|get|set|readonly|override|abstract)\s+)*"
+    r"(?!(?:if|for|while|switch|catch|return|function|else|do|with|await|new|typeof|delete|throw|super|this)\b)"
+    r"(?:[#A-Za-z_$][\w$]*\s*(?:<[^>]*>)?\s*\([^;]*\)\s*(?::\s*[^=;{]+)?\{\s*$"
+    r"|[#A-Za-z_$][\w$]*\s*(?::[^=]+)?=\s*(?:async\s+)?(?:\([^)]*\)|[\w$]+)\s*(?::[^=]+)?=>)")
 # a C, C++, Java, C# or Dart signature: a type, a name, its parameters, no ';' (a call or a declaration ends with one)
 _SIGNATURE = re.compile(r"^[ \t]{0,4}(?!(?:if|for|while|switch|return|else|catch|do|case|new|throw|sizeof|delete|"
                         r"goto|using|typedef)\b)[A-Za-z_][\w:<>,*&\[\]\s]*?[\s*&>]+[A-Za-z_~][\w:~]*\s*"
@@ -102,7 +109,7 @@ _CSS = re.compile(r"^(?:@(?:media|supports|keyframes|mixin|function|font-face|la
 _JSON_KEY = re.compile(r'^(?: {2}| {4}|\t)"[^"]+"\s*:\s*[{\[]\s*$')  # a manifest's block: "scripts": {
 _XML_BLOCK = re.compile(r"^[ \t]{0,4}<[A-Za-z][\w:.-]*(?:\s[^>]*)?>\s*$")  # an element opening a block: <dependencies>
 _LINES = {
-    "js": (_KEYWORD_LINE, _JS_VALUE), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
+    "js": (_KEYWORD_LINE, _JS_VALUE, _JS_METHOD), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
     "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
     "shell": (_SHELL,), "sql": (_SQL,), "make": (_MAKE,), "docker": (_DOCKER,), "ini": (_INI,), "yaml": (_YAML,),
     "hcl": (_HCL,), "schema": (_SCHEMA,), "css": (_CSS,), "json": (_JSON_KEY,), "xml": (_XML_BLOCK,), "plain": (),
