@@ -120,6 +120,14 @@ def test_a_source_file_given_alone_is_read(tmp_path: Path):
            "  it('loads', async () => {\n  });\n});\n",  # session 59: a class's methods; a test's callbacks are none
      ["export class Store", "constructor(private root: string)", "async load(path: string): Promise<Index>",
       "get size(): number", "handleClick = async (e: Event)"]),
+    ("csharp", "using System;\n\nnamespace Pumps.Stations\n{\n    /// <summary>A station.</summary>\n"
+               "    public class Station : IStation\n    {\n        private readonly int _id;\n\n"
+               "        public Station(int id)\n        {\n            _id = id;\n        }\n\n"
+               "        public async Task<bool> RestartAsync(Pump pump, CancellationToken token)\n        {\n"
+               "            if (pump.IsRunning)\n            {\n                return await pump.StopAsync(token);\n"
+               "            }\n            return false;\n        }\n    }\n}\n",  # session 59: methods two levels in
+     ["namespace Pumps.Stations", "public class Station : IStation", "public Station(int id)",
+      "public async Task<bool> RestartAsync(Pump pump, CancellationToken token)"]),
     ("c", "package pumps;\n\n/**\n * Pumps, by station.\n */\npublic class Station {\n"
           "    private final int id;\n\n    public Station(int id) {\n        this.id = id;\n    }\n\n"
           "    @Override\n    public String toString() {\n        if (id > 0) {\n            return format(id);\n"

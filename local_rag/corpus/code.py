@@ -46,7 +46,7 @@ _LANGUAGES = {
     ".vue": "js", ".svelte": "js",
     ".go": "go", ".rs": "rust",
     ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".hpp": "c", ".hh": "c", ".hxx": "c", ".cu": "c",
-    ".java": "c", ".cs": "c", ".m": "c", ".mm": "c",
+    ".java": "c", ".cs": "csharp", ".m": "c", ".mm": "c",
     ".kt": "keyword", ".kts": "keyword", ".scala": "keyword", ".swift": "keyword", ".dart": "c", ".groovy": "c",
     ".gradle": "c", ".rb": "keyword", ".php": "keyword", ".lua": "keyword", ".pl": "keyword", ".pm": "keyword",
     ".jl": "keyword", ".ex": "keyword", ".exs": "keyword", ".r": "r",
@@ -95,6 +95,8 @@ _SIGNATURE = re.compile(r"^[ \t]{0,4}(?!(?:if|for|while|switch|return|else|catch
                         r"goto|using|typedef)\b)[A-Za-z_][\w:<>,*&\[\]\s]*?[\s*&>]+[A-Za-z_~][\w:~]*\s*"
                         r"\([^;]*$")
 # C's GNU style: the return type on the line above, the name at the start of its own line
+# C#: a namespace's block puts its classes one level in and their methods two (a file-scoped namespace does not)
+_CSHARP = tuple(re.compile(p.pattern.replace("[ \\t]{0,4}", "[ \\t]{0,8}", 1)) for p in (_KEYWORD_LINE, _SIGNATURE))
 _NAME_FIRST = re.compile(r"^(?!(?:if|for|while|switch|return)\b)[A-Za-z_][\w:~]*\s*\([^;]*$")
 _SHELL = re.compile(r"^(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))")
 _SQL = re.compile(r"^\s*(?:CREATE|ALTER)\s+(?:OR\s+REPLACE\s+)?(?:\w+\s+){0,2}?(?:TABLE|VIEW|FUNCTION|PROCEDURE|"
@@ -110,7 +112,7 @@ _JSON_KEY = re.compile(r'^(?: {2}| {4}|\t)"[^"]+"\s*:\s*[{\[]\s*$')  # a manifes
 _XML_BLOCK = re.compile(r"^[ \t]{0,4}<[A-Za-z][\w:.-]*(?:\s[^>]*)?>\s*$")  # an element opening a block: <dependencies>
 _LINES = {
     "js": (_KEYWORD_LINE, _JS_VALUE, _JS_METHOD), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
-    "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
+    "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "csharp": _CSHARP, "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
     "shell": (_SHELL,), "sql": (_SQL,), "make": (_MAKE,), "docker": (_DOCKER,), "ini": (_INI,), "yaml": (_YAML,),
     "hcl": (_HCL,), "schema": (_SCHEMA,), "css": (_CSS,), "json": (_JSON_KEY,), "xml": (_XML_BLOCK,), "plain": (),
 }
