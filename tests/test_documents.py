@@ -1149,3 +1149,33 @@ def test_the_documents_attached_to_an_e_mail_are_read_after_it(tmp_path: Path):
         next(n for n in document.notes if n.startswith("attachment broken.pdf not read: corrupt PDF"))]
     passages = {p.id: p for p in read_corpus(tmp_path) if p.doc_id == "lease.eml"}
     assert passages["lease.eml#s1"].section == "Attachment lease 2031.pdf, p. 1"
+
+
+NBFORMAT = ("nbformat", "5.11.1", "32d4521c68c6e7d5b29c76defaeed9f42ea733142b9b19f88277ce10390b9c4d")
+
+
+def test_a_notebooks_printed_results_are_read_after_their_code(tmp_path: Path):
+    """Session 59: a notebook's outputs were all left out, so "what accuracy did the model reach?" found the code
+    that printed it, not the number. Now what a cell printed and its result's text follow its code ("Output:"), at
+    most 20 lines; an object's bare repr, images, HTML and tracebacks stay out. nbformat's own test notebooks (v3 and
+    v4, from its source distribution) and one of a training run."""
+    import json
+
+    folder = from_tarball("nbformat", {name: f"nbformat-5.11.1/tests/{name}" for name in
+                                       ("test4.ipynb", "test3.ipynb", "many_tracebacks.ipynb")},
+                          lambda: pypi_sdist(*NBFORMAT, isolated=True))
+    for name in ("test4.ipynb", "test3.ipynb"):
+        text = "\n".join(s.text for s in read_document(folder / name).sections)
+        assert "Output:\n```\nhello\n```" in text, name
+        assert "IPython.core.display" not in text and "iVBOR" not in text, name
+    assert "Output:" not in "\n".join(s.text for s in read_document(folder / "many_tracebacks.ipynb").sections)
+    run = {"nbformat": 4, "metadata": {"language_info": {"name": "python"}}, "cells": [
+        {"cell_type": "code", "source": "model.fit(X, y)\nprint(f'accuracy {model.score(Xt, yt):.3f}')", "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": ["epoch 1/3\r", "epoch 3/3\n", "accuracy 0.914\n"]},
+            {"output_type": "stream", "name": "stderr", "text": "UserWarning: lbfgs failed to converge\n"}]},
+        {"cell_type": "code", "source": "df", "outputs": [{"output_type": "execute_result", "data": {
+            "text/html": "<table>...</table>", "text/plain": "\n".join(f"{i}  {i * 2}" for i in range(100))}}]}]}
+    (tmp_path / "train.ipynb").write_text(json.dumps(run), encoding="utf-8")
+    text = read_document(tmp_path / "train.ipynb").sections[0].text
+    assert "Output:\n```\nepoch 3/3\naccuracy 0.914\n```" in text and "UserWarning" not in text
+    assert "19  38\n…\n```" in text and "20  40" not in text and "<table>" not in text
