@@ -15,6 +15,7 @@ from local_rag.cli.main import (
     code_option,
     exclude_option,
     exclude_patterns,
+    git_log_option,
     gitignore_option,
     handle_errors,
     images_option,
@@ -72,10 +73,11 @@ def index() -> None:
 @images_option
 @code_option
 @gitignore_option
+@git_log_option
 @click.option("--json", "as_json", is_flag=True, help="Print the manifest as JSON.")
 @handle_errors
 def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, factory, sparse_only, skip_bad, backend,
-          backend_url, replace, exclude, exclude_from, images, code, gitignore, as_json):
+          backend_url, replace, exclude, exclude_from, images, code, gitignore, git_log, as_json):
     """Build an index from CORPUS (MTRAG/BEIR .jsonl[.zip|.gz], a .json array of passages, a BEIR folder, a folder of documents:
     .pdf/.docx/.doc/.rtf/.odt/.pptx/.ppt/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.org/.tex/.bib/.ipynb/.eml/.msg/.mbox/.pst/.ics/.vcf/.enex/.mht/.vtt/.srt/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document, a Slack export's
     folder, a Discord or Telegram chat export; scanned PDFs, and with --images pictures, are read by OCR with the ocr extra; with --code, source code). Files that cannot be read are listed
@@ -110,7 +112,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
         click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
     manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude,
-                           images=images, code=code, gitignore=gitignore)
+                           images=images, code=code, gitignore=gitignore, git_log=git_log)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)
@@ -174,7 +176,7 @@ def _drop_adaptation(settings, other: str) -> None:
 
 # what a format's "pages" are, where they are no pages (a mailbox's or a chat's messages, a calendar's events)
 _UNITS = dict.fromkeys(("mbox", "pst", "ost", "slack", "discord", "telegram", "whatsapp"), "message") | {
-    "kindle": "clipping", "bib": "entry",
+    "kindle": "clipping", "bib": "entry", "gitlog": "commit",
     "ics": "event", "vcf": "contact", "keep": "note", "enex": "note", "chatgpt": "conversation", "claude": "conversation"
 }
 
@@ -264,9 +266,10 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @images_option
 @code_option
 @gitignore_option
+@git_log_option
 @handle_errors
 def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from,
-         images, code, gitignore):
+         images, code, gitignore, git_log):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
@@ -295,7 +298,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
                                      if first else False, replace=replace, exclude=patterns,
-                                     images=images, code=code, gitignore=gitignore)
+                                     images=images, code=code, gitignore=gitignore, git_log=git_log)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
@@ -334,7 +337,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     if watch:
         click.echo(f"watching {folder} (Ctrl-C to stop)")
         kept = IndexManifest.load(settings.index_dir)  # as the first sync kept them
-        sync_mod.watch(folder, once, exclude=kept.exclude, gitignore=kept.gitignore)
+        sync_mod.watch(folder, once, exclude=kept.exclude, gitignore=kept.gitignore, git_log=kept.git_log)
         click.echo("stopped watching")
 
 
@@ -485,6 +488,8 @@ def info(profile, config_file, index_name, as_json, name):
                    "and sync)")
     if manifest.code:
         click.echo(f"{'code':16} source and configuration files are read (--code: at every add and sync)")
+    if manifest.git_log:
+        click.echo(f"{'git log':16} the repository's commit messages are read (--git-log: at every add and sync)")
         if words := _code_words_note(manifest):
             click.echo(words, err=True)
     for name, pages in sorted(manifest.unread_scans.items()):

@@ -190,6 +190,15 @@ def gitignore_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "syncs read the .gitignore files again.")(func)
 
 
+def git_log_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--git-log`` of `index build` and `sync`: the repository's commit messages are read too
+    (`local_rag.corpus.git_log`)."""
+    return click.option("--git-log", "git_log", is_flag=True,
+                        help="Also read the repository's history (git log: a commit a section, its message and the "
+                             "files it changed), where a team says why the code is as it is. Needs git. The index "
+                             "keeps it: later syncs read the new commits.")(func)
+
+
 def check_images(images: bool) -> None:
     """``--images`` without the ``ocr`` extra: one line before any model loads (each picture would be unreadable)."""
     from local_rag.corpus.ocr import INSTALL, ocr_missing

@@ -30,7 +30,12 @@ def corpus_hash(digests: Mapping[str, str]) -> str:
 def file_digest(path: Path) -> str:
     """sha256 of a file's bytes (what `local_rag.index.sync` compares). A file of `REMEMBERED_BYTES` or more is hashed
     once for its size, modification time and inode (`_Remembered`): a sync of a folder of large files (an Outlook
-    archive of gigabytes, years of scanned PDFs) that did not change reads none of them again."""
+    archive of gigabytes, years of scanned PDFs) that did not change reads none of them again. A repository's
+    ``.git`` (``--git-log``) is known by the commit its branch is at (`local_rag.corpus.git_log.history_digest`)."""
+    if path.name == ".git" and path.is_dir():
+        from local_rag.corpus.git_log import history_digest
+
+        return history_digest(path)
     try:
         stat = path.stat()
     except OSError:

@@ -32,6 +32,7 @@ from local_rag.corpus.calendars import read_calendar, read_contacts
 from local_rag.corpus.code import CODE_KINDS, code_kind, read_code
 from local_rag.corpus.enex import read_enex
 from local_rag.corpus.frontmatter import split_front_matter
+from local_rag.corpus.git_log import GIT_KIND, read_git_log
 from local_rag.corpus.kindle import is_clippings, read_clippings
 from local_rag.corpus.latex import read_latex
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
@@ -145,6 +146,8 @@ def document_suffix(path: Path) -> str:
     suffix = path.suffix.lower()
     if suffix in _READERS:
         return suffix
+    if path.name == ".git":  # a repository's history (``--git-log``)
+        return GIT_KIND
     return code_kind(path) or mail_store_suffix(path) or chats.chat_export_kind(path) or suffix
 
 
@@ -486,6 +489,7 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".org": _org,
     ".tex": read_latex,
     ".bib": read_bibtex,
+    GIT_KIND: read_git_log,  # added by `local_rag.corpus.git_log.history_paths` only (``--git-log``)
     ".ipynb": _notebook,
     ".epub": read_epub,
     ".odt": read_odt,

@@ -43,6 +43,7 @@ from local_rag.corpus.documents import (
     printable_name,
     read_document,
 )
+from local_rag.corpus.git_log import history_paths
 from local_rag.corpus.gitignore import GitIgnores
 from local_rag.corpus.keep import keep_trashed, keep_twin
 from local_rag.corpus.mbox import left_out_mail, mail_store_part
@@ -117,12 +118,13 @@ def mtrag_doc_id(passage_id: str) -> str:
 
 def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None,
                 exclude: Sequence[str] = (), images: bool = False, code: bool = False,
-                gitignore: bool = False) -> Iterator[Passage]:
+                gitignore: bool = False, git_log: bool = False) -> Iterator[Passage]:
     """Yield the passages of a corpus file or folder, but those of the documents ``exclude`` names
     (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id).
     ``images``: a folder's pictures (`IMAGE_SUFFIXES`) are read too, by OCR (a picture given alone always is);
     ``code``: its source and configuration files (`CODE_KINDS`, `local_rag.corpus.code`; one given alone always is);
-    ``gitignore``: what a folder's ``.gitignore`` files name is left out (`local_rag.corpus.gitignore`).
+    ``gitignore``: what a folder's ``.gitignore`` files name is left out (`local_rag.corpus.gitignore`);
+    ``git_log``: a repository's commit messages are read too (`local_rag.corpus.git_log`).
 
     Example:
         >>> report = CorpusReport()
@@ -136,7 +138,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     if path.is_dir():
         beir = path / "corpus.jsonl"
         source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
-            path, skip_bad, report, exclude, images, code, gitignore
+            path, skip_bad, report, exclude, images, code, gitignore, git_log
         )
     elif document_suffix(path) in _READ + IMAGE_SUFFIXES + CODE_KINDS:
         source = _read_document_file(path, report)
@@ -332,12 +334,16 @@ def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> P
 
 
 def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False, code: bool = False, gitignore: bool = False) -> Iterator[Passage]:
+                 images: bool = False, code: bool = False, gitignore: bool = False,
+                 git_log: bool = False) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
     the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
     found = folder_files(folder, exclude, gitignore)  # one walk for the documents and the notes
-    files = document_paths(found.files, images, code)
+    history = history_paths(folder, git_log)
+    files = document_paths(found.files, images, code) + history
+    if history:  # read, as its history: not among the hidden folders left out
+        found = found._replace(hidden=[h for h in found.hidden if h != ".git"])
     sources = _note_unread(folder, found, report, exclude, images, code)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""

@@ -491,10 +491,11 @@ def _stored_lexical(folder: IndexFolder) -> object | None:
 
 
 def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False, exclude: Sequence[str] = (),
-              images: bool = False, code: bool = False, gitignore: bool = False) -> tuple[list[Passage], CorpusReport]:
+              images: bool = False, code: bool = False, gitignore: bool = False,
+              git_log: bool = False) -> tuple[list[Passage], CorpusReport]:
     report = CorpusReport(progress=progress)
     passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report, exclude=exclude, images=images, code=code,
-                                gitignore=gitignore))
+                                gitignore=gitignore, git_log=git_log))
     if not passages:
         left = f" (--exclude left out {len(report.excluded)} document(s))" if report.excluded else ""
         raise BadInputError(f"{corpus}: no passages to index{left}")
@@ -511,13 +512,15 @@ def build_index(
     images: bool = False,
     code: bool = False,
     gitignore: bool = False,
+    git_log: bool = False,
 ) -> IndexManifest:
     """Build ``indexes/<settings.index>`` from a corpus, replacing any previous one only on success.
 
     ``embedder`` is required when ``settings.dense.enabled``. ``exclude``: patterns of files (or document ids) left
     out, kept in the manifest for every later add and sync (`local_rag.patterns`). ``images``: a folder's pictures
     are read too, by OCR, at this build and every later add and sync; ``code``: its source and configuration files;
-    ``gitignore``: what its ``.gitignore`` files name is left out, at this build and every later add and sync.
+    ``gitignore``: what its ``.gitignore`` files name is left out, at this build and every later add and sync;
+    ``git_log``: its repository's commit messages are read (`local_rag.corpus.git_log`), likewise.
     """
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
@@ -527,7 +530,7 @@ def build_index(
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
     started = time.perf_counter()
     exclude = [in_folder(p, str(corpus)) for p in dict.fromkeys(exclude)]  # as the shell shows them: inside corpus
-    passages, report = _read_all(corpus, skip_bad, progress, exclude, images, code, gitignore)
+    passages, report = _read_all(corpus, skip_bad, progress, exclude, images, code, gitignore, git_log)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
     chunks, tokenizer_name = _chunk_passages(settings, passages, progress, tokenizer)
@@ -557,6 +560,7 @@ def build_index(
         images=images,
         code=code,
         gitignore=gitignore,
+        git_log=git_log,
     )
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
     extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
@@ -637,7 +641,8 @@ def add_documents(
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
     patterns = list(dict.fromkeys([*folder.manifest.exclude, *(in_folder(p, str(corpus)) for p in exclude)]))
     passages, report = _read_all(corpus, skip_bad, exclude=patterns, images=folder.manifest.images,
-                                 code=folder.manifest.code, gitignore=folder.manifest.gitignore)
+                                 code=folder.manifest.code, gitignore=folder.manifest.gitignore,
+                                 git_log=folder.manifest.git_log)
     clash = [p.id for p in passages if p.id in digests]
     if clash and not replace:
         raise BadInputError(

@@ -17,7 +17,7 @@ _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
     "backend": str, "left_out": list, "exclude": list, "unread_scans": dict, "images": bool,
-    "code": bool, "gitignore": bool,
+    "code": bool, "gitignore": bool, "git_log": bool,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -54,6 +54,8 @@ class IndexManifest:
     code: bool = False
     #: what the folder's ``.gitignore`` files name is left out (``--gitignore``): at every add and sync
     gitignore: bool = False
+    #: the repository's commit messages are read too (``--git-log``): at every add and sync
+    git_log: bool = False
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
@@ -64,11 +66,12 @@ class IndexManifest:
         return str(synced[-1]) if synced else self.corpus_source
 
     def own_checksum(self) -> str:
-        # `unreadable`, `backend`, `left_out`, `exclude`, `unread_scans`, `images`, `code`, `gitignore` came later: left out
+        # `unreadable`, `backend`, `left_out`, `exclude`, `unread_scans`, `images`, `code`, `gitignore`, `git_log` came
+        # later: left out
         # when at their defaults, so older manifests' checksums match
         data = {k: v for k, v in asdict(self).items() if k != "checksum"
-                and not (k in ("unreadable", "left_out", "exclude", "unread_scans", "images", "code", "gitignore")
-                         and not v)
+                and not (k in ("unreadable", "left_out", "exclude", "unread_scans", "images", "code", "gitignore",
+                               "git_log") and not v)
                 and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

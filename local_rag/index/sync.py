@@ -25,6 +25,7 @@ import numpy as np
 
 from local_rag.corpus.digest import file_digest, passage_digest
 from local_rag.corpus.documents import waits_for_ocr
+from local_rag.corpus.git_log import history_paths
 from local_rag.corpus.gitignore import GitIgnores
 from local_rag.corpus.ocr import ocr_missing
 from local_rag.corpus.readers import (
@@ -125,17 +126,17 @@ def reusable(stored: list[Chunk], touched: set[str], new_chunks: list[Chunk], he
 
 def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = (),
               exclude: Sequence[str] = (), images: bool = False, code: bool = False,
-              gitignore: bool = False) -> SyncPlan:
+              gitignore: bool = False, git_log: bool = False) -> SyncPlan:
     """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them); the files of
     ``left_out`` are neither read nor added, changed or not; those ``exclude`` names are as if not in the folder (an
     indexed one is removed), and with ``gitignore`` those its ``.gitignore`` files name; pictures count only with
-    ``images``, source and configuration files with ``code``."""
+    ``images``, source and configuration files with ``code``, the repository's history with ``git_log``."""
     plan = SyncPlan()
     skip = set(left_out)
     found = folder_files(folder, exclude, gitignore)
     plan.excluded = found.excluded
     plan.ignored = found.ignored
-    for path in _bar(document_paths(found.files, images, code), progress, "hashing"):
+    for path in _bar(document_paths(found.files, images, code) + history_paths(folder, git_log), progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)
@@ -205,7 +206,7 @@ def _ignored(ignores: GitIgnores, parts: Sequence[str]) -> bool:
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
     restore: bool = False, replace: bool = False, reuse: bool = True, exclude: Sequence[str] = (), images: bool = False,
-    code: bool = False, gitignore: bool = False,
+    code: bool = False, gitignore: bool = False, git_log: bool = False,
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
@@ -216,7 +217,7 @@ def sync_index(
     ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference). ``images``:
     the folder's pictures are read too, by OCR, from now on (the index keeps it: `IndexManifest.images`); ``code``:
     its source and configuration files (`IndexManifest.code`); ``gitignore``: what the folder's ``.gitignore`` files
-    name is left out (`IndexManifest.gitignore`)."""
+    name is left out (`IndexManifest.gitignore`); ``git_log``: its commits' messages are read (`IndexManifest.git_log`)."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -225,7 +226,7 @@ def sync_index(
         raise BadInputError(f"{folder} is a BEIR corpus folder, not a folder of documents: use `local-rag index build`")
     if not (settings.index_dir / MANIFEST_FILE).exists():
         manifest = build_index(settings, folder, embedder=embedder, progress=progress, exclude=exclude, images=images,
-                               code=code, gitignore=gitignore)
+                               code=code, gitignore=gitignore, git_log=git_log)
         plan = SyncPlan(added=sorted(json.loads((settings.index_dir / FILES_FILE).read_text(encoding="utf-8"))))
         return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
                           unreadable=dict(manifest.unreadable))
@@ -244,7 +245,8 @@ def sync_index(
     images = images or index.manifest.images
     code = code or index.manifest.code
     gitignore = gitignore or index.manifest.gitignore
-    plan = plan_sync(folder, known, progress, left_out, patterns, images, code, gitignore)
+    git_log = git_log or index.manifest.git_log
+    plan = plan_sync(folder, known, progress, left_out, patterns, images, code, gitignore, git_log)
     followed = index.manifest.followed_source()
     if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
             and not same_place(followed, folder):
@@ -254,10 +256,11 @@ def sync_index(
     read_scans(plan, index.manifest)
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
-        kept = (index.manifest.exclude, index.manifest.images, index.manifest.code, index.manifest.gitignore)
-        if (patterns, images, code, gitignore) != kept:  # kept alone
+        kept = (index.manifest.exclude, index.manifest.images, index.manifest.code, index.manifest.gitignore,
+                index.manifest.git_log)
+        if (patterns, images, code, gitignore, git_log) != kept:  # kept alone
             index.manifest.exclude, index.manifest.images, index.manifest.code = patterns, images, code
-            index.manifest.gitignore = gitignore
+            index.manifest.gitignore, index.manifest.git_log = gitignore, git_log
             index.manifest.save(index.path)
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -312,6 +315,7 @@ def sync_index(
     manifest.images = images
     manifest.code = code
     manifest.gitignore = gitignore
+    manifest.git_log = git_log
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
@@ -332,11 +336,12 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
 
 
 def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None,
-          exclude: Sequence[str] = (), gitignore: bool = False) -> None:
+          exclude: Sequence[str] = (), gitignore: bool = False, git_log: bool = False) -> None:
     """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set); changes
     inside hidden folders or to hidden files, and to what ``exclude`` names (which the index leaves out:
     `readers.folder_files`), wake nothing; with ``gitignore``, nor do changes to what the ``.gitignore`` files name
-    (a build writing its output), while a change to a ``.gitignore`` file does (what the index leaves out changed)."""
+    (a build writing its output), while a change to a ``.gitignore`` file does (what the index leaves out changed);
+    with ``git_log``, a new commit does (the branch's ref under ``.git/refs/heads``, or ``.git/HEAD``)."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
@@ -346,6 +351,8 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
     def shown(change: object, path: str) -> bool:
         parts = Path(path).parts[len(root.parts):] if Path(path).is_relative_to(root) else ()
         if gitignore and parts and parts[-1] == ".gitignore" and not any(p.startswith(".") for p in parts[:-1]):
+            return True
+        if git_log and parts[:1] == (".git",) and (parts[1:] == ("HEAD",) or parts[1:3] == ("refs", "heads")):
             return True
         return (bool(default(change, path)) and not any(p.startswith(".") for p in parts)
                 and not (exclude and matches_any("/".join(parts), exclude))

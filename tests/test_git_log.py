@@ -1,0 +1,93 @@
+"""``--git-log`` (`local_rag.corpus.git_log`): a repository's commit messages, read by git itself from a repository
+made in the test, and the commands as a user runs them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from local_rag.corpus.documents import read_document
+
+ENV = {"GIT_AUTHOR_NAME": "Ana Silva", "GIT_AUTHOR_EMAIL": "ana@example.org", "GIT_COMMITTER_NAME": "Ana Silva",
+       "GIT_COMMITTER_EMAIL": "ana@example.org"}
+
+
+def _git(root: Path, *args: str, when: str = "2025-11-03T10:00:00+00:00") -> None:
+    import os
+
+    env = {**os.environ, **ENV, "GIT_AUTHOR_DATE": when, "GIT_COMMITTER_DATE": when}
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env=env)
+
+
+def _repo(root: Path) -> Path:
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed here")
+    root.mkdir()
+    _git(root, "init", "-q")
+    (root / "retry.py").write_text("TIMEOUT_S = 10\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "Add the retry loop")
+    (root / "retry.py").write_text("TIMEOUT_S = 30\n")
+    _git(root, "commit", "-q", "-am", "Raise the retry timeout to 30 s\n\nThe north pumps answer slowly after a "
+         "restart: 10 s gave up on them.", when="2025-11-04T09:30:00+00:00")
+    return root
+
+
+def test_the_history_is_read_a_commit_a_section(tmp_path: Path):
+    """Each commit, newest first: its short hash, author and day (as the other documents write days), its subject as
+    the heading, its message's body and the files it changed."""
+    root = _repo(tmp_path / "repo")
+    document = read_document(root / ".git")
+    assert document.title == "Git history of repo" and document.pages == 2
+    newest = document.sections[0]
+    assert newest.heading == "Raise the retry timeout to 30 s"
+    assert newest.text.split("\n", 1)[0].endswith(" Ana Silva, 4 Nov 2025: Raise the retry timeout to 30 s")
+    assert "The north pumps answer slowly after a restart" in newest.text and newest.text.endswith("Files: retry.py")
+
+
+def test_index_build_with_git_log_and_a_sync_after_a_new_commit(tmp_path: Path):
+    """`index build --code --git-log`: "why is the timeout 30 s?" finds the commit that says why; the index keeps the
+    option, and a sync after a new commit reads the history again (one changed document) and finds the new one."""
+    from .test_cli import run
+
+    root = _repo(tmp_path / "repo")
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    built = run("index", "build", str(root), "--sparse-only", "--code", "--git-log", "--index", "repo",
+                cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    assert "gitlog 2 commit(s)" in built.stdout and "py 1 file(s)" in built.stdout
+    found = run("search", "why do pumps answer slowly after a restart", "--index", "repo", "--json", cwd=tmp_path,
+                env=env)
+    assert found.returncode == 0 and '"Raise the retry timeout to 30 s"' in found.stdout, found.stdout
+    info = run("index", "info", "repo", cwd=tmp_path, env=env)
+    assert "the repository's commit messages are read (--git-log: at every add and sync)" in info.stdout
+    same = run("index", "sync", str(root), "--index", "repo", cwd=tmp_path, env=env)
+    assert "nothing to do" in same.stdout, same.stdout
+    (root / "seals.md").write_text("# Seals\n\nReplace yearly.\n")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "Document the seal schedule", when="2025-11-05T08:00:00+00:00")
+    synced = run("index", "sync", str(root), "--index", "repo", cwd=tmp_path, env=env)
+    assert synced.returncode == 0, synced.stderr
+    assert "1 added, 1 changed" in synced.stdout, synced.stdout  # seals.md, and the history
+    found = run("search", "seal schedule", "--index", "repo", "--json", cwd=tmp_path, env=env)
+    assert '"Document the seal schedule"' in found.stdout
+
+
+def test_a_folder_that_is_no_repository_or_git_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """--git-log on a folder without .git reads its files as before; a repository read where git is not on the PATH
+    is named unreadable with the reason, its files read."""
+    from local_rag.corpus.readers import CorpusReport, read_corpus
+
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    (plain / "a.md").write_text("# A\n\nText.\n")
+    assert [p.doc_id for p in read_corpus(plain, git_log=True)] == ["a.md"]
+    root = _repo(tmp_path / "repo")
+    (root / "notes.md").write_text("# Notes\n\nValves.\n")
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    report = CorpusReport()
+    assert [p.doc_id for p in read_corpus(root, report=report, git_log=True)] == ["notes.md"]
+    assert report.unreadable == {".git": "git is not installed here: the repository's history cannot be read"}
