@@ -91,3 +91,17 @@ def test_a_folder_that_is_no_repository_or_git_missing(tmp_path: Path, monkeypat
     report = CorpusReport()
     assert [p.doc_id for p in read_corpus(root, report=report, git_log=True)] == ["notes.md"]
     assert report.unreadable == {".git": "git is not installed here: the repository's history cannot be read"}
+
+
+def test_a_sync_after_a_commit_keeps_the_vectors_of_the_older_commits(tmp_path: Path, fake_settings, hash_embedder):
+    """The history is one document that changes with each commit; its older commits' text does not, so their chunks
+    keep their vectors (`index.sync.reusable`): a sync embeds the new commit only."""
+    from local_rag.index.sync import sync_index
+
+    root = _repo(tmp_path / "repo")
+    first = sync_index(fake_settings, root, embedder=hash_embedder, progress=False, git_log=True)
+    assert first.built and first.manifest.git_log
+    _git(root, "commit", "-q", "--allow-empty", "-m", "Note the pump audit", when="2025-11-06T08:00:00+00:00")
+    result = sync_index(fake_settings, root, embedder=hash_embedder, progress=False)  # the index kept --git-log
+    assert result.plan.changed == [".git"] and result.embedded_chunks == 1
+    assert result.reused_chunks == first.manifest.chunks  # every chunk of the two older commits
