@@ -405,9 +405,9 @@ def test_doctor_json(tmp_path: Path):
     assert report["documents"]["missing"] == {} and {".pdf", ".doc", ".msg", ".vtt"} <= set(report["documents"]["readable"])
     assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram", "Google Keep", "ChatGPT",
                                                        "Claude"]  # session 57
-    assert report["documents"]["code"] == 87  # sessions 58-59: suffixes and manifest names `index build --code` reads
+    assert report["documents"]["code"] == 89  # sessions 58-59: suffixes and manifest names `index build --code` reads
     assert ("documents     53 formats and Slack, Discord, Telegram, Google Keep, ChatGPT, Claude exports read, source code "
-            "and configuration (87 kinds of file) with --code (the docs extra installed)" in run("doctor", cwd=ROOT).stdout)
+            "and configuration (89 kinds of file) with --code (the docs extra installed)" in run("doctor", cwd=ROOT).stdout)
 
 
 def test_a_crash_in_native_code_prints_the_python_stack_that_led_to_it(tmp_path: Path):

@@ -144,6 +144,10 @@ def test_a_source_file_given_alone_is_read(tmp_path: Path):
      ["load_pumps <- function(path)"]),
     ("python", "print 'a Python 2 file'\n\ndef main():\n    pass\n\nclass Old:\n    pass\n",  # ast cannot parse it
      ["def main()", "class Old"]),
+    ("diff", "From 4af269c Mon Sep 17 00:00:00 2001\nFrom: Ana Silva <ana@example.org>\nSubject: [PATCH] Raise the "
+             "retry timeout\n\n---\n retry.py | 2 +-\n\ndiff --git a/retry.py b/retry.py\nindex 1..2 100644\n"
+             "--- a/retry.py\n+++ b/retry.py\n@@ -1 +1 @@\n-TIMEOUT_S = 10\n+TIMEOUT_S = 30\n",  # git format-patch
+     ["Subject: [PATCH] Raise the retry timeout", "diff --git a/retry.py b/retry.py"]),
     ("xml", "<project>\n    <modelVersion>4.0.0</modelVersion>\n    <properties>\n        <java.version>17</java.version>"
             "\n    </properties>\n    <dependencies>\n        <dependency>\n        </dependency>\n    </dependencies>\n"
             "</project>\n",

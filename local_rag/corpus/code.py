@@ -59,6 +59,7 @@ _LANGUAGES = {
     ".css": "css", ".scss": "css", ".less": "css", ".sass": "css",
     ".csproj": "xml", ".vbproj": "xml", ".fsproj": "xml",  # .NET projects: their packages and build settings
     ".bzl": "python", ".bazel": "python",  # Starlark (Bazel): Python's syntax
+    ".diff": "diff", ".patch": "diff",  # a change: a file's part a heading ("diff --git a/x b/x"), a mailed patch's subject
     # a project's manifest, known by its name (their suffix alone says nothing: most .json and .xml files are data)
     "package.json": "json", "composer.json": "json", "tsconfig.json": "json", "jsconfig.json": "json",
     "deno.json": "json", "pom.xml": "xml", "build.xml": "xml", "androidmanifest.xml": "xml",
@@ -107,6 +108,7 @@ _DOCKER = re.compile(r"^FROM\s", re.IGNORECASE)
 _INI = re.compile(r"^\s*\[\[?[^\]\n]+\]\]?\s*(?:#.*)?$")
 _YAML = re.compile(r"^[A-Za-z_\"'][\w.\"' -]*:(?:\s|$)")
 _HCL = re.compile(r"^(?:resource|data|module|variable|output|provider|locals|terraform)\b")
+_DIFF = re.compile(r"^(?:diff --git |Index: |Subject: )")
 _CSS = re.compile(r"^(?:@(?:media|supports|keyframes|mixin|function|font-face|layer|container)\b[^;{]*|[^\s@};][^;{}]*)\{")
 _JSON_KEY = re.compile(r'^(?: {2}| {4}|\t)"[^"]+"\s*:\s*[{\[]\s*$')  # a manifest's block: "scripts": {
 _XML_BLOCK = re.compile(r"^[ \t]{0,4}<[A-Za-z][\w:.-]*(?:\s[^>]*)?>\s*$")  # an element opening a block: <dependencies>
@@ -114,7 +116,7 @@ _LINES = {
     "js": (_KEYWORD_LINE, _JS_VALUE, _JS_METHOD), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
     "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "csharp": _CSHARP, "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
     "shell": (_SHELL,), "sql": (_SQL,), "make": (_MAKE,), "docker": (_DOCKER,), "ini": (_INI,), "yaml": (_YAML,),
-    "hcl": (_HCL,), "schema": (_SCHEMA,), "css": (_CSS,), "json": (_JSON_KEY,), "xml": (_XML_BLOCK,), "plain": (),
+    "hcl": (_HCL,), "schema": (_SCHEMA,), "css": (_CSS,), "diff": (_DIFF,), "json": (_JSON_KEY,), "xml": (_XML_BLOCK,), "plain": (),
 }
 _LONGEST = 300  # a longer line opens no definition (and would cost the signature's pattern time to rule out)
 _BLOCK_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)  # its lines open no definition (a licence's "(INCLUDING, ...")
