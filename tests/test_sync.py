@@ -188,6 +188,7 @@ def test_hidden_folders_and_files_are_left_out_and_named(tmp_path: Path, fake_se
     assert manifest.passages == 1 and "4 hidden folder(s) or file(s) not read" in caplog.text
     assert "1 link(s) to nothing skipped: notes/gone.md" in caplog.text and manifest.skipped == 1
     assert f"index build {folder / '.trash'}" in caplog.text  # the hint names a hidden folder other than .git
+    assert "(.git: `--git-log` reads the repository's history)" in caplog.text  # session 59: never git's insides
     plan = plan_sync(folder, {"plan.md": json.loads((fake_settings.index_dir / "files.json").read_text())["plan.md"],
                               ".trash/plan.md": "digest of an index built before"})
     assert plan.removed == [".trash/plan.md"] and plan.unchanged == 1 and not plan.added

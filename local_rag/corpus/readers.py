@@ -431,8 +431,10 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
         log.warning("note: %d link(s) to a folder above them or read through another link, not followed: %s",
                     len(looped), _first_five(looped))
     if hidden:
-        folders = sorted((h for h in hidden if (folder / h).is_dir()), key=lambda h: h.endswith(".git"))  # stable
+        folders = sorted(h for h in hidden if (folder / h).is_dir() and not h.endswith(".git"))  # never git's insides
         hint = f" (to index a hidden folder, name it: `index build {folder / folders[0]}`)" if folders else ""
+        if ".git" in hidden:
+            hint += " (.git: `--git-log` reads the repository's history)"
         log.warning("note: %d hidden folder(s) or file(s) not read: %s%s", len(hidden), _first_five(hidden), hint)
     if unread:
         kinds = sorted({p.suffix.lower() or "(no suffix)" for p in unread})
