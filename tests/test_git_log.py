@@ -33,18 +33,19 @@ def _repo(root: Path) -> Path:
     (root / "retry.py").write_text("TIMEOUT_S = 30\n")
     _git(root, "commit", "-q", "-am", "Raise the retry timeout to 30 s\n\nThe north pumps answer slowly after a "
          "restart: 10 s gave up on them.", when="2025-11-04T09:30:00+00:00")
+    _git(root, "tag", "v1.2.0")
     return root
 
 
 def test_the_history_is_read_a_commit_a_section(tmp_path: Path):
-    """Each commit, newest first: its short hash, author and day (as the other documents write days), its subject as
-    the heading, its message's body and the files it changed."""
+    """Each commit, newest first: its short hash (and its tags: "what changed in v1.2.0?"), author and day (as the
+    other documents write days), its subject as the heading, its message's body and the files it changed."""
     root = _repo(tmp_path / "repo")
     document = read_document(root / ".git")
     assert document.title == "Git history of repo" and document.pages == 2
     newest = document.sections[0]
     assert newest.heading == "Raise the retry timeout to 30 s"
-    assert newest.text.split("\n", 1)[0].endswith(" Ana Silva, 4 Nov 2025: Raise the retry timeout to 30 s")
+    assert newest.text.split("\n", 1)[0].endswith(" (tag v1.2.0) Ana Silva, 4 Nov 2025: Raise the retry timeout to 30 s")
     assert "The north pumps answer slowly after a restart" in newest.text and newest.text.endswith("Files: retry.py")
 
 
@@ -66,6 +67,9 @@ def test_index_build_with_git_log_and_a_sync_after_a_new_commit(tmp_path: Path):
     assert "the repository's commit messages are read (--git-log: at every add and sync)" in info.stdout
     same = run("index", "sync", str(root), "--index", "repo", cwd=tmp_path, env=env)
     assert "nothing to do" in same.stdout, same.stdout
+    _git(root, "tag", "v1.1.0", "HEAD~1")  # a release tagged later: the history is read again
+    tagged = run("index", "sync", str(root), "--index", "repo", cwd=tmp_path, env=env)
+    assert "1 changed" in tagged.stdout, tagged.stdout
     (root / "seals.md").write_text("# Seals\n\nReplace yearly.\n")
     _git(root, "add", ".")
     _git(root, "commit", "-q", "-m", "Document the seal schedule", when="2025-11-05T08:00:00+00:00")

@@ -25,7 +25,7 @@ __all__ = ["GIT_KIND", "MAX_COMMITS", "history_digest", "history_paths", "is_his
 GIT_KIND = ".gitlog"  # how the build's line counts it: "gitlog 120 commit(s)"
 MAX_COMMITS = 20_000
 MAX_FILES = 20  # files named per commit
-_FORMAT = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%b%x1f"  # a record separator first: the changed files follow each
+_FORMAT = "%x1e%H%x1f%an%x1f%aI%x1f%s%x1f%b%x1f%D%x1f"  # a record separator first: the changed files follow each
 
 
 def is_history(path: Path) -> bool:
@@ -53,10 +53,11 @@ def _git(repository: Path, *args: str) -> str:
 
 
 def history_digest(path: Path) -> str:
-    """What the history's content is known by: the commit the branch is at (a repository without commits, or one git
-    cannot read, by that)."""
+    """What the history's content is known by: the commit the branch is at and the tags (a repository without
+    commits, or one git cannot read, by that)."""
     try:
         head = _git(path.parent, "rev-parse", "HEAD").strip()
+        head += "\n" + _git(path.parent, "for-each-ref", "--format=%(objectname) %(refname)", "refs/tags")
     except UnreadableFile as exc:
         head = str(exc)
     return hashlib.sha256(f"git history at {head}".encode()).hexdigest()
@@ -72,15 +73,17 @@ def read_git_log(path: Path) -> Document:
     sections = []
     for record in out.split("\x1e")[1:]:
         fields = record.split("\x1f")
-        if len(fields) < 6:
+        if len(fields) < 7:
             continue
-        sha, author, when, subject, body, changed = fields[:6]
+        sha, author, when, subject, body, refs, changed = fields[:7]
+        tags = [r.strip().removeprefix("tag: ") for r in refs.split(",") if r.strip().startswith("tag: ")]
         files = [f for f in changed.split("\n") if f.strip()]
         try:
             day = day_name(datetime.fromisoformat(when))
         except ValueError:
             day = when
-        lines = [f"{sha[:7]} {author}, {day}: {subject.strip()}", body.strip()]
+        tagged = f" (tag {', '.join(tags)})" if tags else ""  # "what changed in v1.2?" finds the release's commit
+        lines = [f"{sha[:7]}{tagged} {author}, {day}: {subject.strip()}", body.strip()]
         if files:
             more = f" and {len(files) - MAX_FILES} more" if len(files) > MAX_FILES else ""
             lines.append(f"Files: {', '.join(files[:MAX_FILES])}{more}")
