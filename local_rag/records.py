@@ -29,6 +29,7 @@ class Passage:
     section: str = ""  # the heading in effect where the passage starts
     # (character offset, heading) of the headings inside the text: the chunker gives each chunk its nearest one
     headings: tuple[tuple[int, str], ...] = ()
+    line: int = 0  # the file's line the passage begins on (source code: `Document.first_line`); 0 when not counted
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +46,13 @@ class Chunk:
     end: int = 0
     page: int = 0
     section: str = ""  # nearest section heading (the contextual chunk header carries it into both indexes)
+    line: int = 0  # the file's line the chunk begins on (source code); 0, and not written, for the rest
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.line:
+            del out["line"]  # an index of documents writes the chunk files it wrote before
+        return out
 
 
 @dataclass(slots=True)
@@ -66,6 +71,7 @@ class Hit:
     scores: dict[str, float] = field(default_factory=dict)
     page: int = 0
     section: str = ""  # the heading in effect where its chunk starts (documents with headings; "" for MTRAG)
+    line: int = 0  # the file's line its chunk begins on (source code), else 0
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -172,10 +178,11 @@ class Citation:
     doc_id: str = ""
     page: int = 0
     section: str = ""
+    line: int = 0
 
     @classmethod
     def of(cls, n: int, hit: Hit) -> Citation:
-        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page, hit.section)
+        return cls(n, hit.passage_id, hit.title, hit.url, hit.doc_id, hit.page, hit.section, hit.line)
 
     @property
     def where(self) -> str:
@@ -186,9 +193,14 @@ class Citation:
         Example:
             >>> Citation(1, "guide.md#s3", doc_id="guide.md", section="Installing").where
             'guide.md § Installing'
+            >>> Citation(1, "src/store.py#s2", "store.py", doc_id="src/store.py", section="def load(path)", line=42).where
+            'src/store.py:42 § def load(path)'
         """
         if self.page and self.doc_id:
             return f"{self.doc_id} p. {self.page}"
+        if self.line and self.doc_id:  # source code: the line, as an editor or a terminal opens it
+            place = f"{self.doc_id}:{self.line}"
+            return place if not self.section or self.section == self.title else f"{place} § {self.section}"
         if self.section and self.doc_id and self.passage_id != self.doc_id:
             return self.doc_id if self.section == self.title else f"{self.doc_id} § {self.section}"
         return self.passage_id

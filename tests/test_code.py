@@ -291,3 +291,25 @@ def test_bm25_of_a_code_index_finds_an_identifier_by_its_words(tmp_path: Path):
     del manifest.sparse["identifiers"]  # as an index built before session 59 records it
     manifest.save(tmp_path / "indexes" / "plain")
     assert titles("plain", "pumps at dawn") == ["Notes"]  # opened and searched as before, no setting asked for
+
+
+def test_a_passage_of_code_is_cited_by_its_line(tmp_path: Path):
+    """Session 59: a source file's passages and chunks know the line they begin on, so a search hit and an answer's
+    source say "src/pieces.py:120 § def piece_bounds(...)", as an editor or a terminal opens it; an index of
+    documents writes its chunk files as before (no line)."""
+    from .test_cli import run
+
+    folder = _project(tmp_path / "proj")
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    built = run("index", "build", str(folder), "--sparse-only", "--code", "--index", "proj", cwd=tmp_path, env=env)
+    assert built.returncode == 0, built.stderr
+    found = run("search", "packed in order into pieces of at most target characters", "--index", "proj", "--json",
+                cwd=tmp_path, env=env)
+    assert found.returncode == 0, found.stderr
+    hit = next(h for h in json.loads(found.stdout)["hits"] if h["doc_id"] == "src/pieces.py")
+    lines = (folder / "src" / "pieces.py").read_text().splitlines()
+    assert hit["line"] > 1 and hit["text"].split("\n", 1)[0].strip() in lines[hit["line"] - 1]
+    chunks = (tmp_path / "indexes" / "proj" / "chunks.jsonl").read_text().splitlines()
+    by_doc = {json.loads(c)["doc_id"]: json.loads(c) for c in chunks}
+    assert by_doc["src/code.py"]["line"] >= 1 and "line" not in by_doc["README.md"]  # documents: as before
+    assert all(json.loads(c).get("line", 0) >= 1 for c in chunks if json.loads(c)["doc_id"].endswith(".py"))

@@ -172,4 +172,5 @@ class Chunker:
                     end=c_end,
                     page=passage.page,
                     section=nearest_heading(passage, c_start, c_end),
+                    line=passage.line + passage.text.count("\n", 0, c_start) if passage.line else 0,
                 )

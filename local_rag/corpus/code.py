@@ -156,13 +156,16 @@ def read_code(path: Path) -> Document:
     text, encoding = decode_text(path.read_bytes())
     if "\x00" in text:
         raise UnreadableFile("binary data under a source file's name: not read")
-    text = text.replace("\r\n", "\n").replace("\r", "\n").strip("\n")  # the line breaks ast counts
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # the line breaks ast counts
+    lead = len(text) - len(text.lstrip("\n"))  # blank lines before the first: the passages' line numbers count them
+    text = text.strip("\n")
     lines = text.count("\n") + 1
     if len(text) > 2000 and len(text) / lines > _MINIFIED_LINE:
         raise UnreadableFile(f"minified or generated code (lines of {len(text) // lines:,} characters on average): "
                              "not read")
     language = _LANGUAGES[code_kind(path)]
-    return Document(path.name, [Section(text, headings=definitions(text, language))], encoding=encoding)
+    return Document(path.name, [Section(text, headings=definitions(text, language))], encoding=encoding,
+                    first_line=lead + 1)
 
 
 def definitions(text: str, language: str) -> list[tuple[int, str]]:

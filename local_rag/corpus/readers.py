@@ -692,5 +692,6 @@ def read_file_passages(folder: Path, path: Path, report: CorpusReport) -> list[P
                 id=pid, text=section.text[start:end], title=document.title, url=url, doc_id=rel, page=section.page,
                 section=heading_at(start, section.headings, section.heading),
                 headings=tuple((o - start, h) for o, h in section.headings if start <= o < end),
+                line=document.first_line + section.text.count("\n", 0, start) if document.first_line else 0,
             ))
     return out

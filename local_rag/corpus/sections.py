@@ -69,6 +69,9 @@ class Document:
     unread_scans: list[int] = field(default_factory=list)  # pages with no text layer, not read: no ``ocr`` extra
     #: what the build's line counts the file as when its suffix does not say ("whatsapp", "kindle": a ``.txt``)
     kind: str = ""
+    #: the file's line its one section begins on, where its text is the file's as written (source code: a passage is
+    #: then cited by its line, "src/store.py:42"); 0 for the rest
+    first_line: int = 0
 
 
 def decode_text(data: bytes) -> tuple[str, str]:

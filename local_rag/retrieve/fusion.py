@@ -53,6 +53,7 @@ def merge_hits(lists: Mapping[str, list[Hit]], scores: dict[str, float], source:
                 scores=dict(sorted(per_list[pid].items())),
                 page=hit.page,
                 section=hit.section,
+                line=hit.line,
             )
         )
     return out

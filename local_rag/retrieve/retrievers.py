@@ -73,6 +73,7 @@ class Retriever(ABC):
                     doc_id=chunk.doc_id,
                     page=chunk.page,
                     section=chunk.section,
+                    line=chunk.line,
                 )
                 if kth is None and len(best) == k:
                     kth = score
