@@ -172,5 +172,14 @@ class Chunker:
                     end=c_end,
                     page=passage.page,
                     section=nearest_heading(passage, c_start, c_end),
-                    line=passage.line + passage.text.count("\n", 0, c_start) if passage.line else 0,
+                    line=_first_line(passage, c_start, c_end),
                 )
+
+
+def _first_line(passage: Passage, start: int, end: int) -> int:
+    """The file's line the chunk ``passage.text[start:end]`` begins on, its leading blank lines skipped (0 when the
+    passage's lines are not counted: all but source code)."""
+    if not passage.line:
+        return 0
+    text = passage.text[start:end]
+    return passage.line + passage.text.count("\n", 0, start) + len(text) - len(text.lstrip("\n"))
