@@ -235,16 +235,19 @@ def test_folders_of_installed_packages_are_left_out_and_named(tmp_path: Path, fa
     folder = tmp_path / "project"
     for rel, text in {"docs/guide.md": "# Guide\n\nOur API returns JSON.", "node_modules/left-pad/README.md": "# left-pad",
                       "venv/lib/python3.11/site-packages/x/README.md": "# x", "venv/pyvenv.cfg": "home = /usr/bin",
-                      "src/__pycache__/notes.txt": "cache", "src/notes.txt": "The build runs nightly."}.items():
+                      "src/__pycache__/notes.txt": "cache", "src/notes.txt": "The build runs nightly.",
+                      "vendor/modules.txt": "# github.com/pkg/errors v0.9.1", "vendor/github.com/pkg/errors/README.md":
+                      "# errors", "contracts/vendor/acme.md": "Acme supplies pumps."}.items():
         (folder / rel).parent.mkdir(parents=True, exist_ok=True)
         (folder / rel).write_text(text, encoding="utf-8")
     found = folder_files(folder)
-    assert [p.relative_to(folder).as_posix() for p in found.files] == ["docs/guide.md", "src/notes.txt"]
-    assert found.packages == ["node_modules", "src/__pycache__", "venv"]
+    assert [p.relative_to(folder).as_posix() for p in found.files] == [
+        "contracts/vendor/acme.md", "docs/guide.md", "src/notes.txt"]  # a vendor folder of one's own is read
+    assert found.packages == ["node_modules", "src/__pycache__", "vendor", "venv"]  # session 59: Go's vendored modules
     with caplog.at_level("WARNING", logger="local_rag.corpus"):
         manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False)
-    assert manifest.passages == 2
-    assert ("3 folder(s) of installed packages not read: node_modules, src/__pycache__, venv (to index one, name it: "
+    assert manifest.passages == 3
+    assert ("4 folder(s) of installed packages not read: node_modules, src/__pycache__, vendor, venv (to index one, name it: "
             f"`index build {folder / 'node_modules'}`)") in caplog.text
 
 

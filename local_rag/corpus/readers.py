@@ -626,9 +626,16 @@ PACKAGE_FOLDERS = frozenset({"node_modules", "__pycache__", "site-packages", "bo
 
 def installed_packages(path: Path) -> bool:
     """A folder of installed packages, not of one's documents: ``node_modules``, ``__pycache__``, ``site-packages``,
-    or a Python environment (it holds ``pyvenv.cfg``: ``venv``, ``env``). A project folder indexed whole read every
-    package's README and licence (a Node project: thousands), which then answered questions beside one's own notes."""
-    return path.name in PACKAGE_FOLDERS or (path / "pyvenv.cfg").is_file()
+    or a Python environment (it holds ``pyvenv.cfg``: ``venv``, ``env``), or a ``vendor`` folder of Go modules
+    (``modules.txt``), Composer packages (``autoload.php``) or Ruby gems (``bundle``): a folder named ``vendor`` of
+    one's own (a business's vendor contracts) is read. A project folder indexed whole read every package's README and
+    licence (a Node project: thousands), which then answered questions beside one's own notes."""
+    if path.name in PACKAGE_FOLDERS or (path / "pyvenv.cfg").is_file():
+        return True
+    return path.name == "vendor" and any((path / marker).exists() for marker in _VENDOR_MARKERS)
+
+
+_VENDOR_MARKERS = ("modules.txt", "autoload.php", "bundle")  # Go's `go mod vendor`, Composer, Bundler
 
 
 def relative_name(folder: Path, path: Path) -> str:
