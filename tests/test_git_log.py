@@ -109,3 +109,19 @@ def test_a_sync_after_a_commit_keeps_the_vectors_of_the_older_commits(tmp_path: 
     result = sync_index(fake_settings, root, embedder=hash_embedder, progress=False)  # the index kept --git-log
     assert result.plan.changed == [".git"] and result.embedded_chunks == 1
     assert result.reused_chunks == first.manifest.chunks  # every chunk of the two older commits
+
+
+def test_a_worktrees_history_is_read_and_known_by_its_commit(tmp_path: Path):
+    """A worktree (or a submodule) has a `.git` file naming its repository: its history is read as a repository's,
+    and its digest follows the worktree's commit, not the file's bytes (which never change)."""
+    from local_rag.corpus.digest import file_digest
+
+    root = _repo(tmp_path / "repo")
+    _git(root, "worktree", "add", "-q", str(tmp_path / "work"), "-b", "work")
+    work = tmp_path / "work"
+    assert (work / ".git").is_file()
+    before = file_digest(work / ".git")
+    assert read_document(work / ".git").sections[0].heading == "Raise the retry timeout to 30 s"
+    _git(work, "commit", "-q", "--allow-empty", "-m", "Work in the worktree", when="2025-11-07T08:00:00+00:00")
+    assert file_digest(work / ".git") != before
+    assert read_document(work / ".git").sections[0].heading == "Work in the worktree"

@@ -32,7 +32,7 @@ def file_digest(path: Path) -> str:
     once for its size, modification time and inode (`_Remembered`): a sync of a folder of large files (an Outlook
     archive of gigabytes, years of scanned PDFs) that did not change reads none of them again. A repository's
     ``.git`` (``--git-log``) is known by the commit its branch is at (`local_rag.corpus.git_log.history_digest`)."""
-    if path.name == ".git" and path.is_dir():
+    if path.name == ".git":  # a folder, or a worktree's or submodule's file naming one
         from local_rag.corpus.git_log import history_digest
 
         return history_digest(path)
