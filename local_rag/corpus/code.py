@@ -186,8 +186,7 @@ def definitions(text: str, language: str) -> list[tuple[int, str]]:
         stripped = line.strip()
         if stripped and len(line) <= _LONGEST and not stripped.startswith(_COMMENT) and any(
                 p.match(line) for p in patterns):
-            out.append((offset, _key(stripped) if language == "json" else  # a rule by its selector alone
-                        stripped.split("{", 1)[0].strip()[:100] if language == "css" else _heading(stripped)))
+            out.append((offset, _named(stripped, language)))
         offset += len(line)
     return out
 
@@ -207,9 +206,14 @@ def _heading(line: str) -> str:
     return line[:100]
 
 
-def _key(line: str) -> str:
-    """A manifest's block by its key: ``"scripts": {`` -> ``"scripts"``."""
-    return line.split('":', 1)[0] + '"'
+def _named(line: str, language: str) -> str:
+    """A definition's line as its heading: a manifest's block by its key (``"scripts": {`` -> ``"scripts"``), a style
+    rule by its selector (``.nav a:hover { color: red }`` -> ``.nav a:hover``), the rest by `_heading`."""
+    if language == "json":
+        return line.split('":', 1)[0] + '"'
+    if language == "css":
+        return line.split("{", 1)[0].strip()[:100]
+    return _heading(line)
 
 
 def _python_definitions(text: str) -> list[tuple[int, str]]:
