@@ -488,10 +488,10 @@ def info(profile, config_file, index_name, as_json, name):
                    "and sync)")
     if manifest.code:
         click.echo(f"{'code':16} source and configuration files are read (--code: at every add and sync)")
-    if manifest.git_log:
-        click.echo(f"{'git log':16} the repository's commit messages are read (--git-log: at every add and sync)")
         if words := _code_words_note(manifest):
             click.echo(words, err=True)
+    if manifest.git_log:
+        click.echo(f"{'git log':16} the repository's commit messages are read (--git-log: at every add and sync)")
     for name, pages in sorted(manifest.unread_scans.items()):
         click.echo(f"{'scans unread':16} {name}: page(s) {', '.join(map(str, pages))} have no text layer; with the ocr "
                    "extra, `index sync` reads them")
