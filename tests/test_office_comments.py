@@ -148,16 +148,6 @@ def test_a_calc_comment_is_read_apart_from_its_cells_value(tmp_path: Path):
                                                                  "two pallets damp")]
 
 
-def test_a_workbook_without_comments_reads_as_before(tmp_path: Path):
-    """A workbook without comments: its text as before."""
-    openpyxl = pytest.importorskip("openpyxl")
-    book = openpyxl.Workbook()
-    book.active.append(["item", "price"])
-    book.active.append(["widget", 3.5])
-    book.save(tmp_path / "prices.xlsx")
-    assert read_document(tmp_path / "prices.xlsx").sections[0].text == "item: widget; price: 3.5"
-
-
 PPT_COMMENT = "application/vnd.openxmlformats-officedocument.presentationml.comments+xml"
 PPT_AUTHORS = "application/vnd.openxmlformats-officedocument.presentationml.commentAuthors+xml"
 P = "http://schemas.openxmlformats.org/presentationml/2006/main"
