@@ -42,6 +42,13 @@ class GitIgnores:
                 return bool(said)
         return False
 
+    def left_out(self, path: str) -> bool:
+        """Whether ``path`` (a file's, ``/``-separated, under the folder) is left out: ignored itself or inside an
+        ignored folder, which a walk never enters (`index sync --watch` asks of each changed path)."""
+        parts = path.split("/")
+        return (any(self.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts)))
+                or self.ignored(path, is_dir=False))
+
     def _spec(self, under: str) -> Any:
         if under not in self._specs:
             self._specs[under] = None

@@ -180,6 +180,10 @@ def _ods_rows(sheet: Any) -> tuple[list[list[str]], list[str]]:
     empty tail as one row repeated a million times and a row's empty end as one cell repeated a thousand times."""
     rows: list[list[str]] = []
     comments: list[str] = []
+
+    def words(paragraph: Any) -> str:
+        return " ".join("".join(paragraph.itertext()).split())
+
     for row in sheet.iter(f"{_ODF_TABLE}table-row"):
         cells: list[str] = []
         for cell in row:
@@ -187,11 +191,9 @@ def _ods_rows(sheet: Any) -> tuple[list[list[str]], list[str]]:
                 continue
             notes = [child for child in cell if child.tag == f"{_ODF_OFFICE}annotation"]
             inside = {id(p) for note in notes for p in note.iter(f"{_ODF_TEXT}p")}
-            text = " ".join(" ".join("".join(p.itertext()).split()) for p in cell.iter(f"{_ODF_TEXT}p")
-                            if id(p) not in inside).strip()
+            text = " ".join(words(p) for p in cell.iter(f"{_ODF_TEXT}p") if id(p) not in inside).strip()
             for note in notes:
-                comments += _odf_comment(note, lambda p: " ".join("".join(p.itertext()).split()), on=text,
-                                         at=f"{column_letters(len(cells))}{len(rows) + 1}")
+                comments += _odf_comment(note, words, on=text, at=f"{column_letters(len(cells))}{len(rows) + 1}")
             cells += [text] * min(int(cell.get(f"{_ODF_TABLE}number-columns-repeated") or 1), MAX_REPEAT)
         while cells and not cells[-1]:
             cells.pop()

@@ -196,12 +196,6 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
         raise IndexError_(f"{index_path / FILES_FILE} is corrupt ({exc}); rebuild the index") from exc
 
 
-def _ignored(ignores: GitIgnores, parts: Sequence[str]) -> bool:
-    """A path (its ``parts`` under the folder) is ignored, or is inside a folder that is."""
-    return (any(ignores.ignored("/".join(parts[:i]), is_dir=True) for i in range(1, len(parts)))
-            or bool(parts) and ignores.ignored("/".join(parts), is_dir=False))
-
-
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
@@ -347,16 +341,18 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
     watchfiles = require("watchfiles", "index sync --watch")
     root = Path(folder).absolute()
     default = watchfiles.DefaultFilter()
+    ignores = [GitIgnores(root)] if gitignore else []  # read once, again after a .gitignore changes
 
     def shown(change: object, path: str) -> bool:
         parts = Path(path).parts[len(root.parts):] if Path(path).is_relative_to(root) else ()
         if gitignore and parts and parts[-1] == ".gitignore" and not any(p.startswith(".") for p in parts[:-1]):
+            ignores[0] = GitIgnores(root)
             return True
         if git_log and parts[:1] == (".git",) and (parts[1:] == ("HEAD",) or parts[1:3] == ("refs", "heads")):
             return True
         return (bool(default(change, path)) and not any(p.startswith(".") for p in parts)
                 and not (exclude and matches_any("/".join(parts), exclude))
-                and not (gitignore and _ignored(GitIgnores(root), parts)))  # read afresh: a .gitignore may change
+                and not (bool(ignores) and bool(parts) and ignores[0].left_out("/".join(parts))))
 
     for _ in watchfiles.watch(folder, watch_filter=shown, debounce=debounce_ms, raise_interrupt=False,
                               stop_event=stop_event):
