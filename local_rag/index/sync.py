@@ -345,7 +345,8 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
 
     def shown(change: object, path: str) -> bool:
         parts = Path(path).parts[len(root.parts):] if Path(path).is_relative_to(root) else ()
-        if gitignore and parts and parts[-1] == ".gitignore" and not any(p.startswith(".") for p in parts[:-1]):
+        if gitignore and parts and ((parts[-1] == ".gitignore" and not any(p.startswith(".") for p in parts[:-1]))
+                                    or parts == (".git", "info", "exclude")):
             ignores[0] = GitIgnores(root)
             return True
         if git_log and parts[:1] == (".git",) and (parts[1:] == ("HEAD",) or parts[1:3] == ("refs", "heads")):
