@@ -128,6 +128,44 @@ def test_a_source_file_given_alone_is_read(tmp_path: Path):
                "            }\n            return false;\n        }\n    }\n}\n",  # session 59: methods two levels in
      ["namespace Pumps.Stations", "public class Station : IStation", "public Station(int id)",
       "public async Task<bool> RestartAsync(Pump pump, CancellationToken token)"]),
+    ("swift", "package pumps.stations\n\nimport kotlinx.coroutines.delay\n\n"  # Kotlin (session 60)
+              "data class Pump(val id: Int, val station: String)\n\nclass Station(private val pumps: List<Pump>) {\n"
+              "    companion object {\n        fun <T> of(vararg items: T): List<T> = items.toList()\n    }\n\n"
+              "    constructor(pump: Pump) : this(listOf(pump))\n\n    inner class Schedule {\n"
+              "        suspend fun restart(\n            pump: Pump,\n            graceSeconds: Int = 30,\n"
+              "        ): Boolean {\n            delay(graceSeconds * 1000L)\n            return true\n        }\n"
+              "    }\n\n    val busy: List<Pump>\n        get() = pumps.filter { it.station == \"north\" }\n}\n\n"
+              "fun <T> List<T>.second(): T = this[1]\n",
+     ["data class Pump(val id: Int, val station: String)", "class Station(private val pumps: List<Pump>)",
+      "companion object", "fun <T> of(vararg items: T): List<T> = items.toList()",
+      "constructor(pump: Pump) : this(listOf(pump))", "inner class Schedule",
+      "suspend fun restart(pump: Pump, graceSeconds: Int = 30): Boolean", "fun <T> List<T>.second(): T = this[1]"]),
+    ("swift", "import SwiftUI\n\n@MainActor\nfinal class PumpStore: ObservableObject {\n"  # Swift (session 60)
+              "    @Published private(set) var pumps: [Pump] = []\n\n    init(pumps: [Pump] = []) {\n"
+              "        self.pumps = pumps\n    }\n\n    func restart(_ pump: Pump,\n"
+              "                 after seconds: Int) async throws -> Bool {\n        true\n    }\n}\n\n"
+              "extension PumpStore {\n    struct Summary {\n        let count: Int\n"
+              "        func text() -> String { \"\\(count) pumps\" }\n    }\n}\n\n"
+              "struct PumpList: View {\n    var body: some View {\n        Text(\"Pumps\")\n    }\n}\n",
+     ["final class PumpStore: ObservableObject", "init(pumps: [Pump] = [])",
+      "func restart(_ pump: Pump, after seconds: Int) async throws -> Bool", "extension PumpStore", "struct Summary",
+      "func text() -> String { \"\\(count) pumps\" }", "struct PumpList: View", "var body: some View"]),
+    ("swift", "package pumps\n\ncase class Pump(id: Int, station: String)\n\nobject Stations {\n"  # Scala
+              "  def busy[A](pumps: Seq[Pump])(f: Pump => A): Seq[A] =\n    pumps.filter(_.station == \"north\").map(f)\n"
+              "}\n",
+     ["case class Pump(id: Int, station: String)", "object Stations",
+      "def busy[A](pumps: Seq[Pump])(f: Pump => A): Seq[A]"]),
+    ("csharp", "namespace Pumps;\n\npublic record Pump(int Id, string Station);\n\npublic class Station\n{\n"
+               "    private readonly List<Pump> _pumps = new();\n\n    public int Count => _pumps.Count;\n\n"
+               "    public override string ToString() => $\"Station of {Count}\";\n\n"
+               "    public IEnumerable<Pump> Busy(string station,\n                                 int limit)\n    {\n"
+               "        var north = _pumps.Where(p => p.Station == station);\n        return north.Take(limit);\n"
+               "    }\n\n    public abstract void Reset(int id,\n                               bool hard);\n}\n",
+     ["public record Pump(int Id, string Station)", "public class Station", "public int Count",
+      "public override string ToString()", "public IEnumerable<Pump> Busy(string station, int limit)"]),
+    ("c", "struct valve;\n\nint open_valve(struct valve *v,\n               int flags);\n\n"  # C (session 60)
+          "static int\nclose_valve(struct valve *v,\n            int grace_ms)\n{\n    return 0;\n}\n",
+     ["close_valve(struct valve *v, int grace_ms)"]),
     ("c", "package pumps;\n\n/**\n * Pumps, by station.\n */\npublic class Station {\n"
           "    private final int id;\n\n    public Station(int id) {\n        this.id = id;\n    }\n\n"
           "    @Override\n    public String toString() {\n        if (id > 0) {\n            return format(id);\n"

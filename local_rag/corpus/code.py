@@ -47,7 +47,7 @@ _LANGUAGES = {
     ".go": "go", ".rs": "rust",
     ".c": "c", ".h": "c", ".cc": "c", ".cpp": "c", ".cxx": "c", ".hpp": "c", ".hh": "c", ".hxx": "c", ".cu": "c",
     ".java": "c", ".cs": "csharp", ".m": "c", ".mm": "c",
-    ".kt": "keyword", ".kts": "keyword", ".scala": "keyword", ".swift": "keyword", ".dart": "c", ".groovy": "c",
+    ".kt": "swift", ".kts": "swift", ".scala": "swift", ".swift": "swift", ".dart": "c", ".groovy": "c",
     ".gradle": "c", ".rb": "keyword", ".php": "keyword", ".lua": "keyword", ".pl": "keyword", ".pm": "keyword",
     ".jl": "keyword", ".ex": "keyword", ".exs": "keyword", ".r": "r",
     ".sh": "shell", ".bash": "shell", ".zsh": "shell", ".fish": "shell", ".ps1": "shell", ".bat": "plain",
@@ -71,13 +71,22 @@ CODE_KINDS = tuple(_LANGUAGES)  # what `code_kind` returns: the suffixes ``--cod
 
 _MINIFIED_LINE = 110  # average characters a line above which a file is minified (GitHub linguist's rule)
 
-# words that may come before a definition's keyword (JavaScript/TypeScript, Rust, Java, Kotlin, C#, Swift, PHP, Lua)
+# words that may come before a definition's keyword (JavaScript/TypeScript, Rust, Java, Kotlin, C#, Swift, Scala, PHP,
+# Lua): "pub(crate) async fn", "private(set) var", "companion object", "case class", "@MainActor final class"
 _MODIFIERS = (r"(?:(?:export|default|async|pub(?:\([\w:]+\))?|public|private|protected|internal|static|abstract|final|"
               r"sealed|open|data|override|suspend|unsafe|extern|inline|virtual|local|partial|readonly|declare|"
-              r"const|fileprivate|mutating|cdef|cpdef|@\w+)\s+)*")
+              r"const|fileprivate|mutating|nonmutating|cdef|cpdef|companion|inner|operator|infix|tailrec|annotation|"
+              r"value|expect|actual|case|implicit|lazy|convenience|required|nonisolated|indirect|"
+              r"(?:private|fileprivate|internal|public)\(set\)|@\w+(?:\([^)]*\))?)\s+)*")
 _KEYWORDS = (r"def|defp|defmodule|defmacro|class|function\*?|func|fn|fun|struct|enum|union|trait|impl|interface|"
              r"module|namespace|object|record|protocol|extension|macro_rules!|macro|sub|mod|type")
 _KEYWORD_LINE = re.compile(rf"^[ \t]{{0,4}}{_MODIFIERS}(?:(?:{_KEYWORDS})\s+[\w$(&*\[]|impl<)")
+# Kotlin, Swift, Scala: a nested type's members two levels in ("class Outer { class Inner { fun f() } }", a Swift
+# extension's struct), generic functions ("fun <T> listOf(", "def map[B]("), initialisers, and a computed property
+# with a body (SwiftUI's "var body: some View {"), Kotlin's "companion object {"
+_NESTED_KEYWORD = re.compile(rf"^[ \t]{{0,8}}{_MODIFIERS}(?:(?:{_KEYWORDS})\s+[\w$(&*\[<`]|impl<)")
+_MEMBER = re.compile(rf"^[ \t]{{0,8}}{_MODIFIERS}(?:(?:class\s+)?(?:init|deinit|subscript)\b[?!]?\s*[(<{{]"
+                     rf"|constructor\s*\(|object\s*\{{\s*$|(?:var|val)\s+[\w`]+\s*:\s*[^={{]+\{{\s*$)")
 # Protocol Buffers and GraphQL schemas
 _SCHEMA = re.compile(r"^[ \t]{0,4}(?:message|service|enum|rpc|type|input|interface|schema|query|mutation|extend|union|"
                      r"scalar|oneof)\s+\w")
@@ -98,6 +107,9 @@ _SIGNATURE = re.compile(r"^[ \t]{0,4}(?!(?:if|for|while|switch|return|else|catch
 # C's GNU style: the return type on the line above, the name at the start of its own line
 # C#: a namespace's block puts its classes one level in and their methods two (a file-scoped namespace does not)
 _CSHARP = tuple(re.compile(p.pattern.replace("[ \\t]{0,4}", "[ \\t]{0,8}", 1)) for p in (_KEYWORD_LINE, _SIGNATURE))
+# C#'s expression-bodied members: "public override string ToString() => $"{Id}";", "public int Count => _items.Count;"
+_ARROW_MEMBER = re.compile(r"^[ \t]{0,8}(?!(?:return|var|if|else|case|yield|await)\b)[A-Za-z_][\w<>,\[\]?\s]*?"
+                           r"[\s>?\]]+[A-Za-z_][\w]*\s*(?:<[^>]*>\s*)?(?:\([^;]*?\)\s*)?=>")
 _NAME_FIRST = re.compile(r"^(?!(?:if|for|while|switch|return)\b)[A-Za-z_][\w:~]*\s*\([^;]*$")
 _SHELL = re.compile(r"^(?:function\s+[\w:-]+|[\w:-]+\s*\(\s*\))")
 _SQL = re.compile(r"^\s*(?:CREATE|ALTER)\s+(?:OR\s+REPLACE\s+)?(?:\w+\s+){0,2}?(?:TABLE|VIEW|FUNCTION|PROCEDURE|"
@@ -114,7 +126,8 @@ _JSON_KEY = re.compile(r'^(?: {2}| {4}|\t)"[^"]+"\s*:\s*[{\[]\s*$')  # a manifes
 _XML_BLOCK = re.compile(r"^[ \t]{0,4}<[A-Za-z][\w:.-]*(?:\s[^>]*)?>\s*$")  # an element opening a block: <dependencies>
 _LINES = {
     "js": (_KEYWORD_LINE, _JS_VALUE, _JS_METHOD), "go": (_KEYWORD_LINE,), "rust": (_KEYWORD_LINE,),
-    "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "csharp": _CSHARP, "keyword": (_KEYWORD_LINE,), "python": (_KEYWORD_LINE,), "r": (_R,),
+    "c": (_KEYWORD_LINE, _SIGNATURE, _NAME_FIRST), "csharp": (*_CSHARP, _ARROW_MEMBER), "keyword": (_KEYWORD_LINE,),
+    "swift": (_NESTED_KEYWORD, _MEMBER), "python": (_KEYWORD_LINE,), "r": (_R,),
     "shell": (_SHELL,), "sql": (_SQL,), "make": (_MAKE,), "docker": (_DOCKER,), "ini": (_INI,), "yaml": (_YAML,),
     "hcl": (_HCL,), "schema": (_SCHEMA,), "css": (_CSS,), "diff": (_DIFF,), "json": (_JSON_KEY,), "xml": (_XML_BLOCK,), "plain": (),
 }
@@ -182,13 +195,51 @@ def definitions(text: str, language: str) -> list[tuple[int, str]]:
     blanked = text
     if "/*" in text and language != "json":  # a JSON string holds globs ("lib/**/*.js") that would open a comment
         blanked = _BLOCK_COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
-    for line in blanked.splitlines(keepends=True):
+    lines = blanked.splitlines(keepends=True)
+    for i, line in enumerate(lines):
         stripped = line.strip()
         if stripped and len(line) <= _LONGEST and not stripped.startswith(_COMMENT) and any(
                 p.match(line) for p in patterns):
-            out.append((offset, _named(stripped, language)))
+            signature = _whole_signature(lines, i, language) if language in _SIGNED else stripped
+            if signature is not None:
+                out.append((offset, _named(signature, language)))
         offset += len(line)
     return out
+
+
+_SIGNED = ("c", "csharp", "swift", "keyword", "js", "go", "rust")  # whose parameters may run over several lines
+_SPACE = re.compile(r"\s+")
+
+
+def _whole_signature(lines: list[str], i: int, language: str = "c") -> str | None:
+    """The definition opened at ``lines[i]`` with its parameters: a list the line leaves open is closed by the next
+    lines (at most 8), joined ("fun restart(\\n    pump: Pump,\\n): Boolean {" -> "fun restart(pump: Pump): Boolean
+    {"); in C, C++, Java and C#, None when what it closes into ends with ``;`` (a declaration or a call spread over
+    lines, not a definition; an expression-bodied member's ``=>`` is one).
+
+    Example:
+        >>> _whole_signature(["int open_valve(struct valve *v,\\n", "               int flags)\\n", "{\\n"], 0)
+        'int open_valve(struct valve *v, int flags)'
+        >>> _whole_signature(["void Reset(int a,\\n", "    int b);\\n"], 0) is None
+        True
+    """
+    text = lines[i].strip()
+    depth = text.count("(") - text.count(")")
+    if depth <= 0:
+        declared = (language in ("c", "csharp") and text.endswith(";") and not re.search(r"[{=]", text)
+                    and not re.match(r"(?:\w+\s+)*record\b", text))  # C#'s "record Pump(int Id);" is one
+        return None if declared else text  # "struct pump;", C#'s "object GetValue(string name);"
+    for line in lines[i + 1:i + 9]:
+        piece = re.sub(r"\s+//.*$", "", line.strip())
+        text += " " + piece
+        depth += piece.count("(") - piece.count(")")
+        if depth <= 0:
+            break
+    else:
+        return lines[i].strip()  # not closed within 8 lines: the line as it is
+    text = _SPACE.sub(" ", text).replace("( ", "(").replace(" )", ")").replace(", )", ")").replace(",)", ")")
+    declared = language in ("c", "csharp") and text.endswith(";") and not re.search(r"[{=]", text)
+    return None if declared else text
 
 
 def _heading(line: str) -> str:
@@ -208,11 +259,14 @@ def _heading(line: str) -> str:
 
 def _named(line: str, language: str) -> str:
     """A definition's line as its heading: a manifest's block by its key (``"scripts": {`` -> ``"scripts"``), a style
-    rule by its selector (``.nav a:hover { color: red }`` -> ``.nav a:hover``), the rest by `_heading`."""
+    rule by its selector (``.nav a:hover { color: red }`` -> ``.nav a:hover``), a C# expression-bodied member without
+    its expression (``public int Count => _items.Count;`` -> ``public int Count``), the rest by `_heading`."""
     if language == "json":
         return line.split('":', 1)[0] + '"'
     if language == "css":
         return line.split("{", 1)[0].strip()[:100]
+    if language == "csharp" and _ARROW_MEMBER.match(line):  # an expression-bodied member without its expression
+        return _heading(line.split("=>", 1)[0].rstrip())
     return _heading(line)
 
 
