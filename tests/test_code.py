@@ -14,6 +14,7 @@ import pytest
 
 from local_rag.corpus.code import definitions
 from local_rag.corpus.documents import UnreadableFile, document_suffix, read_document
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import CorpusReport, read_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -50,7 +51,7 @@ def test_a_repository_is_read_a_definition_a_heading(tmp_path: Path):
     folder = _project(tmp_path / "proj")
     (folder / "src" / "__init__.py").write_text("")  # a package's: nothing to read, nothing to list as unreadable
     report = CorpusReport()
-    passages = list(read_corpus(folder, report=report, code=True))
+    passages = list(read_corpus(folder, report=report, options=ReadOptions(code=True)))
     assert not report.unreadable and not report.skipped
     assert {p.doc_id for p in passages} == {"README.md", "Makefile", "pyproject.toml", "bootstrap.sh", "src/code.py",
                                             "src/pieces.py", "src/_speedups.c", "web/mpl.js"}
@@ -237,7 +238,7 @@ def test_a_projects_manifest_and_style_sheets_are_read_by_their_blocks(tmp_path:
     assert headings and all("{" not in h and not h.startswith(("/*", "*")) for h in headings), headings
     report = CorpusReport()
     (tmp_path / "data.json").write_text('{"rows": [1, 2, 3]}')  # data, not a manifest: not read as code
-    assert {p.title for p in read_corpus(tmp_path, report=report, code=True)} == {"package.json", "boilerplate.css"}
+    assert {p.title for p in read_corpus(tmp_path, report=report, options=ReadOptions(code=True))} == {"package.json", "boilerplate.css"}
 
 
 def test_a_minified_or_binary_file_is_named_with_its_reason(tmp_path: Path):

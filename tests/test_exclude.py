@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import CorpusReport, folder_files, read_corpus
 from local_rag.errors import BadInputError
 from local_rag.index import add_documents, build_index, open_index
@@ -47,7 +48,7 @@ def test_records_are_left_out_by_document_id(tmp_path: Path, caplog: pytest.LogC
     corpus = write_jsonl(tmp_path / "c.jsonl", CORPUS)
     report = CorpusReport()
     with caplog.at_level(logging.WARNING, logger="local_rag.corpus"):
-        kept = list(read_corpus(corpus, report=report, exclude=["d1", "D3"]))
+        kept = list(read_corpus(corpus, report=report, options=ReadOptions(exclude=("d1", "D3"))))
     assert {p.doc_id for p in kept} == {"d2", "d4", "d5"} and report.excluded == ["d1", "d3"]
     assert "note: 2 document(s) left out by --exclude d1 D3: d1, d3" in caplog.text
 
@@ -56,7 +57,7 @@ def test_build_add_and_sync_keep_the_patterns_and_restore_forgets_them(fake_sett
                                                                        hash_embedder: HashEmbedder, tmp_path: Path):
     folder = write_folder(tmp_path / "notes", NOTES)
     manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False,
-                           exclude=["drafts", str(folder / "debug.txt"), "readme.txt"])  # a shell path is read inside
+                           options=ReadOptions(exclude=("drafts", str(folder / "debug.txt"), "readme.txt")))  # a shell path is read inside
     assert manifest.exclude == ["drafts", "debug.txt", "readme.txt"]
     assert docs(fake_settings) == ["archive/fish.md", "cats.md"]
     assert IndexManifest.load(fake_settings.index_dir).exclude == manifest.exclude
@@ -65,12 +66,12 @@ def test_build_add_and_sync_keep_the_patterns_and_restore_forgets_them(fake_sett
     result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False)
     assert result.plan.added == ["dogs.md"] and result.plan.excluded == ["Readme.TXT", "debug.txt", "drafts/"]
     assert "3 left out by --exclude" in result.plan.summary()
-    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["archive"])
+    result = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, options=ReadOptions(exclude=("archive",)))
     assert result.plan.removed == ["archive/fish.md"] and docs(fake_settings) == ["cats.md", "dogs.md"]
     assert result.manifest.exclude == ["drafts", "debug.txt", "readme.txt", "archive"]
     chunks_file = fake_settings.index_dir / "chunks.jsonl"
     written = chunks_file.stat().st_mtime_ns
-    again = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["*.pdf"])  # nothing
+    again = sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, options=ReadOptions(exclude=("*.pdf",)))  # nothing
     assert again.plan.empty and IndexManifest.load(fake_settings.index_dir).exclude[-1] == "*.pdf"  # still kept
     assert chunks_file.stat().st_mtime_ns == written  # the manifest alone was written, not the index again
     assert verify_index(fake_settings.index_dir, deep=True) == []  # and the index still checks out
@@ -83,7 +84,7 @@ def test_build_add_and_sync_keep_the_patterns_and_restore_forgets_them(fake_sett
     assert restored.manifest.exclude == [] and "drafts/plan.md" in docs(fake_settings)
     assert "archive/fish.md" in docs(fake_settings) and "debug.txt" in docs(fake_settings)
     with pytest.raises(BadInputError, match=r"no \.txt, .* files found \(--exclude left out 6 file\(s\) or folder\(s\)\)"):
-        build_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["*"])
+        build_index(fake_settings, folder, embedder=hash_embedder, progress=False, options=ReadOptions(exclude=("*",)))
 
 
 def test_the_cli_says_what_was_left_out_and_what_a_rebuild_reads_again(tmp_path: Path):

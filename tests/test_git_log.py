@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from local_rag.corpus.documents import read_document
+from local_rag.corpus.options import ReadOptions
 
 ENV = {"GIT_AUTHOR_NAME": "Ana Silva", "GIT_AUTHOR_EMAIL": "ana@example.org", "GIT_COMMITTER_NAME": "Ana Silva",
        "GIT_COMMITTER_EMAIL": "ana@example.org"}
@@ -88,12 +89,12 @@ def test_a_folder_that_is_no_repository_or_git_missing(tmp_path: Path, monkeypat
     plain = tmp_path / "notes"
     plain.mkdir()
     (plain / "a.md").write_text("# A\n\nText.\n")
-    assert [p.doc_id for p in read_corpus(plain, git_log=True)] == ["a.md"]
+    assert [p.doc_id for p in read_corpus(plain, options=ReadOptions(git_log=True))] == ["a.md"]
     root = _repo(tmp_path / "repo")
     (root / "notes.md").write_text("# Notes\n\nValves.\n")
     monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
     report = CorpusReport()
-    assert [p.doc_id for p in read_corpus(root, report=report, git_log=True)] == ["notes.md"]
+    assert [p.doc_id for p in read_corpus(root, report=report, options=ReadOptions(git_log=True))] == ["notes.md"]
     assert report.unreadable == {".git": "git is not installed here: the repository's history cannot be read"}
 
 
@@ -103,7 +104,7 @@ def test_a_sync_after_a_commit_keeps_the_vectors_of_the_older_commits(tmp_path: 
     from local_rag.index.sync import sync_index
 
     root = _repo(tmp_path / "repo")
-    first = sync_index(fake_settings, root, embedder=hash_embedder, progress=False, git_log=True)
+    first = sync_index(fake_settings, root, embedder=hash_embedder, progress=False, options=ReadOptions(git_log=True))
     assert first.built and first.manifest.git_log
     _git(root, "commit", "-q", "--allow-empty", "-m", "Note the pump audit", when="2025-11-06T08:00:00+00:00")
     result = sync_index(fake_settings, root, embedder=hash_embedder, progress=False)  # the index kept --git-log

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import folder_files, relative_name
 
 FILES = {
@@ -107,7 +108,7 @@ def test_watch_sleeps_through_a_build_and_wakes_for_a_gitignore(tmp_path: Path):
         edited.set()
 
     thread = threading.Thread(target=watch, args=(root, on_change), kwargs={
-        "debounce_ms": 200, "stop_event": stop, "gitignore": True})
+        "debounce_ms": 200, "stop_event": stop, "options": ReadOptions(gitignore=True)})
     thread.start()
     try:
         threading.Timer(0.3, lambda: (root / "build" / "out.md").write_text("# Built\n")).start()
@@ -213,7 +214,7 @@ def test_watch_wakes_for_the_repositorys_exclude_file(tmp_path: Path):
         edited.set()
 
     thread = threading.Thread(target=watch, args=(root, on_change), kwargs={
-        "debounce_ms": 200, "stop_event": stop, "gitignore": True})
+        "debounce_ms": 200, "stop_event": stop, "options": ReadOptions(gitignore=True)})
     thread.start()
     try:
         threading.Timer(0.3, lambda: (root / ".git" / "index").write_bytes(b"DIRC")).start()

@@ -11,6 +11,7 @@ import pytest
 
 from local_rag.corpus.documents import UnreadableFile, read_document
 from local_rag.corpus.ocr import reading_order
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import CorpusReport, read_corpus
 
 from .docs_fixtures import make_image_pdf, make_pdf, make_stamped_scan
@@ -140,7 +141,7 @@ def test_sync_reads_the_scans_once_the_ocr_extra_is_installed(tmp_path: Path, mo
     _picture(folder / "memo.png", ("Memo on the boiler pressure valve",))  # an index of pictures (session 55)
     with monkeypatch.context() as blocked:
         _no_ocr(blocked)
-        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False, images=True)
+        manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False, options=ReadOptions(images=True))
     assert "install the ocr extra" in manifest.unreadable["scan.pdf"]
     assert manifest.unreadable["memo.png"].startswith("a picture: install the ocr extra to read it")
     assert manifest.unread_scans == {"signed.pdf": [2]}
@@ -291,7 +292,7 @@ def test_pictures_are_read_by_ocr_with_images(tmp_path: Path, caplog: pytest.Log
         assert {p.doc_id for p in read_corpus(folder, report=report)} == {"notes.md"}
     assert "4 picture(s) not read (.jpg, .png, .tif): `--images` reads the text in them by OCR" in caplog.text
 
-    manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False, images=True)
+    manifest = build_index(fake_settings, folder, embedder=hash_embedder, progress=False, options=ReadOptions(images=True))
     assert manifest.images and manifest.unreadable == {
         "photo.jpg": "a picture with no text OCR could read (a photo, a drawing)"}
     index = open_index(fake_settings, model_checksum=hash_embedder.checksum)

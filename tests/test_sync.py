@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from local_rag.corpus.options import ReadOptions
 from local_rag.index import build_index, open_index
 from local_rag.index.sync import sync_index
 from local_rag.records import Query
@@ -91,7 +92,7 @@ def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_emb
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text("# Alpha\n\nRivers and lakes.\n")
-    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, exclude=["drafts"])
+    sync_index(fake_settings, folder, embedder=hash_embedder, progress=False, options=ReadOptions(exclude=("drafts",)))
     (folder / ".trash").mkdir()
     (folder / "drafts").mkdir()
     synced, stop = threading.Event(), threading.Event()
@@ -104,7 +105,7 @@ def test_watch_syncs_on_change(tmp_path: Path, fake_settings: Settings, hash_emb
             stop.set()
 
     thread = threading.Thread(target=watch, args=(folder, on_change), kwargs={"debounce_ms": 200, "stop_event": stop,
-                                                                              "exclude": ["drafts"]})
+                                                                              "options": ReadOptions(exclude=("drafts",))})
     thread.start()
     try:  # a hidden file and an excluded one change first: they wake nothing (the index leaves them out)
         threading.Timer(0.3, lambda: (folder / ".trash" / "old.md").write_text("# Old\n\nDeleted.\n")).start()

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.sysinfo import machine
 
@@ -33,12 +34,12 @@ def default_trees() -> list[Path]:
 
 def read_tree(folder: Path, repeats: int) -> dict[str, object]:
     """Figures of reading ``folder`` with ``code``, the median of ``repeats`` reads after one unclocked one."""
-    list(read_corpus(folder, report=CorpusReport(), code=True))  # imports and the page cache
+    list(read_corpus(folder, report=CorpusReport(), options=ReadOptions(code=True)))  # imports and the page cache
     seconds = []
     for _ in range(repeats):
         report = CorpusReport()
         started = time.perf_counter()
-        passages = list(read_corpus(folder, report=report, code=True))
+        passages = list(read_corpus(folder, report=report, options=ReadOptions(code=True)))
         seconds.append(time.perf_counter() - started)
     median = sorted(seconds)[len(seconds) // 2]
     files = {p.doc_id for p in passages}

@@ -82,6 +82,7 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     .pdf/.docx/.doc/.rtf/.odt/.pptx/.ppt/.odp/.epub/.html/.md/.mdx/.qmd/.rst/.adoc/.org/.tex/.bib/.ipynb/.eml/.msg/.mbox/.pst/.ics/.vcf/.enex/.mht/.vtt/.srt/.csv/.tsv/.xlsx/.xls/.ods/.txt, or one such document, a Slack export's
     folder, a Discord or Telegram chat export; scanned PDFs, and with --images pictures, are read by OCR with the ocr extra; with --code, source code). Files that cannot be read are listed
     at the end; the build goes on. Building again from the same CORPUS rebuilds the index; from another, it needs --replace."""
+    from local_rag.corpus.options import ReadOptions
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
     from local_rag.index import build_index
@@ -111,8 +112,8 @@ def build(corpus, profile, config_file, index_name, chunk_size, chunk_overlap, f
     if note:
         click.echo(f"note: {note}", err=True)
     started = time.perf_counter()
-    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, exclude=exclude,
-                           images=images, code=code, gitignore=gitignore, git_log=git_log)
+    read = ReadOptions(tuple(exclude), images, code, gitignore, git_log)
+    manifest = build_index(settings, corpus, embedder=embedder, skip_bad=skip_bad, progress=not as_json, options=read)
     elapsed = time.perf_counter() - started
     if other is not None:
         _drop_adaptation(settings, other)
@@ -273,6 +274,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
     out with `index remove --by doc` stay out (--restore brings them back)."""
+    from local_rag.corpus.options import ReadOptions
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
     from local_rag.index import sync as sync_mod
@@ -289,7 +291,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
                                 "rebuilds it without them)")
         settings = sparse_only_settings(settings)
     embedder = _embedder_for(settings)
-    patterns = exclude_patterns(exclude, exclude_from)
+    read = ReadOptions(tuple(exclude_patterns(exclude, exclude_from)), images, code, gitignore, git_log)
     if not (settings.index_dir / MANIFEST_FILE).exists():  # a sync that builds: as `index build` says it
         _note_gitignore(folder, code, exclude_from, gitignore)
     first = [restore]
@@ -297,8 +299,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
 
     def once() -> None:
         result = sync_mod.sync_index(settings, folder, embedder=embedder, progress=not as_json, restore=first.pop()
-                                     if first else False, replace=replace, exclude=patterns,
-                                     images=images, code=code, gitignore=gitignore, git_log=git_log)
+                                     if first else False, replace=replace, options=read)
         if as_json:
             click.echo(json.dumps({
                 "index": settings.index, "built": result.built, "added": result.plan.added,
@@ -337,7 +338,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     if watch:
         click.echo(f"watching {folder} (Ctrl-C to stop)")
         kept = IndexManifest.load(settings.index_dir)  # as the first sync kept them
-        sync_mod.watch(folder, once, exclude=kept.exclude, gitignore=kept.gitignore, git_log=kept.git_log)
+        sync_mod.watch(folder, once, options=kept.read_options())
         click.echo("stopped watching")
 
 

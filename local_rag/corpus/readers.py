@@ -47,6 +47,7 @@ from local_rag.corpus.git_log import history_paths
 from local_rag.corpus.gitignore import GitIgnores
 from local_rag.corpus.keep import keep_trashed, keep_twin
 from local_rag.corpus.mbox import left_out_mail, mail_store_part
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.pieces import heading_at, piece_bounds
 from local_rag.corpus.progress import show_progress
 from local_rag.errors import BadInputError
@@ -117,14 +118,11 @@ def mtrag_doc_id(passage_id: str) -> str:
 
 
 def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport | None = None,
-                exclude: Sequence[str] = (), images: bool = False, code: bool = False,
-                gitignore: bool = False, git_log: bool = False) -> Iterator[Passage]:
-    """Yield the passages of a corpus file or folder, but those of the documents ``exclude`` names
-    (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id).
-    ``images``: a folder's pictures (`IMAGE_SUFFIXES`) are read too, by OCR (a picture given alone always is);
-    ``code``: its source and configuration files (`CODE_KINDS`, `local_rag.corpus.code`; one given alone always is);
-    ``gitignore``: what a folder's ``.gitignore`` files name is left out (`local_rag.corpus.gitignore`);
-    ``git_log``: a repository's commit messages are read too (`local_rag.corpus.git_log`).
+                options: ReadOptions = ReadOptions()) -> Iterator[Passage]:
+    """Yield the passages of a corpus file or folder, but those of the documents ``options.exclude`` names
+    (`local_rag.patterns`: a folder's files by their path in it, never read; records by their document id); the
+    rest of ``options`` says what else of a folder is read (`ReadOptions`: pictures, code, the history) and what
+    its ``.gitignore`` files leave out.
 
     Example:
         >>> report = CorpusReport()
@@ -137,9 +135,8 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
     seen: set[str] = set()
     if path.is_dir():
         beir = path / "corpus.jsonl"
-        source: Iterator[Passage] = _read_jsonl_file(beir, skip_bad, report) if beir.exists() else _read_folder(
-            path, skip_bad, report, exclude, images, code, gitignore, git_log
-        )
+        source: Iterator[Passage] = (_read_jsonl_file(beir, skip_bad, report) if beir.exists()
+                                     else _read_folder(path, skip_bad, report, options))
     elif document_suffix(path) in _READ + IMAGE_SUFFIXES + CODE_KINDS:
         source = _read_document_file(path, report)
     else:
@@ -147,7 +144,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         source = _read_jsonl_file(path, skip_bad, report)
     left_out: set[str] = set()
     for passage in source:
-        if exclude and matches_any(passage.doc_id, exclude):  # records (a folder's files are never read)
+        if options.exclude and matches_any(passage.doc_id, options.exclude):  # records (a folder's files are never read)
             left_out.add(passage.doc_id)
             continue
         if passage.id in seen:
@@ -158,7 +155,7 @@ def read_corpus(path: str | Path, skip_bad: bool = False, report: CorpusReport |
         yield passage
     if left_out:
         report.excluded += sorted(left_out)
-        log.warning("note: %d document(s) left out by --exclude %s: %s", len(left_out), " ".join(exclude),
+        log.warning("note: %d document(s) left out by --exclude %s: %s", len(left_out), " ".join(options.exclude),
                     _first_five(sorted(left_out)))
 
 
@@ -333,18 +330,16 @@ def _passage(record: Any, where: str, skip_bad: bool, report: CorpusReport) -> P
     )
 
 
-def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False, code: bool = False, gitignore: bool = False,
-                 git_log: bool = False) -> Iterator[Passage]:
+def _read_folder(folder: Path, skip_bad: bool, report: CorpusReport, options: ReadOptions) -> Iterator[Passage]:
     """The documents of a folder, one passage per page (PDF), slide (PPTX) or file (the rest), long ones in pieces
     (`local_rag.corpus.pieces`). A file that cannot be read is listed in ``report.unreadable`` with its reason and
-    the read goes on; files and folders ``exclude`` names are not read (nor walked)."""
-    found = folder_files(folder, exclude, gitignore)  # one walk for the documents and the notes
-    history = history_paths(folder, git_log)
-    files = document_paths(found.files, images, code) + history
+    the read goes on; files and folders ``options.exclude`` names are not read (nor walked)."""
+    found = folder_files(folder, options.exclude, options.gitignore)  # one walk for the documents and the notes
+    history = history_paths(folder, options.git_log)
+    files = document_paths(found.files, options.images, options.code) + history
     if history:  # read, as its history: not among the hidden folders left out
         found = found._replace(hidden=[h for h in found.hidden if h != ".git"])
-    sources = _note_unread(folder, found, report, exclude, images, code)
+    sources = _note_unread(folder, found, report, options)
     if not files:
         left = f" (--exclude left out {len(found.excluded)} file(s) or folder(s))" if found.excluded else ""
         left += f" (.gitignore left out {len(found.ignored)} file(s) or folder(s))" if found.ignored else ""
@@ -379,12 +374,11 @@ def _read_document_file(path: Path, report: CorpusReport) -> Iterator[Passage]:
     yield from passages
 
 
-def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude: Sequence[str] = (),
-                 images: bool = False, code: bool = False) -> int:
+def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, options: ReadOptions) -> int:
     """Files of a type no reader handles are counted as skipped and named in a warning, never passed over in
-    silence; so are the pictures not read (no ``images``), the source files not read (no ``code``), the hidden
-    folders and files left out, the links to nothing, the links to folders not followed, the folders of installed
-    packages and what ``exclude`` left out (``found``: `folder_files`). Returns how many source files were not read
+    silence; so are the pictures not read (no ``options.images``), the source files not read (no ``options.code``),
+    the hidden folders and files left out, the links to nothing, the links to folders not followed, the folders of
+    installed packages and what ``options.exclude`` left out (``found``: `folder_files`). Returns how many source files were not read
     (a folder of code alone says so in its error)."""
     files, hidden, broken, looped, packages = found.files, found.hidden, found.broken, found.looped, found.packages
     read_as = [(p, document_suffix(p)) for p in files]
@@ -400,13 +394,13 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
         report.skipped += [f"{p}: a note in Google Keep's trash, not read" for p in binned]
         log.warning("note: %d note(s) in Google Keep's trash left out, as Keep leaves them out of a search: %s",
                     len(binned), _first_five(relative_name(folder, p) for p in binned))
-    pictures = [] if images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
+    pictures = [] if options.images else [p for p in files if p.suffix.lower() in IMAGE_SUFFIXES]
     if pictures:
         report.skipped += [f"{p}: a picture, not read (--images reads the text in pictures)" for p in pictures]
         log.warning("note: %d picture(s) not read (%s): `--images` reads the text in them by OCR (a scanned page, a "
                     "screenshot; the ocr extra), first: %s", len(pictures),
                     ", ".join(sorted({p.suffix.lower() for p in pictures})), pictures[0])
-    sources = [] if code else [(p, kind) for p, kind in read_as if kind in CODE_KINDS]
+    sources = [] if options.code else [(p, kind) for p, kind in read_as if kind in CODE_KINDS]
     if sources:
         report.skipped += [f"{p}: source code, not read (--code reads source and configuration files)"
                            for p, _ in sources]
@@ -416,7 +410,7 @@ def _note_unread(folder: Path, found: FolderFiles, report: CorpusReport, exclude
     if found.excluded:
         report.excluded += found.excluded
         log.warning("note: %d file(s) or folder(s) left out by --exclude %s: %s", len(found.excluded),
-                    " ".join(exclude), _first_five(found.excluded))
+                    " ".join(options.exclude), _first_five(found.excluded))
     if found.ignored:
         report.excluded += found.ignored
         log.warning("note: %d file(s) or folder(s) the .gitignore files name left out (--gitignore): %s",

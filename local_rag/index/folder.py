@@ -17,6 +17,7 @@ replacing ``add`` rebuild the BM25 matrix from the stored chunk texts and the FA
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import json
 import logging
@@ -34,6 +35,7 @@ import numpy as np
 from local_rag import __version__
 from local_rag.corpus.chunking import Chunker, Tokenizer, load_tokenizer
 from local_rag.corpus.digest import corpus_hash, passage_digest
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import CorpusReport, read_corpus
 from local_rag.embed.base import Embedder
 from local_rag.embed.journal import EmbeddingJournal, journal_folder
@@ -490,12 +492,10 @@ def _stored_lexical(folder: IndexFolder) -> object | None:
     return LearnedSparseIndex.load(folder.path / "dense").matrix
 
 
-def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False, exclude: Sequence[str] = (),
-              images: bool = False, code: bool = False, gitignore: bool = False,
-              git_log: bool = False) -> tuple[list[Passage], CorpusReport]:
+def _read_all(corpus: str | Path, skip_bad: bool, progress: bool = False,
+              options: ReadOptions = ReadOptions()) -> tuple[list[Passage], CorpusReport]:
     report = CorpusReport(progress=progress)
-    passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report, exclude=exclude, images=images, code=code,
-                                gitignore=gitignore, git_log=git_log))
+    passages = list(read_corpus(corpus, skip_bad=skip_bad, report=report, options=options))
     if not passages:
         left = f" (--exclude left out {len(report.excluded)} document(s))" if report.excluded else ""
         raise BadInputError(f"{corpus}: no passages to index{left}")
@@ -508,29 +508,24 @@ def build_index(
     embedder: Embedder | None = None,
     skip_bad: bool = False,
     progress: bool = True,
-    exclude: Sequence[str] = (),
-    images: bool = False,
-    code: bool = False,
-    gitignore: bool = False,
-    git_log: bool = False,
+    options: ReadOptions = ReadOptions(),
 ) -> IndexManifest:
     """Build ``indexes/<settings.index>`` from a corpus, replacing any previous one only on success.
 
-    ``embedder`` is required when ``settings.dense.enabled``. ``exclude``: patterns of files (or document ids) left
-    out, kept in the manifest for every later add and sync (`local_rag.patterns`). ``images``: a folder's pictures
-    are read too, by OCR, at this build and every later add and sync; ``code``: its source and configuration files;
-    ``gitignore``: what its ``.gitignore`` files name is left out, at this build and every later add and sync;
-    ``git_log``: its repository's commit messages are read (`local_rag.corpus.git_log`), likewise.
+    ``embedder`` is required when ``settings.dense.enabled``. ``options``: what of a folder is read besides its
+    documents and what is left out (`ReadOptions`: ``--exclude``, ``--images``, ``--code``, ``--gitignore``,
+    ``--git-log``), kept in the manifest for every later add and sync; an exclude pattern is taken as the shell shows
+    it, inside ``corpus`` (`local_rag.patterns.in_folder`).
     """
     if settings.dense.enabled and embedder is None:
         raise ValueError("a dense index needs an embedder")
-    settings = with_code_words(settings, code)
+    settings = with_code_words(settings, options.code)
     if embedder is not None and settings.dense.enabled and settings.backend.name == "local":
         check_factory(settings.dense.factory, embedder.dimension)  # a bad --factory: before hours of embedding
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
     started = time.perf_counter()
-    exclude = [in_folder(p, str(corpus)) for p in dict.fromkeys(exclude)]  # as the shell shows them: inside corpus
-    passages, report = _read_all(corpus, skip_bad, progress, exclude, images, code, gitignore, git_log)
+    options = dataclasses.replace(options, exclude=tuple(dict.fromkeys(in_folder(p, str(corpus)) for p in options.exclude)))
+    passages, report = _read_all(corpus, skip_bad, progress, options)
     read_s = time.perf_counter() - started
     started = time.perf_counter()
     chunks, tokenizer_name = _chunk_passages(settings, passages, progress, tokenizer)
@@ -555,13 +550,9 @@ def build_index(
         stats={"read_s": round(read_s, 3), "chunk_s": round(chunk_s, 3), "embed_s": round(embed_s, 3),
                **format_stats(report), **_unspaced_stats(chunks)},
         unreadable=dict(report.unreadable),
-        exclude=exclude,
         unread_scans=dict(report.unread_scans),
-        images=images,
-        code=code,
-        gitignore=gitignore,
-        git_log=git_log,
     )
+    manifest.keep(options)
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
     extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
     _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)
@@ -639,10 +630,9 @@ def add_documents(
     segment and FAISS the new vectors (`_write` with ``tail_only``); otherwise the kept rows are carried over."""
     folder, digests = _open_for_update(settings, embedder)
     tokenizer = _tokenizer_for(settings)  # a missing model before the documents are read
-    patterns = list(dict.fromkeys([*folder.manifest.exclude, *(in_folder(p, str(corpus)) for p in exclude)]))
-    passages, report = _read_all(corpus, skip_bad, exclude=patterns, images=folder.manifest.images,
-                                 code=folder.manifest.code, gitignore=folder.manifest.gitignore,
-                                 git_log=folder.manifest.git_log)
+    options = folder.manifest.read_options().joined(
+        ReadOptions(exclude=tuple(in_folder(p, str(corpus)) for p in exclude)))
+    passages, report = _read_all(corpus, skip_bad, options=options)
     clash = [p.id for p in passages if p.id in digests]
     if clash and not replace:
         raise BadInputError(
@@ -684,7 +674,7 @@ def add_documents(
         digests.pop(pid, None)
     digests.update({p.id: passage_digest(p) for p in passages})
     manifest = folder.manifest
-    manifest.exclude = patterns
+    manifest.keep(options)
     manifest.history.append({"action": "add", "source": str(corpus), "passages": len(passages), "at": _now()})
     manifest.skipped += len(report.skipped)
     _write(settings, folder.path, chunks, digests, vectors, manifest, progress, lexical, _kept_files(folder), base=folder,

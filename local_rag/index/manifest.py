@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from local_rag.corpus.options import ReadOptions
 from local_rag.errors import IndexError_
 
 FORMAT_VERSION = 1
@@ -58,6 +59,17 @@ class IndexManifest:
     git_log: bool = False
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
+
+    def read_options(self) -> ReadOptions:
+        """What every add and sync of the index reads of a folder besides its documents, as it was built (and
+        synced) with."""
+        return ReadOptions(tuple(self.exclude), self.images, self.code, self.gitignore, self.git_log)
+
+    def keep(self, options: ReadOptions) -> None:
+        """Keep ``options`` for every later add and sync."""
+        self.exclude = list(options.exclude)
+        self.images, self.code, self.gitignore, self.git_log = (options.images, options.code, options.gitignore,
+                                                                 options.git_log)
 
     def followed_source(self) -> str:
         """The corpus or folder the index follows: the folder of its last sync, else what it was built from (as

@@ -14,9 +14,10 @@ order of the chunks differs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -28,6 +29,7 @@ from local_rag.corpus.documents import waits_for_ocr
 from local_rag.corpus.git_log import history_paths
 from local_rag.corpus.gitignore import GitIgnores
 from local_rag.corpus.ocr import ocr_missing
+from local_rag.corpus.options import ReadOptions
 from local_rag.corpus.readers import (
     CorpusReport,
     document_paths,
@@ -125,18 +127,18 @@ def reusable(stored: list[Chunk], touched: set[str], new_chunks: list[Chunk], he
 
 
 def plan_sync(folder: Path, known: dict[str, str], progress: bool = False, left_out: Iterable[str] = (),
-              exclude: Sequence[str] = (), images: bool = False, code: bool = False,
-              gitignore: bool = False, git_log: bool = False) -> SyncPlan:
+              options: ReadOptions = ReadOptions()) -> SyncPlan:
     """Compare the files of ``folder`` with ``known`` (path -> sha256 when the index last saw them); the files of
-    ``left_out`` are neither read nor added, changed or not; those ``exclude`` names are as if not in the folder (an
-    indexed one is removed), and with ``gitignore`` those its ``.gitignore`` files name; pictures count only with
-    ``images``, source and configuration files with ``code``, the repository's history with ``git_log``."""
+    ``left_out`` are neither read nor added, changed or not; those ``options.exclude`` names are as if not in the
+    folder (an indexed one is removed), and with ``options.gitignore`` those its ``.gitignore`` files name; pictures
+    count only with ``options.images``, source and configuration files with ``code``, the history with ``git_log``."""
     plan = SyncPlan()
     skip = set(left_out)
-    found = folder_files(folder, exclude, gitignore)
+    found = folder_files(folder, options.exclude, options.gitignore)
     plan.excluded = found.excluded
     plan.ignored = found.ignored
-    for path in _bar(document_paths(found.files, images, code) + history_paths(folder, git_log), progress, "hashing"):
+    paths = document_paths(found.files, options.images, options.code) + history_paths(folder, options.git_log)
+    for path in _bar(paths, progress, "hashing"):
         rel = relative_name(folder, path)
         plan.paths[rel] = path
         plan.digests[rel] = digest = file_digest(path)
@@ -199,19 +201,17 @@ def known_files(index_path: Path, doc_ids: set[str]) -> dict[str, str]:
 @one_writer  # read, compare and write as one step: no other writer between them
 def sync_index(
     settings: Settings, folder: str | Path, embedder: Embedder | None = None, progress: bool = True,
-    restore: bool = False, replace: bool = False, reuse: bool = True, exclude: Sequence[str] = (), images: bool = False,
-    code: bool = False, gitignore: bool = False, git_log: bool = False,
+    restore: bool = False, replace: bool = False, reuse: bool = True, options: ReadOptions = ReadOptions(),
 ) -> SyncResult:
     """Bring ``indexes/<settings.index>`` in step with ``folder`` (built from scratch when there is no index).
 
     The files `index remove --by doc` took out stay out, unless ``restore``, which reads them again; so do the files
-    the index's exclude patterns name, with ``exclude`` added to them (`local_rag.patterns`; an indexed file they
-    name is removed), unless ``restore``, which forgets the patterns kept before. Another folder
+    the index's exclude patterns name, with ``options.exclude`` added to them (`local_rag.patterns`; an indexed file
+    they name is removed), unless ``restore``, which forgets the patterns kept before. Another folder
     than the index follows, holding none of its files, is refused unless ``replace`` (it would remove them all).
-    ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference). ``images``:
-    the folder's pictures are read too, by OCR, from now on (the index keeps it: `IndexManifest.images`); ``code``:
-    its source and configuration files (`IndexManifest.code`); ``gitignore``: what the folder's ``.gitignore`` files
-    name is left out (`IndexManifest.gitignore`); ``git_log``: its commits' messages are read (`IndexManifest.git_log`)."""
+    ``reuse`` off embeds every new chunk, as syncs did before session 52 (the benchmark's reference). The rest of
+    ``options`` (`ReadOptions`) is added to what the index keeps (`IndexManifest.read_options`) from now on: a
+    switch given once (``--images``, ``--code``, ``--gitignore``, ``--git-log``) stays on."""
     started = time.perf_counter()
     folder = Path(folder)
     if not folder.is_dir():
@@ -219,8 +219,7 @@ def sync_index(
     if (folder / "corpus.jsonl").exists():
         raise BadInputError(f"{folder} is a BEIR corpus folder, not a folder of documents: use `local-rag index build`")
     if not (settings.index_dir / MANIFEST_FILE).exists():
-        manifest = build_index(settings, folder, embedder=embedder, progress=progress, exclude=exclude, images=images,
-                               code=code, gitignore=gitignore, git_log=git_log)
+        manifest = build_index(settings, folder, embedder=embedder, progress=progress, options=options)
         plan = SyncPlan(added=sorted(json.loads((settings.index_dir / FILES_FILE).read_text(encoding="utf-8"))))
         return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
                           unreadable=dict(manifest.unreadable))
@@ -234,13 +233,11 @@ def sync_index(
     left_out = [] if restore else index.manifest.left_out
     if restore:  # read again as new files
         known = {k: v for k, v in known.items() if k not in index.manifest.left_out}
-    given = [in_folder(p, str(folder)) for p in exclude]  # as the shell shows them: inside the folder
-    patterns = list(dict.fromkeys([*([] if restore else index.manifest.exclude), *given]))
-    images = images or index.manifest.images
-    code = code or index.manifest.code
-    gitignore = gitignore or index.manifest.gitignore
-    git_log = git_log or index.manifest.git_log
-    plan = plan_sync(folder, known, progress, left_out, patterns, images, code, gitignore, git_log)
+    given = tuple(in_folder(p, str(folder)) for p in options.exclude)  # as the shell shows them: inside the folder
+    kept = index.manifest.read_options()
+    options = (dataclasses.replace(kept, exclude=()) if restore else kept).joined(
+        dataclasses.replace(options, exclude=given))
+    plan = plan_sync(folder, known, progress, left_out, options)
     followed = index.manifest.followed_source()
     if not replace and plan.removed and not (plan.unchanged or plan.changed or plan.left_out) \
             and not same_place(followed, folder):
@@ -250,11 +247,8 @@ def sync_index(
     read_scans(plan, index.manifest)
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
-        kept = (index.manifest.exclude, index.manifest.images, index.manifest.code, index.manifest.gitignore,
-                index.manifest.git_log)
-        if (patterns, images, code, gitignore, git_log) != kept:  # kept alone
-            index.manifest.exclude, index.manifest.images, index.manifest.code = patterns, images, code
-            index.manifest.gitignore, index.manifest.git_log = gitignore, git_log
+        if options != kept:  # kept alone
+            index.manifest.keep(options)
             index.manifest.save(index.path)
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -305,11 +299,7 @@ def sync_index(
     manifest.stats.pop("pages_ocr", None)  # of an earlier read: this one's alone, as its pages_<format>
     manifest.stats.update(format_stats(report))
     manifest.left_out = sorted(plan.left_out)  # a left-out file deleted from the folder is forgotten
-    manifest.exclude = patterns
-    manifest.images = images
-    manifest.code = code
-    manifest.gitignore = gitignore
-    manifest.git_log = git_log
+    manifest.keep(options)
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
@@ -330,12 +320,14 @@ def _bar(items: list[T], progress: bool, desc: str) -> Iterable[T]:
 
 
 def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 1600, stop_event: object = None,
-          exclude: Sequence[str] = (), gitignore: bool = False, git_log: bool = False) -> None:
+          options: ReadOptions = ReadOptions()) -> None:
     """Call ``on_change`` after each burst of changes in ``folder`` until Ctrl-C (or ``stop_event`` is set); changes
-    inside hidden folders or to hidden files, and to what ``exclude`` names (which the index leaves out:
-    `readers.folder_files`), wake nothing; with ``gitignore``, nor do changes to what the ``.gitignore`` files name
-    (a build writing its output), while a change to a ``.gitignore`` file does (what the index leaves out changed);
-    with ``git_log``, a new commit does (the branch's ref under ``.git/refs/heads``, or ``.git/HEAD``)."""
+    inside hidden folders or to hidden files, and to what ``options.exclude`` names (which the index leaves out:
+    `readers.folder_files`), wake nothing; with ``options.gitignore``, nor do changes to what the ``.gitignore`` files
+    name (a build writing its output), while a change to a ``.gitignore`` file or ``.git/info/exclude`` does (what the
+    index leaves out changed); with ``options.git_log``, a new commit does (the branch's ref under
+    ``.git/refs/heads``, or ``.git/HEAD``)."""
+    exclude, gitignore, git_log = options.exclude, options.gitignore, options.git_log
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
