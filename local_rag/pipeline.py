@@ -63,6 +63,7 @@ class Pipeline:
         self._stages_ready = threading.Event()  # clear while a warm-up's thread loads the stages (`wait_loaded`)
         self._stages_ready.set()
         self._index_stamp: tuple[int, int] | None = None  # the index this pipeline opened itself, as it was then
+        self._reopening = threading.Lock()  # a server's search and its turn may both look for a new index at once
         self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
     # ------------------------------------------------------------ lazily loaded stages
@@ -81,10 +82,14 @@ class Pipeline:
         beside `serve` or `chat`; before, they answered from the documents as they were at start until restarted),
         with the embedder already loaded; the stages built on the old one (decision stage, support check, evidence
         compressor) are built again when next used. One stat a turn; an index the caller gave is left alone."""
-        from local_rag.index.folder import index_stamp
-
         if self._index_stamp is None or self._retriever is None:
             return False
+        with self._reopening:
+            return self._reopen()
+
+    def _reopen(self) -> bool:
+        from local_rag.index.folder import index_stamp
+
         stamp = index_stamp(self.settings.index_dir)
         if stamp is None or stamp == self._index_stamp:
             return False  # unchanged, or mid-swap: the next turn looks again

@@ -1,5 +1,5 @@
-"""The FastAPI application: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``,
-``GET /healthz``.
+"""The FastAPI application: ``POST /v1/chat/completions``, ``POST /v1/embeddings``, ``GET /v1/models``, the vector
+store search (``/v1/vector_stores``: `local_rag.server.search`), ``GET /healthz``.
 
 Shaped after llama-cpp-python's server (``llama_cpp/server/app.py``): the settings model builds the app, a bearer
 key guards ``/v1``, the model runs in a worker thread and streams as server-sent events. Unlike it, requests are
@@ -33,6 +33,7 @@ from local_rag.server import protocol
 from local_rag.server.cors import OriginGate
 from local_rag.server.embeddings import EmbeddingService
 from local_rag.server.errors import ApiError, ClientGone, error_body, route_message
+from local_rag.server.search import VectorStores
 from local_rag.server.turns import Turn, TurnRunner
 from local_rag.settings import Settings
 
@@ -79,6 +80,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     runner = TurnRunner(pipeline, cfg.queue, cfg.retry_after_s, cfg.stream_status)
     model = model_id(settings)
     embeddings = EmbeddingService(settings, pipeline)
+    stores = VectorStores(settings, pipeline)
     reranker = settings.reranker.model if settings.pipeline.cross_encoder else None
     adaptation = in_use(settings)  # the re-scorer `train adapt` kept for the index, when the settings apply it
 
@@ -156,6 +158,23 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     async def create_embeddings(request: Request) -> dict[str, Any]:
         check_key(request)
         return await embeddings.handle(await read_body(request, cfg.max_body_bytes), model)
+
+    @app.get("/v1/vector_stores")
+    async def vector_stores(request: Request) -> dict[str, Any]:
+        """The index, and one store per collection (``serve --collection``): `local_rag.server.search`."""
+        check_key(request)
+        return stores.stores()
+
+    @app.get("/v1/vector_stores/{store_id}")
+    async def vector_store(request: Request, store_id: str) -> dict[str, Any]:
+        check_key(request)
+        return stores.store(store_id)
+
+    @app.post("/v1/vector_stores/{store_id}/search")
+    async def vector_store_search(request: Request, store_id: str) -> dict[str, Any]:
+        """Retrieval alone, no LLM: the chunks of the index (or a collection) for a query."""
+        check_key(request)
+        return await stores.search(store_id, await read_body(request, cfg.max_body_bytes))
 
     @app.post("/v1/chat/completions")
     async def chat_completions(request: Request) -> Response:

@@ -35,7 +35,8 @@ def error_body(status: int, message: str, code: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": kind, "param": None, "code": code}}
 
 
-ROUTES = ("POST /v1/chat/completions", "POST /v1/embeddings", "GET /v1/models", "GET /v1/models/{id}", "GET /healthz")
+ROUTES = ("POST /v1/chat/completions", "POST /v1/embeddings", "GET /v1/models", "GET /v1/models/{id}",
+          "GET /v1/vector_stores", "GET /v1/vector_stores/{id}", "POST /v1/vector_stores/{id}/search", "GET /healthz")
 
 
 def route_message(method: str, path: str, status: int) -> str:
