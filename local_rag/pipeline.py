@@ -62,7 +62,7 @@ class Pipeline:
         self._loaded = False  # `load_stages` done
         self._stages_ready = threading.Event()  # clear while a warm-up's thread loads the stages (`wait_loaded`)
         self._stages_ready.set()
-        self._index_stamp: tuple[int, int] | None = None  # the index this pipeline opened itself, as it was then
+        self._index_stamp: tuple[tuple[int, int], ...] | None = None  # the indexes this pipeline opened itself, as then
         self._reopening = threading.Lock()  # a server's search and its turn may both look for a new index at once
         self.skipped: list[TraceStep] = []  # this turn's trace entries: stages skipped, evidence compressed
 
@@ -70,11 +70,10 @@ class Pipeline:
     @property
     def retriever(self) -> Searcher:
         if self._retriever is None:
-            from local_rag.index.folder import index_stamp
-            from local_rag.retrieve.stack import open_retriever
+            from local_rag.retrieve.stack import open_searcher
 
-            self._index_stamp = index_stamp(self.settings.index_dir)
-            self._retriever = open_retriever(self.settings)
+            self._index_stamp = self._stamp()
+            self._retriever = open_searcher(self.settings)
         return self._retriever
 
     def refresh_index(self) -> bool:
@@ -87,15 +86,22 @@ class Pipeline:
         with self._reopening:
             return self._reopen()
 
-    def _reopen(self) -> bool:
+    def _stamp(self) -> tuple[tuple[int, int], ...] | None:
+        """What changes when a writer swaps a new index in (`local_rag.index.folder.index_stamp`), of the index and of
+        those searched with it (``retrieval.also``); None while one is mid-swap."""
         from local_rag.index.folder import index_stamp
 
-        stamp = index_stamp(self.settings.index_dir)
+        names = [self.settings.index, *self.settings.retrieval.also]
+        stamps = [index_stamp(self.settings.indexes_dir / name) for name in dict.fromkeys(names)]
+        return None if any(s is None for s in stamps) else tuple(s for s in stamps if s is not None)
+
+    def _reopen(self) -> bool:
+        stamp = self._stamp()
         if stamp is None or stamp == self._index_stamp:
             return False  # unchanged, or mid-swap: the next turn looks again
         from local_rag.errors import IndexError_
         from local_rag.index.manifest import IndexManifest
-        from local_rag.retrieve.stack import open_retriever
+        from local_rag.retrieve.stack import open_searcher
 
         embedder = getattr(self._retriever, "embedder", None)
         try:
@@ -104,7 +110,7 @@ class Pipeline:
             dense = None  # opening it below says what is wrong
         if embedder is not None and dense is not None and dense.get("model_checksum") != embedder.checksum:
             embedder = None  # built again with other files of the model (re-imported, adapted): load them, as a restart would
-        self._retriever = open_retriever(self.settings, embedder)
+        self._retriever = open_searcher(self.settings, embedder)
         self._index_stamp = stamp
         self._decider, self._support, self._gate = None, False, False
         self.__dict__.pop("compressor", None)

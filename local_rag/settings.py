@@ -164,6 +164,20 @@ class RetrievalConfig(_Config):
         "folders of them or shell patterns ('reports/2024', '*.pdf'); empty: all (`--only`, local_rag.retrieve.scope)"
     )
     feedback: FeedbackConfig = Field(default_factory=FeedbackConfig)
+    also: list[str] = Field(
+        default_factory=list, description="other indexes searched with `index` as one (`--also`): their passages "
+        "fused with its own and named NAME:document (local_rag.retrieve.joint)"
+    )
+
+    @field_validator("also", mode="after")
+    @classmethod
+    def _plain_index_names(cls, value: list[str]) -> list[str]:
+        """Index names, each once (`local_rag.paths.name_problem`: no path, nothing hidden)."""
+        for name in value:
+            problem = name_problem(name, "index", "indexes_dir")
+            if problem:
+                raise ValueError(problem)
+        return list(dict.fromkeys(value))
 
 
 class RerankerConfig(_Config):

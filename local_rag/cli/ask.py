@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from local_rag.cli.main import adaptation_option, handle_errors, load, only_list, only_option, settings_options
+from local_rag.cli.main import (
+    adaptation_option,
+    also_list,
+    also_option,
+    handle_errors,
+    load,
+    only_list,
+    only_option,
+    settings_options,
+)
 from local_rag.cli.search import MAX_MESSAGE_CHARS, read_conversation, read_question
 from local_rag.errors import BadInputError, LocalRagError
 
@@ -92,9 +101,10 @@ def print_sources(result: Any, echo: Any = click.echo) -> None:
 @click.option("--conversation", "conversation_file", help="Conversation JSON file (official 'input' shape; '-' = stdin).")
 @click.option("--json", "as_json", is_flag=True, help="Answer, citations, rewrite, passages and per-stage timings as JSON.")
 @only_option
+@also_option
 @handle_errors
 def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation,
-        conversation_file, as_json, only):
+        conversation_file, as_json, only, also):
     """Answer one turn: QUESTION ('-': read it from standard input), or the last user turn of --conversation."""
     from local_rag.cli.lines import Streamer
     from local_rag.modes import make_pipeline
@@ -102,7 +112,7 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
 
     question = read_question(question, conversation_file)
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
-                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)})
+                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only), "retrieval.also": also_list(also)})
     if conversation_file:
         conversation = read_conversation(conversation_file)
     else:
@@ -142,9 +152,10 @@ begins with '/' takes two ('//etc/fstab: what is it for?')"""
 @click.option("--history", "history", type=click.Path(dir_okay=False),
               help="Line history file on a terminal (default: chat_history in the user data directory; '' = none).")
 @only_option
+@also_option
 @handle_errors
 def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rerank, judge, adaptation, load_file,
-         save_file, history, only):
+         save_file, history, only, also):
     """An interactive multi-turn conversation with the index, answers streamed, sources listed under each. On a
     terminal: line editing, a history file and multi-line paste (prompt_toolkit); piped stdin is read line by line."""
     from local_rag.adaptation import in_use
@@ -159,7 +170,7 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
         raise BadInputError(f"{save_file} holds a conversation of {held} turns, which --save would replace: go on "
                             f"with it (--load {save_file} --save {save_file}) or save to another file")
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
-                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)})
+                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only), "retrieval.also": also_list(also)})
     check_models(settings)
     pipeline = make_pipeline(settings)
     scope = pipeline.scope()
@@ -170,7 +181,8 @@ def chat(profile, config_file, index_name, mode, rewrite, cross_encoder, llm_rer
     read = line_reader(history_file() if history is None else (Path(history) if history else None),
                        completer=lambda: chat_completer(COMMANDS, pipeline.retriever.documents))  # type: ignore[attr-defined]
     adapted = in_use(settings)
-    click.echo(f"local-rag chat (index {settings.index}, profile {settings.profile}"
+    joint = f" with {', '.join(settings.retrieval.also)}" if settings.retrieval.also else ""
+    click.echo(f"local-rag chat (index {settings.index}{joint}, profile {settings.profile}"
                f"{', ' + adapted if adapted else ''}{', ' + scope_line(pipeline, scope) if scope else ''}). {HELP}")
     try:
         chat_loop(pipeline, conversation, read, save_file, scope)

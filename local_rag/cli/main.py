@@ -153,6 +153,19 @@ def only_option(func: Callable[..., Any]) -> Callable[..., Any]:
                              "pattern ('reports/2024', '*.pdf'); repeat or comma-separate.")(func)
 
 
+def also_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--also NAME`` (settings: retrieval.also), for the commands that search an index: other indexes searched
+    with it, as one (`local_rag.retrieve.joint`)."""
+    return click.option("--also", "also", multiple=True, metavar="INDEX",
+                        help="Search this index too, as one with --index (notes and mail together): its passages are "
+                             "named INDEX:document; repeat or comma-separate.")(func)
+
+
+def also_list(also: tuple[str, ...]) -> list[str] | None:
+    """``--also`` values as the ``retrieval.also`` setting (None: not given, the settings' own stay)."""
+    return [n.strip() for value in also for n in value.split(",") if n.strip()] or None
+
+
 def exclude_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--exclude PATTERN`` and ``--exclude-from FILE`` of `index build`, `add` and `sync`: files the index leaves
     out, kept in its manifest (`exclude_patterns` joins them)."""

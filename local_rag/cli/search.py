@@ -11,12 +11,22 @@ from typing import TYPE_CHECKING
 
 import click
 
-from local_rag.cli.main import adaptation_option, handle_errors, load, only_list, only_option, settings_options
+from local_rag.cli.main import (
+    adaptation_option,
+    also_list,
+    also_option,
+    handle_errors,
+    load,
+    only_list,
+    only_option,
+    settings_options,
+)
 
 if TYPE_CHECKING:
     from local_rag.records import Hit, Query
     from local_rag.rerank.base import Reranker
     from local_rag.retrieve.hybrid import HybridRetriever
+    from local_rag.retrieve.joint import JointRetriever
     from local_rag.retrieve.scope import Scope
     from local_rag.settings import Settings
 
@@ -108,7 +118,7 @@ def load_reranker_or_skip(settings: Settings) -> Reranker | None:
         return None
 
 
-def reranked_search(retriever: HybridRetriever, reranker: Reranker | None,
+def reranked_search(retriever: HybridRetriever | JointRetriever, reranker: Reranker | None,
                     scope: Scope | None = None) -> Callable[[list[Query]], list[Hit]]:
     """The retriever's search (of ``scope``'s documents when given), followed by ``reranker`` against the question when
     there is one."""
@@ -137,21 +147,22 @@ def reranked_search(retriever: HybridRetriever, reranker: Reranker | None,
               help="Re-score the fused hits with the reranker model (settings: reranker; default pipeline.cross_encoder).")
 @adaptation_option
 @only_option
+@also_option
 @handle_errors
 def search(question, profile, config_file, index_name, conversation_file, modes, retrievers, fusion, top_k, as_json, llm_modes, llm_rerank, judge,
-           cross_encoder, adaptation, only):
+           cross_encoder, adaptation, only, also):
     """Search the index for QUESTION ('-': read it from standard input), or the last user turn of --conversation."""
     from local_rag.errors import BadInputError
     from local_rag.records import Conversation, Turn
     from local_rag.retrieve.queries import conversation_queries
     from local_rag.retrieve.scope import Scope
-    from local_rag.retrieve.stack import open_retriever
+    from local_rag.retrieve.stack import open_searcher
 
     question = read_question(question, conversation_file)
     settings = load(profile, config_file, index_name, adapted=True, **{
         "retrieval.retrievers": split_csv(retrievers), "retrieval.query_modes": split_csv(modes),
         "fusion.method": fusion, "retrieval.top_k": top_k, "pipeline.cross_encoder": cross_encoder,
-        "index_adaptation": adaptation, "retrieval.only": only_list(only),
+        "index_adaptation": adaptation, "retrieval.only": only_list(only), "retrieval.also": also_list(also),
     })
     conversation = read_conversation(conversation_file) if conversation_file else Conversation([Turn("user", question)])
     if not conversation.last_user_turn.strip():
@@ -161,7 +172,7 @@ def search(question, profile, config_file, index_name, conversation_file, modes,
     conversation = dated_turn(conversation, settings)  # "yesterday" -> "yesterday (Sun 29 Nov 2026)": documents only
     llm_modes = split_csv(llm_modes) or []
     scope = Scope.of(settings.retrieval.only)
-    retriever = open_retriever(settings)
+    retriever = open_searcher(settings)
     scoped = retriever.scoped(scope)  # a pattern that matches no document: said now, before a reranker or an LLM loads
     reranker = load_reranker_or_skip(settings) if settings.pipeline.cross_encoder else None
     final_k = settings.retrieval.top_k

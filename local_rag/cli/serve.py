@@ -13,7 +13,15 @@ from typing import Any
 import click
 
 from local_rag.cli.ask import pipeline_settings, stage_options
-from local_rag.cli.main import adaptation_option, handle_errors, only_list, only_option, settings_options
+from local_rag.cli.main import (
+    adaptation_option,
+    also_list,
+    also_option,
+    handle_errors,
+    only_list,
+    only_option,
+    settings_options,
+)
 from local_rag.settings import ServerConfig
 
 ENVVARS = {"api_key": "LOCAL_RAG_API_KEY"}  # besides LOCAL_RAG_SERVER__API_KEY (the settings' own variable)
@@ -68,20 +76,21 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @stage_options  # --mode pipeline|agentic and the stage switches, as in `ask`
 @adaptation_option
 @only_option
+@also_option
 @click.option("--collection", "collections", multiple=True, metavar="NAME=PATTERN[,PATTERN]",
               help="A part of the index as a model of its own ('<model>:NAME' in /v1/models): a client that picks it "
                    "asks about those documents only (patterns as --only; setting server.collections). Repeat for more.")
 @server_options
 @handle_errors
-def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, collections,
-          **server):
+def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, also,
+          collections, **server):
     """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
     from local_rag.adaptation import in_use
     from local_rag.server import check_bind, check_port
     from local_rag.server import serve as run_server
 
     settings = pipeline_settings(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode,
-                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only)},
+                                 adapted=True, index_adaptation=adaptation, **{"retrieval.only": only_list(only), "retrieval.also": also_list(also)},
                                  **{f"server.{k}": v for k, v in server.items()},
                                  **{"server.collections": parse_collections(collections) or None})
     cfg = settings.server
@@ -89,7 +98,8 @@ def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
     check_port(cfg)  # a port in use is said now, not after the models load
     adapted = in_use(settings)
     click.echo(
-        f"local-rag serve: index {settings.index}{', ' + adapted if adapted else ''}"
+        f"local-rag serve: index {settings.index}"
+        f"{' with ' + ', '.join(settings.retrieval.also) if settings.retrieval.also else ''}{', ' + adapted if adapted else ''}"
         f"{' (only ' + ', '.join(settings.retrieval.only) + ')' if settings.retrieval.only else ''}, model {settings.llm.model}, "
         f"mode {settings.pipeline.mode}, "
         f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}, browser pages: localhost"

@@ -126,7 +126,8 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
 
     @app.get("/healthz")
     async def healthz() -> dict[str, Any]:
-        return {"status": "ok", "index": settings.index, "model": model, "mode": settings.pipeline.mode,
+        return {"status": "ok", "index": settings.index, **({"also": settings.retrieval.also} if settings.retrieval.also else {}),
+                "model": model, "mode": settings.pipeline.mode,
                 "profile": settings.profile, "reranker": reranker, "adaptation": adaptation,
                 **({"only": settings.retrieval.only} if settings.retrieval.only else {}),
                 **({"collections": cfg.collections} if cfg.collections else {}), "turns": runner.status()}

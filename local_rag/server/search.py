@@ -161,7 +161,8 @@ class VectorStores:
         scoped = getattr(retriever, "scoped", lambda s: None)(scope) if scope else None
         documents = len(scoped.documents) if scoped is not None else len(getattr(retriever, "documents", list)())
         manifest = IndexManifest.load(self.settings.index_dir)
-        size = sum(p.stat().st_size for p in self.settings.index_dir.rglob("*") if p.is_file())
+        folders = [self.settings.indexes_dir / n for n in dict.fromkeys([self.settings.index, *self.settings.retrieval.also])]
+        size = sum(p.stat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())  # --also: all
         try:
             created = int(datetime.fromisoformat(manifest.created).timestamp())
         except ValueError:
