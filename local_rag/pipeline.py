@@ -14,12 +14,12 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal  # Any: the support report's JSON (TurnResult.support)
 
 from local_rag.llm.generate import Generator, check_citations
-from local_rag.records import Answer, Citation, Conversation, Decision, Hit, LLMCall, Query, TraceStep, TurnResult
+from local_rag.records import Answer, Citation, Conversation, Decision, Hit, LLMCall, Query, TraceStep, Turn, TurnResult
 from local_rag.retrieve.queries import conversation_queries
 from local_rag.retrieve.scope import Scope
 from local_rag.settings import GenerateConfig, Settings
@@ -311,6 +311,31 @@ class Pipeline:
             return None
         return {"type": "scope", "stage": "retrieval", "documents": len(resolved.documents),
                 "text": f"searched {len(resolved.documents)} document(s): {scope.describe()}"}
+
+    def passages(self, texts: Sequence[str], top_k: int, scope: Scope | None = None, rerank: bool = True) -> list[Hit]:
+        """Retrieval alone, for a tool that writes its own answer (the server's vector store search, the MCP
+        server's ``search``): the passages for ``texts`` (query variants, fused), best first, at most ``top_k``, of
+        ``scope``'s documents (default: the settings' ``retrieval.only``), with relative dates written as the documents
+        write days and, when the pipeline runs it and ``rerank``, the cross-encoder. No LLM call; an index a sync
+        swapped in is reopened first, as a turn does.
+
+        Raises:
+            BadInputError: a pattern of ``scope`` matches no document.
+        """
+        from local_rag.dates import dated_turn
+
+        self.refresh_index()
+        scope = scope if scope is not None else self.scope()
+        queries = [Query(text=dated_turn(Conversation([Turn("user", t)]), self.settings).last_user_turn)
+                   for t in dict.fromkeys(t.strip() for t in texts if t.strip())]
+        if not queries:
+            return []
+        reranker = self.reranker if rerank and self.settings.pipeline.cross_encoder else None
+        depth = max(top_k, self.settings.reranker.candidates if reranker is not None else 0)
+        hits = self.retriever.search(queries, top_k=depth, scope=scope)
+        if reranker is not None:
+            hits = reranker.rerank(queries[0].text, hits)
+        return hits[:top_k]
 
     def answer(self, conversation: Conversation, on_token: Callable[[str], None] | None = None,
                on_status: Callable[[str], None] | None = None, scope: Scope | None = None) -> TurnResult:

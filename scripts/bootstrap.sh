@@ -2,7 +2,7 @@
 # Create .venv and install local-rag with everything the demo and the tests need, on a fresh machine.
 # Idempotent: a stamp keyed by the hash of the install inputs skips work already done.
 #   bootstrap.sh demo: only what `make demo` needs (core + the `cpu`/`gpu` extra + llama.cpp + the models);
-#   bootstrap.sh [test]: also what the tests and tools need (bge, plot, dev, eval, server, train, docs).
+#   bootstrap.sh [test]: also what the tests and tools need (bge, plot, dev, eval, server, mcp, train, docs).
 #   GPU machine (nvidia-smi lists a GPU): CUDA torch, faiss-gpu, onnxruntime-gpu, llama.cpp with CUDA.
 #   Otherwise: the CPU torch wheel (torch==2.13.0), faiss-cpu, onnxruntime, llama.cpp CPU build without AMX.
 set -euo pipefail
@@ -13,7 +13,7 @@ key=$(cat pyproject.toml scripts/bootstrap.sh scripts/install_llama_cpp.sh 2>/de
 MODE=${1:-test}
 case "$MODE" in
   demo) extras="" ; ocr=0 ;;
-  test) extras=",bge,plot,dev,eval,server,train,docs,qdrant" ; ocr=1 ;;
+  test) extras=",bge,plot,dev,eval,server,mcp,train,docs,qdrant" ; ocr=1 ;;
   *) echo "usage: bootstrap.sh [demo|test]" >&2; exit 2 ;;
 esac
 stamp="$VENV/.bootstrap-$key-$MODE"

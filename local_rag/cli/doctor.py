@@ -92,6 +92,7 @@ def collect(settings: Settings) -> dict[str, Any]:
 
     report["ocr"] = None if ocr_missing() else {"rapidocr-onnxruntime": _version("rapidocr-onnxruntime"),
                                                 "pypdfium2": _version("pypdfium2")}
+    report["servers"] = {"serve": _version("fastapi") and _version("uvicorn"), "mcp": _version("mcp")}
     report["llama_cpp"] = None
     if _version("llama_cpp_python"):
         from local_rag.llm.cpu_build import advice, amx_hint, probe
@@ -153,6 +154,11 @@ def doctor(profile, config_file, index_name, verify, as_json):
     click.echo(f"ocr           scanned PDF pages read by RapidOCR {ocr['rapidocr-onnxruntime']} (pypdfium2 "
                f"{ocr['pypdfium2']})" if ocr else "ocr           none: scanned PDFs are listed as unreadable (pip install "
                "'local-rag[ocr]')")
+    servers = report["servers"]
+    mcp = servers["mcp"] if servers["mcp"] and not servers["mcp"].startswith("1.") else None
+    click.echo("servers       " + ("serve (OpenAI-compatible HTTP)" if servers["serve"] else
+                                   "serve: not installed (pip install 'local-rag[server]')")
+               + (f", mcp (MCP SDK {mcp})" if mcp else ", mcp: not installed (pip install 'local-rag[mcp]')"))
     click.echo(f"llama.cpp     {report['llama_cpp'] or 'not installed (bash scripts/install_llama_cpp.sh)'}"
                + (f", built for {built_for}" if report["llama_cpp"] and built_for else ""))
     if report["gpus"]:

@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "ask": "local_rag.cli.ask:ask",
     "chat": "local_rag.cli.ask:chat",
     "serve": "local_rag.cli.serve:serve",
+    "mcp": "local_rag.cli.mcp:mcp",
     "bench": "local_rag.cli.bench:bench",
     "bench-scale": "local_rag.cli.bench_scale:bench_scale",
     "bench-levers": "local_rag.cli.bench_levers:bench_levers",

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any  # Any: the JSON of requests and responses
 
 from local_rag import safejson
 from local_rag.errors import BadInputError
-from local_rag.records import Conversation, Hit, Query, Turn
+from local_rag.records import Hit
 from local_rag.server.errors import ApiError
 from local_rag.settings import Settings
 
@@ -179,21 +179,12 @@ class VectorStores:
                 "has_more": False}
 
     def _search(self, patterns: tuple[str, ...], request: SearchRequest) -> list[Hit]:
-        from local_rag.dates import dated_turn
-
         with self._lock:
-            self.pipeline.refresh_index()  # a sync beside the server: search the index as it is now
             scope = self.pipeline.scope(patterns, *request.only, what="filters:")
-            queries = [Query(text=dated_turn(Conversation([Turn("user", q)]), self.settings).last_user_turn)
-                       for q in request.queries]  # "yesterday" written as the documents write days, as a turn is
-            reranker = self.pipeline.reranker if request.rerank and self.settings.pipeline.cross_encoder else None
-            depth = max(request.max_results, self.settings.reranker.candidates if reranker is not None else 0)
-            hits = self.pipeline.retriever.search(queries, top_k=depth, scope=scope)
-            if reranker is not None:
-                hits = reranker.rerank(queries[0].text, hits)
+            hits = self.pipeline.passages(request.queries, request.max_results, scope, request.rerank)
         if request.score_threshold is not None:
             hits = [h for h in hits if h.score >= request.score_threshold]
-        return hits[:request.max_results]
+        return hits
 
     async def search(self, store_id: str, body: bytes) -> dict[str, Any]:
         patterns = self._patterns(store_id)
