@@ -529,3 +529,67 @@ def test_a_large_unchanged_file_is_not_read_again_to_know_it_is_unchanged(tmp_pa
     monkeypatch.setenv("LOCAL_RAG_HOME", str(small))  # a file where the cache folder would be: hashing goes on
     monkeypatch.setattr(digest, "_remembered", digest._Remembered())
     assert digest.file_digest(big) == changed
+
+
+def test_sync_all_syncs_every_index_that_follows_a_folder(tmp_path: Path):
+    """`index sync --all`: each index that follows a folder, with the options it keeps; an index of records and one
+    whose folder is gone are named and passed over; options of one index's sync are refused with --all."""
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    for name, text in (("notes", "# Audit\n\nFriday.\n"), ("mail", "# Re: audit\n\nBring the logs.\n"),
+                       ("old", "# Old\n\nGone soon.\n")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.md").write_text(text)
+        built = run("index", "build", str(tmp_path / name), "--index", name, "--sparse-only", "--exclude", "*.tmp",
+                    cwd=tmp_path, env=env)
+        assert built.returncode == 0, built.stderr
+    (tmp_path / "c.jsonl").write_text(json.dumps({"_id": "p1", "text": "a record"}) + "\n")
+    assert run("index", "build", str(tmp_path / "c.jsonl"), "--index", "records", "--sparse-only", cwd=tmp_path,
+               env=env).returncode == 0
+    shutil.rmtree(tmp_path / "old")
+    (tmp_path / "mail" / "b.md").write_text("# Lunch\n\nPizza.\n")
+    (tmp_path / "notes" / "x.tmp").write_text("left out by the index's own --exclude")
+    synced = run("index", "sync", "--all", "--json", cwd=tmp_path, env=env)
+    assert synced.returncode == 0, synced.stderr
+    done = {d["index"]: d for d in map(json.loads, synced.stdout.splitlines())}
+    assert set(done) == {"notes", "mail"} and done["mail"]["added"] == ["b.md"]
+    assert done["notes"]["added"] == [] and done["notes"]["unchanged"] == 1
+    assert done["notes"]["excluded"] == ["x.tmp"]  # the index's own --exclude, kept
+    assert "note: old passed over: its folder" in synced.stderr and "note: records passed over: it follows a corpus of " \
+        "records" in synced.stderr
+    again = run("index", "sync", "--all", cwd=tmp_path, env=env)
+    assert "mail is up to date with" in again.stdout and "notes is up to date with" in again.stdout
+    refused = run("index", "sync", "--all", "--code", cwd=tmp_path, env=env)
+    assert refused.returncode == 2 and "--code belongs to one index's sync" in refused.stderr
+    assert "or --all" in run("index", "sync", cwd=tmp_path, env=env).stderr
+
+
+def test_one_watch_wakes_the_sync_of_the_folder_that_changed(tmp_path: Path):
+    """`watch_many` (``index sync --all --watch``): a change in one folder calls its callback, not the others'."""
+    import threading
+
+    from local_rag.index.sync import watch_many
+
+    folders = {name: tmp_path / name for name in ("notes", "mail")}
+    for folder in folders.values():
+        folder.mkdir()
+    woke: list[str] = []
+    stop = threading.Event()
+
+    def callback(name: str):
+        def call() -> None:
+            woke.append(name)
+            stop.set()
+        return call
+
+    thread = threading.Thread(target=watch_many, args=([(f, callback(n), ReadOptions(exclude=("*.log",)))
+                                                         for n, f in folders.items()],),
+                              kwargs={"debounce_ms": 200, "stop_event": stop})
+    thread.start()
+    try:
+        threading.Timer(0.3, lambda: (folders["notes"] / "run.log").write_text("excluded")).start()
+        threading.Timer(0.8, lambda: (folders["mail"] / "b.md").write_text("# B\n")).start()
+        assert stop.wait(60), "the watcher did not wake"
+    finally:
+        stop.set()
+        thread.join(10)
+    assert woke == ["mail"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -253,10 +254,12 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 
 
 @index.command()
-@click.argument("folder", type=click.Path(file_okay=False))
+@click.argument("folder", type=click.Path(file_okay=False), required=False)
 @settings_options
+@click.option("--all", "every", is_flag=True, help="Sync every index that follows a folder, each with the options it "
+              "keeps (with --watch: watch them all in one process).")
 @click.option("--watch", is_flag=True, help="Keep syncing on every change of FOLDER until Ctrl-C (watchfiles).")
-@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print what the sync did as JSON (with --all: a line an index).")
 @click.option("--restore", is_flag=True, help="Index again the files `index remove --by doc` took out and those the "
               "index's --exclude patterns left out, forgetting the patterns (without it, sync leaves them out).")
 @click.option("--replace", is_flag=True, help="Make the index follow FOLDER even though it holds none of the index's "
@@ -269,17 +272,29 @@ def remove(ids, profile, config_file, index_name, by, from_file):
 @gitignore_option
 @git_log_option
 @handle_errors
-def sync(folder, profile, config_file, index_name, watch, as_json, restore, replace, sparse_only, exclude, exclude_from,
-         images, code, gitignore, git_log):
+def sync(folder, profile, config_file, index_name, every, watch, as_json, restore, replace, sparse_only, exclude,
+         exclude_from, images, code, gitignore, git_log):
     """Bring an index in step with FOLDER: add new files, re-embed changed ones, remove deleted ones (by content
     digest; unchanged files are not read). A second run with nothing changed does nothing and says so. Files taken
-    out with `index remove --by doc` stay out (--restore brings them back)."""
+    out with `index remove --by doc` stay out (--restore brings them back). --all: every index that follows a folder."""
     from local_rag.corpus.options import ReadOptions
     from local_rag.corpus.readers import check_corpus_path
     from local_rag.errors import BadInputError
     from local_rag.index import sync as sync_mod
     from local_rag.index.manifest import MANIFEST_FILE, IndexManifest
 
+    if every:
+        given = [name for name, on in (("FOLDER", folder), ("--restore", restore), ("--replace", replace),
+                                       ("--sparse-only", sparse_only), ("--exclude", exclude),
+                                       ("--exclude-from", exclude_from), ("--images", images), ("--code", code),
+                                       ("--gitignore", gitignore), ("--git-log", git_log)) if on]
+        if given or _given_on_command_line("index_name"):
+            raise BadInputError(f"--all syncs every index with the options it keeps; {', '.join(given or ['--index'])} "
+                                "belongs to one index's sync: `local-rag index sync FOLDER --index NAME ...`")
+        return _sync_all(profile, config_file, watch, as_json)
+    if folder is None:
+        raise BadInputError("give the FOLDER to sync (`local-rag index sync ~/notes --index notes`), or --all to sync "
+                            "every index that follows a folder")
     check_corpus_path(folder)
     check_images(images)
     settings = load(profile, config_file, index_name, as_built=True)
@@ -294,6 +309,26 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
     read = ReadOptions(tuple(exclude_patterns(exclude, exclude_from)), images, code, gitignore, git_log)
     if not (settings.index_dir / MANIFEST_FILE).exists():  # a sync that builds: as `index build` says it
         _note_gitignore(folder, code, exclude_from, gitignore)
+    once = _syncer(settings, folder, embedder, read, restore, replace, as_json)
+    once()
+    if watch:
+        click.echo(f"watching {folder} (Ctrl-C to stop)")
+        kept = IndexManifest.load(settings.index_dir)  # as the first sync kept them
+        sync_mod.watch(folder, once, options=kept.read_options())
+        click.echo("stopped watching")
+
+
+def _given_on_command_line(name: str) -> bool:
+    from click.core import ParameterSource
+
+    return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
+
+
+def _syncer(settings, folder, embedder, read, restore: bool, replace: bool, as_json: bool):
+    """One sync of ``folder`` into ``settings.index``, reported as `index sync` reports it (``restore`` at the first
+    call only: a watch's later syncs leave out what it brought back then)."""
+    from local_rag.index import sync as sync_mod
+
     first = [restore]
     said: list[str] = []
 
@@ -302,7 +337,7 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
                                      if first else False, replace=replace, options=read)
         if as_json:
             click.echo(json.dumps({
-                "index": settings.index, "built": result.built, "added": result.plan.added,
+                "index": settings.index, "folder": str(folder), "built": result.built, "added": result.plan.added,
                 "changed": result.plan.changed, "removed": result.plan.removed, "unchanged": result.plan.unchanged,
                 "left_out": result.plan.left_out, "excluded": result.plan.excluded, "ignored": result.plan.ignored,
                 "copies": result.plan.copies,
@@ -334,12 +369,66 @@ def sync(folder, profile, config_file, index_name, watch, as_json, restore, repl
             said.append(words)
             click.echo(words, err=True)
 
-    once()
+    return once
+
+
+def _sync_all(profile, config_file, watch: bool, as_json: bool) -> None:
+    """`index sync --all`: each index under the indexes folder that follows a folder of documents, synced with the
+    options it keeps (one embedder loaded per model); an index that follows none, or whose folder is gone, is named
+    and passed over. A failed sync is said on one line and the others go on; the exit code is 2 when one failed.
+    With ``watch``, every folder is watched in one process, and a change syncs the indexes that follow it."""
+    from local_rag.corpus.options import ReadOptions
+    from local_rag.errors import BadInputError, LocalRagError
+    from local_rag.index import sync as sync_mod
+    from local_rag.index.catalog import list_indexes
+    from local_rag.index.manifest import IndexManifest
+
+    base = load(profile, config_file)
+    syncs: list[tuple[Path, Callable[[], None], ReadOptions, str]] = []
+    embedders: dict[tuple[str, str], object] = {}
+    for summary in list_indexes(base.indexes_dir):
+        if summary.problem:
+            continue
+        manifest = IndexManifest.load(base.indexes_dir / summary.name)
+        followed = manifest.followed_folder()
+        if followed is None:
+            source = manifest.followed_source()
+            why = ("a corpus of records, not a folder" if Path(source).suffix.lower() in (".jsonl", ".gz", ".zip", ".json")
+                   else f"{source!r}, a path relative to where it was built: sync it once with the folder's full path")
+            click.echo(f"note: {summary.name} passed over: it follows {why}", err=True)
+            continue
+        if not followed.is_dir():
+            click.echo(f"note: {summary.name} passed over: its folder {followed} is gone", err=True)
+            continue
+        settings = load(profile, config_file, summary.name, as_built=True)
+        key = (settings.embedder.backend, settings.embedder.model) if manifest.dense is not None else ("", "")
+        if key not in embedders:
+            embedders[key] = _embedder_for(settings)
+        once = _syncer(settings, followed, embedders[key], ReadOptions(), False, False, as_json)
+        syncs.append((followed, once, manifest.read_options(), summary.name))
+    if not syncs:
+        raise BadInputError(f"no index in {base.indexes_dir} follows a folder of documents: `local-rag index sync "
+                            "FOLDER --index NAME` makes one")
+    failed: list[str] = []
+
+    def safely(name: str, once: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                once()
+            except LocalRagError as exc:  # one index's trouble is said, the others are synced
+                click.echo(f"error: {name}: {exc}", err=True)
+                failed.append(name)
+        return run
+
+    runs = [(folder, safely(name, once), read, name) for folder, once, read, name in syncs]
+    for _, run, _, _ in runs:
+        run()
     if watch:
-        click.echo(f"watching {folder} (Ctrl-C to stop)")
-        kept = IndexManifest.load(settings.index_dir)  # as the first sync kept them
-        sync_mod.watch(folder, once, options=kept.read_options())
+        click.echo(f"watching {len(runs)} folder(s) for {', '.join(name for *_, name in runs)} (Ctrl-C to stop)")
+        sync_mod.watch_many([(folder, run, read) for folder, run, read, _ in runs])
         click.echo("stopped watching")
+    if failed:
+        raise BadInputError(f"{len(failed)} of {len(runs)} index(es) could not be synced: {', '.join(failed)}")
 
 
 @index.command()

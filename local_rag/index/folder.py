@@ -553,6 +553,8 @@ def build_index(
         unread_scans=dict(report.unread_scans),
     )
     manifest.keep(options)
+    documents = Path(corpus).is_dir() and not (Path(corpus) / "corpus.jsonl").exists()  # not a BEIR corpus's folder
+    manifest.folder = str(Path(corpus).resolve()) if documents else ""
     lexical = _lexical(embedder if settings.dense.enabled else None, chunks, settings)
     extra = {FILES_FILE: json.dumps(report.files, indent=0)} if report.files else None
     _write(settings, settings.index_dir, chunks, digests, vectors, manifest, progress, lexical, extra)

@@ -18,7 +18,7 @@ _SHAPE: dict[str, type] = {
     "name": str, "created": str, "corpus_hash": str, "passages": int, "chunks": int, "chunker": dict, "skipped": int,
     "format_version": int, "history": list, "stats": dict, "integrity": dict, "checksum": str, "unreadable": dict,
     "backend": str, "left_out": list, "exclude": list, "unread_scans": dict, "images": bool,
-    "code": bool, "gitignore": bool, "git_log": bool,
+    "code": bool, "gitignore": bool, "git_log": bool, "folder": str,
 }
 _DENSE_KEYS = ("backend", "model", "model_checksum", "dimension", "factory")
 
@@ -57,6 +57,9 @@ class IndexManifest:
     gitignore: bool = False
     #: the repository's commit messages are read too (``--git-log``): at every add and sync
     git_log: bool = False
+    #: the folder of documents the index follows, absolute (as resolved at its build or last sync; "" for a corpus
+    #: of records, and in indexes built before session 60): what `index sync --all` syncs
+    folder: str = ""
     integrity: dict[str, Any] = field(default_factory=dict)  # file checksums, see `local_rag.index.integrity`
     checksum: str = ""  # sha256 of the manifest's own content (all fields but this one); "" in older indexes
 
@@ -77,13 +80,22 @@ class IndexManifest:
         synced = [h["source"] for h in self.history if h.get("action") == "sync" and h.get("source")]
         return str(synced[-1]) if synced else self.corpus_source
 
+    def followed_folder(self) -> Path | None:
+        """The folder of documents the index follows, absolute: as its build or last sync resolved it, else what it
+        was built from when that was given as an absolute folder; None for a corpus of records, or a folder an older
+        index recorded as a relative path (relative to wherever it was built)."""
+        if self.folder:
+            return Path(self.folder)
+        source = Path(self.followed_source()).expanduser()
+        return source if source.is_absolute() and source.is_dir() else None
+
     def own_checksum(self) -> str:
         # `unreadable`, `backend`, `left_out`, `exclude`, `unread_scans`, `images`, `code`, `gitignore`, `git_log` came
         # later: left out
         # when at their defaults, so older manifests' checksums match
         data = {k: v for k, v in asdict(self).items() if k != "checksum"
                 and not (k in ("unreadable", "left_out", "exclude", "unread_scans", "images", "code", "gitignore",
-                               "git_log") and not v)
+                               "git_log", "folder") and not v)
                 and not (k == "backend" and v == "local")}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 

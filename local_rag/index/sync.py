@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -247,8 +247,9 @@ def sync_index(
     read_scans(plan, index.manifest)
     originals = place_copies(plan, doc_ids | set(index.manifest.unreadable))
     if plan.empty and sorted(plan.left_out) == sorted(index.manifest.left_out):
-        if options != kept:  # kept alone
+        if options != kept or index.manifest.folder != str(folder.resolve()):  # kept alone
             index.manifest.keep(options)
+            index.manifest.folder = str(folder.resolve())  # an index built before session 60 learns it here
             index.manifest.save(index.path)
         return SyncResult(plan, index.manifest, seconds=time.perf_counter() - started)
 
@@ -300,6 +301,7 @@ def sync_index(
     manifest.stats.update(format_stats(report))
     manifest.left_out = sorted(plan.left_out)  # a left-out file deleted from the folder is forgotten
     manifest.keep(options)
+    manifest.folder = str(folder.resolve())
     manifest.history.append({"action": "sync", "source": str(folder), "added": len(plan.added),
                              "changed": len(plan.changed), "removed": len(plan.removed), "at": _now()})
     files = json.dumps(dict(sorted(plan.digests.items())), indent=0)
@@ -327,12 +329,35 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
     name (a build writing its output), while a change to a ``.gitignore`` file or ``.git/info/exclude`` does (what the
     index leaves out changed); with ``options.git_log``, a new commit does (the branch's ref under
     ``.git/refs/heads``, or ``.git/HEAD``)."""
-    exclude, gitignore, git_log = options.exclude, options.gitignore, options.git_log
+    watch_many([(Path(folder), on_change, options)], debounce_ms, stop_event)
+
+
+def watch_many(folders: Sequence[tuple[Path, Callable[[], None], ReadOptions]], debounce_ms: int = 1600,
+               stop_event: object = None) -> None:
+    """`watch` of several folders at once, each with its own callback and options (``index sync --all --watch``):
+    a burst of changes calls, in the order given, the callback of each folder it changed (two indexes of one
+    folder, or a folder inside another: each), once."""
     from local_rag._optional import require
 
     watchfiles = require("watchfiles", "index sync --watch")
-    root = Path(folder).absolute()
     default = watchfiles.DefaultFilter()
+    watched = [(Path(folder).absolute(), callback, _shown(Path(folder).absolute(), options, default))
+               for folder, callback, options in folders]
+
+    def owners(change: object, path: str) -> set[int]:
+        return {i for i, (root, _, shown) in enumerate(watched) if Path(path).is_relative_to(root) and shown(change, path)}
+
+    roots = list(dict.fromkeys(root for root, _, _ in watched))
+    for changes in watchfiles.watch(*roots, watch_filter=lambda change, path: bool(owners(change, path)),
+                                    debounce=debounce_ms, raise_interrupt=False, stop_event=stop_event):
+        woken = {i for change, path in changes for i in owners(change, path)}
+        for i in sorted(woken):
+            watched[i][1]()
+
+
+def _shown(root: Path, options: ReadOptions, default: Callable[[object, str], bool]) -> Callable[[object, str], bool]:
+    """The filter of one watched folder: whether a change of ``path`` should wake its sync (see `watch`)."""
+    exclude, gitignore, git_log = options.exclude, options.gitignore, options.git_log
     ignores = [GitIgnores(root)] if gitignore else []  # read once, again after a .gitignore changes
 
     def shown(change: object, path: str) -> bool:
@@ -347,6 +372,4 @@ def watch(folder: str | Path, on_change: Callable[[], None], debounce_ms: int = 
                 and not (exclude and matches_any("/".join(parts), exclude))
                 and not (bool(ignores) and bool(parts) and ignores[0].left_out("/".join(parts))))
 
-    for _ in watchfiles.watch(folder, watch_filter=shown, debounce=debounce_ms, raise_interrupt=False,
-                              stop_event=stop_event):
-        on_change()
+    return shown
