@@ -117,6 +117,33 @@ class Pipeline:
         log.warning("note: index %s changed on disk: reopened", self.settings.index)
         return True
 
+    def search_also(self, names: Sequence[str]) -> None:
+        """Search the indexes ``names`` with the settings' index from the next turn on (chat's ``/also``; none: the
+        index alone), opened now with the embedder already loaded: a missing or badly named index is said at once,
+        and the pipeline is left as it was.
+
+        Raises:
+            BadInputError: a name that is not an index name. IndexError_: no such index.
+        """
+        from pydantic import ValidationError
+
+        from local_rag.errors import BadInputError
+        from local_rag.retrieve.stack import open_searcher
+
+        try:
+            wanted = type(self.settings.retrieval).model_validate(
+                {**self.settings.retrieval.model_dump(), "also": [n for n in names if n != self.settings.index]})
+        except ValidationError as exc:
+            raise BadInputError(str(exc.errors()[0].get("msg", exc)).removeprefix("Value error, ")) from exc
+        settings = self.settings.model_copy(update={"retrieval": wanted})
+        retriever = open_searcher(settings, getattr(self.retriever, "embedder", None))
+        with self._reopening:
+            self.settings.retrieval.also = wanted.also
+            self._retriever = retriever
+            self._index_stamp = self._stamp()
+            self._decider, self._support, self._gate = None, False, False
+            self.__dict__.pop("compressor", None)
+
     @property
     def llm(self) -> LLM:
         if self._llm is None:

@@ -252,3 +252,26 @@ def test_chat_only_keeps_the_turns_to_some_documents(workdir: Path):
     started = run("chat", "--no-rewrite", "--only", "d1", cwd=workdir, env=ENV, stdin="/only\n/quit\n")
     assert started.returncode == 0, started.stderr
     assert "searching 1 document: d1)" in started.stdout
+
+
+def test_chat_also_searches_another_index_from_the_next_turn(workdir: Path):
+    """``/also INDEX`` adds an index to the chat's search (a missing one is said, and the chat goes on as it was),
+    ``/also`` alone says which, ``/also none`` goes back to the index alone; ``chat --also`` starts with it."""
+    corpus = write_jsonl(workdir / "extra.jsonl", [
+        {"_id": "l1-0", "title": "Lighthouses", "text": "The lighthouse keeper lit the lamp at dusk every day."}])
+    built = run("index", "build", str(corpus), "--index", "extra", cwd=workdir)
+    assert built.returncode == 0, built.stderr
+    script = "\n".join(["/also", "/also nope", "/also extra", "Who lit the lighthouse lamp?", "/sources", "/also none",
+                        "/also", "/quit"]) + "\n"
+    result = run("chat", "--no-rewrite", cwd=workdir, env=ENV, stdin=script)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.count("(searching default alone)") == 3  # /also, after the missing one, after /also none
+    assert "(no index at " in out and "; still searching default alone)" in out
+    assert "(searching default with extra: passages named INDEX:document)" in out
+    turn = out.split("with extra: passages named INDEX:document)")[1].split("(searching default alone)")[0]
+    assert "extra:l1-0 Lighthouses" in turn  # /sources lists it, named by its index
+    started = run("chat", "--no-rewrite", "--also", "extra", cwd=workdir, env=ENV, stdin="/also\n/quit\n")
+    assert started.returncode == 0, started.stderr
+    assert "local-rag chat (index default with extra," in started.stdout
+    assert "(searching default with extra: passages named INDEX:document)" in started.stdout

@@ -382,7 +382,7 @@ def test_on_a_gpu_the_encoders_load_before_the_llm(monkeypatch: pytest.MonkeyPat
 
     loaded: list[str] = []
     monkeypatch.setattr(local_rag.device, "nvml_gpus", lambda: gpus)
-    monkeypatch.setattr(local_rag.retrieve.stack, "open_retriever", lambda settings: loaded.append("retriever") or "R")
+    monkeypatch.setattr(local_rag.retrieve.stack, "open_searcher", lambda settings: loaded.append("retriever") or "R")
     monkeypatch.setattr(local_rag.llm, "load_llm", lambda config, models_dir: loaded.append("llm") or "L")
     pipeline = Pipeline(make_settings(tmp_path))
     assert pipeline.llm == "L" and loaded == order

@@ -134,11 +134,12 @@ def ask(question, profile, config_file, index_name, mode, rewrite, cross_encoder
     print_sources(result)
 
 
-COMMANDS = ["/sources", "/rewrite", "/trace", "/only", "/all", "/reset", "/save", "/load", "/export", "/help", "/quit",
+COMMANDS = ["/sources", "/rewrite", "/trace", "/only", "/all", "/also", "/reset", "/save", "/load", "/export", "/help", "/quit",
             "/exit"]
 HELP = """commands: /sources (passages of the last answer; /sources N: passage N in full), /rewrite (queries of the
 last turn), /trace (agentic mode: thoughts, searches, passages read), /only PATTERN... (search only these documents:
-'reports/2024', '*.pdf'; /only alone: which), /all (every document again), /reset, /save FILE (then after every
+'reports/2024', '*.pdf'; /only alone: which), /all (every document again), /also INDEX... (search those indexes
+too; /also alone: which; /also none: this index alone), /reset, /save FILE (then after every
 turn), /load FILE, /export FILE.md (a Markdown transcript with the sources), /help, /quit (or Ctrl-D); a message that
 begins with '/' takes two ('//etc/fstab: what is it for?')"""
 
@@ -245,6 +246,20 @@ def _patterns(arg: str) -> list[str]:
     return [p for w in words for p in w.split(",") if p.strip()]
 
 
+def _also(pipeline: Pipeline, names: list[str] | None) -> str:
+    """``/also``: search ``names`` with the index from the next turn on (``none``: the index alone); None: say which
+    are searched. What the chat prints, in parentheses."""
+    failed = ""
+    if names is not None:
+        try:
+            pipeline.search_also([] if names == ["none"] else names)
+        except LocalRagError as exc:  # a missing index: said, and the chat searches as before
+            failed = f"{exc}; still "
+    also = pipeline.settings.retrieval.also
+    return failed + (f"searching {pipeline.settings.index} with {', '.join(also)}: passages named INDEX:document"
+                     if also else f"searching {pipeline.settings.index} alone")
+
+
 def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[str], str], save_file: str | None,
               scope: Scope | None = None) -> None:
     """`chat`'s turns; the next turn's prompts are prefilled while the user types (`Pipeline.warm_later`). ``scope``:
@@ -307,6 +322,8 @@ def chat_loop(pipeline: Pipeline, conversation: Conversation, read: Callable[[st
             elif cmd in ("/only", "/all"):
                 scope = pipeline.scope() if cmd == "/all" else scope
                 click.echo(f"({scope_line(pipeline, scope)})")
+            elif cmd == "/also":
+                click.echo(f"({_also(pipeline, _patterns(arg) if arg else None)})")
             elif cmd == "/save" and arg:
                 try:
                     held = 0 if save_file and _same_file(arg, save_file) else saved_turns(Path(arg))
