@@ -33,6 +33,7 @@ from local_rag.corpus.code import CODE_KINDS, code_kind, read_code
 from local_rag.corpus.enex import read_enex
 from local_rag.corpus.frontmatter import split_front_matter
 from local_rag.corpus.git_log import GIT_KIND, read_git_log
+from local_rag.corpus.google_chat import GOOGLE_CHAT_KIND, is_google_chat, read_google_chat
 from local_rag.corpus.kindle import is_clippings, read_clippings
 from local_rag.corpus.latex import read_latex
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
@@ -148,6 +149,8 @@ def document_suffix(path: Path) -> str:
         return suffix
     if path.name == ".git":  # a repository's history (``--git-log``)
         return GIT_KIND
+    if is_google_chat(path):
+        return GOOGLE_CHAT_KIND
     return code_kind(path) or mail_store_suffix(path) or chats.chat_export_kind(path) or suffix
 
 
@@ -522,5 +525,6 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".xls": read_xls,
     ".ods": read_ods,
     **chats.READERS,
+    GOOGLE_CHAT_KIND: read_google_chat,
     **dict.fromkeys(CODE_KINDS, read_code),  # read in a folder with ``--code`` (`local_rag.corpus.readers`)
 }

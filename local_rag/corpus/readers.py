@@ -45,6 +45,7 @@ from local_rag.corpus.documents import (
 )
 from local_rag.corpus.git_log import history_paths
 from local_rag.corpus.gitignore import GitIgnores
+from local_rag.corpus.google_chat import google_chat_part
 from local_rag.corpus.keep import keep_trashed, keep_twin
 from local_rag.corpus.mbox import left_out_mail, mail_store_part
 from local_rag.corpus.options import ReadOptions
@@ -530,14 +531,15 @@ def _empty(path: Path) -> bool:
 _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local_rag.corpus.mbox.mail_store_suffix`)
 _READ = DOC_SUFFIXES + CHAT_KINDS  # what is read: documents by their suffix, chat exports' .json files by their kind
 # what the skip note names
-FORMATS = ", ".join(DOC_SUFFIXES) + " and the exports of Slack, Discord, Telegram, Google Keep, ChatGPT and Claude"
+FORMATS = (", ".join(DOC_SUFFIXES)
+           + " and the exports of Slack, Discord, Telegram, Google Chat, Google Keep, ChatGPT and Claude")
 
 
 def _store_part(path: Path, kind: str) -> bool:
     """``path`` (read as ``kind``, not a document) belongs to a mail store or a chat export and is read with it, or
     holds nothing to read: not named as unsupported."""
     if kind == ".json":
-        return chat_export_part(path) or assistant_export_part(path)
+        return chat_export_part(path) or assistant_export_part(path) or google_chat_part(path)
     return mail_store_part(path)
 
 
