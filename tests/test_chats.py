@@ -107,7 +107,7 @@ def test_a_slack_export_is_read_a_document_a_channel_day(tmp_path: Path, caplog:
                           'station 4? @Ben Okafor can you check & report in #ops?"): Müller replaced it this morning.')
     assert passages["D03XYZ/2025-11-05.json"].title == "Direct messages, Ana Silva and Ben Okafor, 5 Nov 2025"
     assert [s.split(":")[0] for s in report.skipped] == [str(root / "settings.json")]  # the lists are no "skipped"
-    assert "the exports of Slack, Discord, Telegram, Google Chat, Google Keep, ChatGPT and Claude" in caplog.text
+    assert "the exports of Slack, Discord, Telegram, Google Chat, Mattermost, Google Keep, ChatGPT and Claude" in caplog.text
 
 
 def test_a_broken_day_of_a_slack_export_is_named_and_the_rest_read(tmp_path: Path):

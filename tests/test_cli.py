@@ -404,10 +404,10 @@ def test_doctor_json(tmp_path: Path):
         assert set(report["ocr"]) == {"rapidocr-onnxruntime", "pypdfium2"} and all(report["ocr"].values())
     # session 55: which document formats this installation reads (the docs extra is installed for the tests)
     assert report["documents"]["missing"] == {} and {".pdf", ".doc", ".msg", ".vtt"} <= set(report["documents"]["readable"])
-    assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram", "Google Chat", "Google Keep", "ChatGPT",
+    assert report["documents"]["chat_exports"] == ["Slack", "Discord", "Telegram", "Google Chat", "Mattermost", "Google Keep", "ChatGPT",
                                                        "Claude"]  # session 57
     assert report["documents"]["code"] == 89  # sessions 58-59: suffixes and manifest names `index build --code` reads
-    assert ("documents     53 formats and Slack, Discord, Telegram, Google Chat, Google Keep, ChatGPT, Claude exports read, source code "
+    assert ("documents     53 formats and Slack, Discord, Telegram, Google Chat, Mattermost, Google Keep, ChatGPT, Claude exports read, source code "
             "and configuration (89 kinds of file) with --code (the docs extra installed)" in run("doctor", cwd=ROOT).stdout)
 
 

@@ -86,7 +86,7 @@ def collect(settings: Settings) -> dict[str, Any]:
     missing = unreadable_formats()
     report["documents"] = {"readable": [s for s in DOC_SUFFIXES if not any(s in v for v in missing.values())],
                            "missing": {module: list(suffixes) for module, suffixes in missing.items()},
-                           "chat_exports": ["Slack", "Discord", "Telegram", "Google Chat", "Google Keep", "ChatGPT",
+                           "chat_exports": ["Slack", "Discord", "Telegram", "Google Chat", "Mattermost", "Google Keep", "ChatGPT",
                                                             "Claude"],  # `local_rag.corpus.chats`: no library
                            "code": len(CODE_KINDS)}  # `--code` (`local_rag.corpus.code`): no library
 

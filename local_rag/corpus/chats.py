@@ -29,7 +29,8 @@ __all__ = ["CHAT_KINDS", "READERS", "by_day", "chat_export_kind", "chat_export_p
 
 #: how the files of a chat export are read (`local_rag.corpus.documents.document_suffix`): no suffix of their own
 # and Google Keep's notes (`local_rag.corpus.keep`), ChatGPT's and Claude's conversations (`local_rag.corpus.assistants`)
-CHAT_KINDS = (".slack", ".discord", ".telegram", ".keep", ".chatgpt", ".claude", ".googlechat")  # Google Chat: its module
+# (Google Chat's and Mattermost's readers are in modules of their own)
+CHAT_KINDS = (".slack", ".discord", ".telegram", ".keep", ".chatgpt", ".claude", ".googlechat", ".mattermost")
 
 _SLACK_DAY = re.compile(r"\d{4}-\d{2}-\d{2}\.json")
 # the files of a Slack export's top folder: who is who, which channels there are (`chat_export_part`)

@@ -37,6 +37,7 @@ from local_rag.corpus.google_chat import GOOGLE_CHAT_KIND, is_google_chat, read_
 from local_rag.corpus.kindle import is_clippings, read_clippings
 from local_rag.corpus.latex import read_latex
 from local_rag.corpus.markup import asciidoc_heading, rst_headings
+from local_rag.corpus.mattermost import MATTERMOST_KIND, is_mattermost, read_mattermost
 from local_rag.corpus.mbox import mail_store_suffix, read_mbox
 from local_rag.corpus.notes import library_notes
 from local_rag.corpus.office import (
@@ -151,6 +152,8 @@ def document_suffix(path: Path) -> str:
         return GIT_KIND
     if is_google_chat(path):
         return GOOGLE_CHAT_KIND
+    if suffix == ".jsonl" and is_mattermost(path):
+        return MATTERMOST_KIND
     return code_kind(path) or mail_store_suffix(path) or chats.chat_export_kind(path) or suffix
 
 
@@ -526,5 +529,6 @@ _READERS: dict[str, Callable[[Path], Document]] = {
     ".ods": read_ods,
     **chats.READERS,
     GOOGLE_CHAT_KIND: read_google_chat,
+    MATTERMOST_KIND: read_mattermost,
     **dict.fromkeys(CODE_KINDS, read_code),  # read in a folder with ``--code`` (`local_rag.corpus.readers`)
 }

@@ -532,7 +532,7 @@ _MAIL = (".mbox", ".eml")  # what a mail program's own files are read as (`local
 _READ = DOC_SUFFIXES + CHAT_KINDS  # what is read: documents by their suffix, chat exports' .json files by their kind
 # what the skip note names
 FORMATS = (", ".join(DOC_SUFFIXES)
-           + " and the exports of Slack, Discord, Telegram, Google Chat, Google Keep, ChatGPT and Claude")
+           + " and the exports of Slack, Discord, Telegram, Google Chat, Mattermost, Google Keep, ChatGPT and Claude")
 
 
 def _store_part(path: Path, kind: str) -> bool:
