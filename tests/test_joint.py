@@ -91,6 +91,9 @@ def test_a_scope_names_an_index_or_applies_to_each(tmp_path: Path, two):
     assert joint.scoped(narrowed).documents == ("mail:lunch.md",)
     with pytest.raises(BadInputError, match=r"'minutes\.pdf' matches no document of index 'notes'.*\(nor of 'mail'\)"):
         joint.search(ask, scope=Scope.of(["minutes.pdf"]))
+    with pytest.raises(BadInputError, match="of index 'mail'") as caught:  # named for one index: only it was asked
+        joint.search(ask, scope=Scope.of(["mail:minutes.pdf"]))
+    assert "nor of" not in str(caught.value)
 
 
 def test_an_index_without_vectors_or_embedded_by_another_model_is_searched_beside(tmp_path: Path, two):

@@ -27,7 +27,7 @@ from local_rag.embed.base import Embedder
 from local_rag.errors import BadInputError
 from local_rag.records import Hit, Query
 from local_rag.retrieve.fusion import fuse
-from local_rag.retrieve.hybrid import HybridRetriever
+from local_rag.retrieve.hybrid import MAX_SCOPES, HybridRetriever
 from local_rag.retrieve.retrievers import Retriever
 from local_rag.retrieve.scope import Scope, ScopedRows
 from local_rag.settings import Settings
@@ -90,7 +90,7 @@ class JointRetriever:
             return self._scopes[scope]
         names = list(self.members)
         parts: dict[str, ScopedRows | None] = {}
-        first_error: BadInputError | None = None
+        failed: list[tuple[str, BadInputError]] = []  # the indexes a group of patterns applied to and matched nothing in
         for name, member in self.members.items():
             groups = []
             for group in scope.groups:
@@ -102,14 +102,17 @@ class JointRetriever:
                 try:
                     parts[name] = member.scoped(Scope(tuple(groups)), what)
                 except BadInputError as exc:
-                    first_error = first_error or exc
+                    failed.append((name, exc))
         if not parts:
-            others = ", ".join(repr(n) for n in names[1:])
-            raise BadInputError(f"{first_error} (nor of {others})" if first_error else
-                                f"{what}: {scope.describe()} names no index of {', '.join(names)}")
+            if not failed:
+                raise BadInputError(f"{what}: {scope.describe()} names no index of {', '.join(names)}")
+            others = f" (nor of {', '.join(repr(n) for n, _ in failed[1:])})" if len(failed) > 1 else ""
+            raise BadInputError(f"{failed[0][1]}{others}")
         found = JointScope(tuple(f"{name}{SEPARATOR}{d}" for name, rows in parts.items()
                                  for d in (rows.documents if rows is not None else self.members[name].documents())),
                            parts)
+        if len(self._scopes) >= MAX_SCOPES:  # a server's requests may each name their own
+            self._scopes.clear()
         self._scopes[scope] = found
         return found
 
