@@ -51,10 +51,11 @@ def session(env: dict[str, str], *args: str, calls: list[tuple[str, dict[str, An
 
 def test_an_assistant_searches_the_documents_over_stdio(tmp_path: Path):
     env = indexes(tmp_path)
-    tools, found, scoped, listed, empty, nothing = session(env, "--index", "notes", "--also", "mail", calls=[
+    tools, found, scoped, listed, some, empty, nothing = session(env, "--index", "notes", "--also", "mail", calls=[
         ("search", {"query": "when is the pump audit?", "k": 3}),
         ("search", {"query": "auditor", "only": ["mail:*"]}),
         ("documents", {}),
+        ("documents", {"only": ["plan.md", "mail:*"]}),
         ("search", {"query": "  "}),
         ("search", {"query": "audit", "only": ["minutes.pdf"]}),
     ])
@@ -69,6 +70,7 @@ def test_an_assistant_searches_the_documents_over_stdio(tmp_path: Path):
     assert [p["document"] for p in scoped.structured_content["result"]] == ["mail:ana.md"]
     assert {d["document"]: d["title"] for d in listed.structured_content["result"]} == {
         "notes:audit.md": "Audit", "notes:plan.md": "Plan", "mail:ana.md": "Re: audit"}
+    assert [d["document"] for d in some.structured_content["result"]] == ["notes:plan.md", "mail:ana.md"]
     assert empty.is_error and "query is empty" in empty.content[0].text
     assert nothing.is_error and "'minutes.pdf' matches no document" in nothing.content[0].text
     assert "\n" not in nothing.content[0].text

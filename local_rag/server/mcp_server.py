@@ -170,7 +170,10 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None) -> MCPSer
                      for d in index_documents(settings.indexes_dir / name)]
             scope = scope_of(only, "only:")
             resolved = getattr(pipeline.retriever, "scoped", lambda s: None)(scope) if scope else None
-            return every if resolved is None else [d for d in every if d.document in set(resolved.documents)]
+            if resolved is None:
+                return every
+            kept = set(resolved.documents)
+            return [d for d in every if d.document in kept]
 
         return await asyncio.to_thread(run, call)
 
