@@ -472,6 +472,10 @@ class ServerConfig(_Config):
         "chat title, tags, follow-up questions) with the model alone, without retrieval: seconds, not a whole turn",
     )
     task_max_tokens: int = Field(200, ge=16, description="tokens a client's background task may write")
+    mcp: bool = Field(
+        False, description="also serve MCP (the Model Context Protocol, streamable HTTP) at /mcp, behind the API key: "
+        "an assistant on another machine searches and asks as `local-rag mcp` lets one here (the mcp extra)",
+    )
     collections: dict[str, list[str]] = Field(
         default_factory=dict, description="named parts of the index, each listed by /v1/models as a model of its own "
         "('<model>:<name>'): a client that picks one asks about those documents only (patterns as --only; "

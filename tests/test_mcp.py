@@ -91,3 +91,36 @@ def test_the_ask_tool_answers_with_the_real_smollm2(tmp_path: Path):
     result = asked.structured_content
     assert not asked.is_error and result["kind"] in ("answer", "decline", "clarify") and result["answer"]
     assert all(c["document"] in ("audit.md", "plan.md") for c in result["citations"])
+
+
+def test_serve_mcp_answers_an_assistant_over_http_behind_the_key(tmp_path: Path):
+    """`serve --mcp`: the same tools over MCP's streamable HTTP at /mcp (search and documents: asking goes through
+    the chat completions' queue), with the SDK's own HTTP client against the live server; behind the API key."""
+    httpx = pytest.importorskip("httpx")
+    from mcp.client import Client
+
+    from local_rag.index import build_index, open_index
+    from local_rag.retrieve import HybridRetriever
+
+    from .conftest import CORPUS, HashEmbedder, make_settings, write_jsonl
+    from .test_server import SlowLLM, app_for, running
+
+    settings = make_settings(tmp_path, chunker={"tokenizer": "whitespace", "size": 12, "overlap": 3})
+    embedder = HashEmbedder(settings.embedder)
+    build_index(settings, write_jsonl(tmp_path / "corpus.jsonl", CORPUS), embedder=embedder, progress=False)
+    served = (settings, HybridRetriever(open_index(settings), settings, embedder))
+
+    async def go(url: str) -> tuple[Any, Any]:
+        async with Client(f"{url}/mcp") as client:
+            return await client.list_tools(), await client.call_tool("search", {"query": "how long do cats sleep?"})
+
+    with running(app_for(served, SlowLLM(), mcp=True)) as url:
+        tools, found = asyncio.run(go(url))
+    assert {t.name for t in tools.tools} == {"search", "documents"}
+    assert found.structured_content["result"][0]["document"] == "d1"
+    with running(app_for(served, SlowLLM(), mcp=True, api_key="k3y")) as url:
+        refused = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30)
+        let_in = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30,
+                            headers={"Authorization": "Bearer k3y"})
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "invalid_api_key"
+    assert let_in.status_code != 401

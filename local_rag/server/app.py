@@ -44,6 +44,42 @@ log = logging.getLogger("local_rag.server")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+class KeyGate:
+    """An ASGI app behind the server's bearer key (the MCP route, which is the SDK's app, not a FastAPI route)."""
+
+    def __init__(self, app: Any, key: str) -> None:
+        self.app = app
+        self.key = key
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.key and scope["type"] == "http":
+            sent = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+            method, _, token = sent.partition(" ")
+            if method.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self.key.encode()):
+                response = JSONResponse(error_body(401, "missing or wrong API key (send 'Authorization: Bearer <key>')",
+                                                   "invalid_api_key"), 401, headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def mcp_app(settings: Settings, pipeline: Pipeline) -> Any:
+    """The MCP server's streamable HTTP app (``serve --mcp``: `local_rag.server.mcp_server`, search and documents;
+    asking goes through /v1/chat/completions and its queue). Beyond loopback the SDK's host check is off: the key is
+    required there, and the server's own origin gate answers browser pages."""
+    from local_rag.origins import is_loopback
+    from local_rag.server.mcp_server import build_server
+
+    server = build_server(settings, pipeline, with_ask=False)
+    security = None
+    if not is_loopback(settings.server.host):
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    return server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, host=settings.server.host,
+                                      transport_security=security)
+
+
 def model_id(settings: Settings) -> str:
     """The model name clients see: ``server.model_name``, else the LLM's name (a .gguf path gives its stem)."""
     name = settings.server.model_name or settings.llm.model
@@ -83,10 +119,15 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     stores = VectorStores(settings, pipeline)
     reranker = settings.reranker.model if settings.pipeline.cross_encoder else None
     adaptation = in_use(settings)  # the re-scorer `train adapt` kept for the index, when the settings apply it
+    mcp_http = mcp_app(settings, pipeline) if cfg.mcp else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        yield
+        if mcp_http is not None:
+            async with mcp_http.router.lifespan_context(mcp_http):  # the MCP session manager's task group
+                yield
+        else:
+            yield
         runner.stop()
         runner.executor.shutdown(wait=False, cancel_futures=True)
 
@@ -103,6 +144,12 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
         if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), cfg.api_key.encode()):
             raise ApiError(401, "missing or wrong API key (send 'Authorization: Bearer <key>')", "invalid_api_key",
                            {"WWW-Authenticate": "Bearer"})
+
+    if mcp_http is not None:
+        from starlette.routing import Route
+
+        endpoint = mcp_http.routes[0].endpoint  # the Route's ASGI app, as the SDK made it
+        app.router.routes.append(Route("/mcp", endpoint=KeyGate(endpoint, cfg.api_key), methods=None))
 
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:

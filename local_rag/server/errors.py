@@ -36,7 +36,8 @@ def error_body(status: int, message: str, code: str) -> dict[str, Any]:
 
 
 ROUTES = ("POST /v1/chat/completions", "POST /v1/embeddings", "GET /v1/models", "GET /v1/models/{id}",
-          "GET /v1/vector_stores", "GET /v1/vector_stores/{id}", "POST /v1/vector_stores/{id}/search", "GET /healthz")
+          "GET /v1/vector_stores", "GET /v1/vector_stores/{id}", "POST /v1/vector_stores/{id}/search",
+          "POST /mcp (serve --mcp)", "GET /healthz")
 
 
 def route_message(method: str, path: str, status: int) -> str:

@@ -92,9 +92,11 @@ def passage_info(hit: Hit, n: int = 0) -> PassageInfo:
                        page=hit.page, line=hit.line, url=hit.url, text=hit.text, score=round(float(hit.score), 6))
 
 
-def build_server(settings: Settings, pipeline: Pipeline | None = None) -> MCPServer:
+def build_server(settings: Settings, pipeline: Pipeline | None = None, with_ask: bool = True) -> MCPServer:
     """The MCP server (an `mcp.server.mcpserver.MCPServer`) answering with ``pipeline`` (default:
-    `make_pipeline(settings)`); its index is opened now, so a missing one fails before the host connects."""
+    `make_pipeline(settings)`); its index is opened now, so a missing one fails before the host connects. Without
+    ``with_ask`` (``serve --mcp``, whose LLM turns go through the answering queue of /v1/chat/completions), the tools
+    are `search` and `documents`."""
     server_class = require_mcp()
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -137,7 +139,6 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None) -> MCPSer
 
         return await asyncio.to_thread(run, call)
 
-    @server.tool(title="Ask local-rag", annotations=read_only)
     async def ask(question: str, only: list[str] | None = None) -> AskResult:
         """local-rag's own answer to `question`, written by its local model from the user's documents, with the
         passages it cites (`kind`: answer, decline when the documents do not say, clarify when the question is
@@ -154,6 +155,9 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None) -> MCPSer
             return AskResult(answer=result.answer.text, kind=result.answer.kind, citations=cited)
 
         return await asyncio.to_thread(run, call)
+
+    if with_ask:
+        server.tool(title="Ask local-rag", annotations=read_only)(ask)
 
     @server.tool(title="List the documents", annotations=read_only)
     async def documents(only: list[str] | None = None) -> list[DocumentInfo]:
