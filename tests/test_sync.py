@@ -593,3 +593,24 @@ def test_one_watch_wakes_the_sync_of_the_folder_that_changed(tmp_path: Path):
         stop.set()
         thread.join(10)
     assert woke == ["mail"]
+
+
+@needs_minilm
+def test_sync_all_goes_on_when_one_index_lacks_its_model(tmp_path: Path):
+    """`index sync --all` where one index's embedding model is missing: that index is one error line, the others are
+    synced, and the exit code says one failed."""
+    for name in ("notes", "vectors"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.md").write_text(f"# {name}\n\nSome words about {name}.\n")
+    env = {"LOCAL_RAG_CHUNKER__TOKENIZER": "whitespace"}
+    assert run("index", "build", str(tmp_path / "notes"), "--index", "notes", "--sparse-only", cwd=tmp_path,
+               env=env).returncode == 0
+    assert run("index", "build", str(tmp_path / "vectors"), "--index", "vectors", cwd=tmp_path, env=env).returncode == 0
+    (tmp_path / "notes" / "b.md").write_text("# B\n\nNew.\n")
+    (tmp_path / "empty-models").mkdir()
+    synced = run("index", "sync", "--all", "--json", cwd=tmp_path, env={**env,
+                                                                        "LOCAL_RAG_MODELS_DIR": str(tmp_path / "empty-models")})
+    assert synced.returncode == 2
+    assert [json.loads(line)["added"] for line in synced.stdout.splitlines()] == [["b.md"]]  # notes synced
+    assert "error: vectors: model 'all-MiniLM-L6-v2' is not in" in synced.stderr
+    assert synced.stderr.strip().splitlines()[-1] == "error: 1 of 2 index(es) could not be synced: vectors"

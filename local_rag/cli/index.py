@@ -386,6 +386,7 @@ def _sync_all(profile, config_file, watch: bool, as_json: bool) -> None:
     base = load(profile, config_file)
     syncs: list[tuple[Path, Callable[[], None], ReadOptions, str]] = []
     embedders: dict[tuple[str, str], object] = {}
+    failed: list[str] = []
     for summary in list_indexes(base.indexes_dir):
         if summary.problem:
             continue
@@ -403,13 +404,18 @@ def _sync_all(profile, config_file, watch: bool, as_json: bool) -> None:
         settings = load(profile, config_file, summary.name, as_built=True)
         key = (settings.embedder.backend, settings.embedder.model) if manifest.dense is not None else ("", "")
         if key not in embedders:
-            embedders[key] = _embedder_for(settings)
+            try:
+                embedders[key] = _embedder_for(settings)
+            except LocalRagError as exc:  # a missing model: this index is not synced, the others are
+                click.echo(f"error: {summary.name}: {exc}", err=True)
+                failed.append(summary.name)
+                continue
         once = _syncer(settings, followed, embedders[key], ReadOptions(), False, False, as_json)
         syncs.append((followed, once, manifest.read_options(), summary.name))
-    if not syncs:
+    unready = len(failed)  # indexes passed over for want of their model
+    if not syncs and not failed:
         raise BadInputError(f"no index in {base.indexes_dir} follows a folder of documents: `local-rag index sync "
                             "FOLDER --index NAME` makes one")
-    failed: list[str] = []
 
     def safely(name: str, once: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
@@ -423,12 +429,13 @@ def _sync_all(profile, config_file, watch: bool, as_json: bool) -> None:
     runs = [(folder, safely(name, once), read, name) for folder, once, read, name in syncs]
     for _, run, _, _ in runs:
         run()
-    if watch:
+    if watch and runs:
         click.echo(f"watching {len(runs)} folder(s) for {', '.join(name for *_, name in runs)} (Ctrl-C to stop)")
         sync_mod.watch_many([(folder, run, read) for folder, run, read, _ in runs])
         click.echo("stopped watching")
     if failed:
-        raise BadInputError(f"{len(failed)} of {len(runs)} index(es) could not be synced: {', '.join(failed)}")
+        names = list(dict.fromkeys(failed))  # a watched index may fail more than once
+        raise BadInputError(f"{len(names)} of {len(runs) + unready} index(es) could not be synced: {', '.join(names)}")
 
 
 @index.command()
