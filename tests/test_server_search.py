@@ -100,15 +100,10 @@ def test_a_search_finds_what_a_sync_beside_the_server_added(tmp_path):
     from local_rag.index.sync import sync_index
     from local_rag.pipeline import Pipeline
     from local_rag.server import create_app
-    from local_rag.settings import load_settings
 
-    folder = tmp_path / "notes"
-    folder.mkdir()
-    (folder / "a.md").write_text("# Rivers\n\nThe river gauge read high in April.\n")
-    settings = load_settings("cpu-test", overrides={
-        "indexes_dir": str(tmp_path / "indexes"), "index": "notes", "dense": {"enabled": False},
-        "retrieval": {"retrievers": ["bm25"]}, "chunker": {"tokenizer": "whitespace"}})
-    sync_index(settings, folder, progress=False)
+    from .test_sync import rivers_index
+
+    settings, folder = rivers_index(tmp_path)
     app = create_app(settings, Pipeline(settings, llm=SlowLLM()), load=False)
     with running(app) as url:
         oa = client(url)

@@ -397,11 +397,8 @@ def test_removing_every_passage_of_a_document_by_id_leaves_it_out_too(tmp_path: 
     assert result.plan.empty and result.plan.left_out == ["notes.md"]
 
 
-def test_a_pipeline_reopens_its_index_after_a_sync(tmp_path: Path):
-    """`serve` or `chat` beside `index sync --watch`: before, they answered from the documents as they were when
-    they started, until restarted. Now a turn that finds the index swapped since reopens it (one stat a turn)."""
-    from local_rag.pipeline import Pipeline
-    from local_rag.records import Conversation, Turn
+def rivers_index(tmp_path: Path) -> tuple[Settings, Path]:
+    """A BM25 index `notes` of a folder with one note about rivers (no model needed): its settings and folder."""
     from local_rag.settings import load_settings
 
     folder = tmp_path / "notes"
@@ -411,6 +408,16 @@ def test_a_pipeline_reopens_its_index_after_a_sync(tmp_path: Path):
         "indexes_dir": str(tmp_path / "indexes"), "index": "notes", "dense": {"enabled": False},
         "retrieval": {"retrievers": ["bm25"]}, "chunker": {"tokenizer": "whitespace"}})
     sync_index(settings, folder, progress=False)
+    return settings, folder
+
+
+def test_a_pipeline_reopens_its_index_after_a_sync(tmp_path: Path):
+    """`serve` or `chat` beside `index sync --watch`: before, they answered from the documents as they were when
+    they started, until restarted. Now a turn that finds the index swapped since reopens it (one stat a turn)."""
+    from local_rag.pipeline import Pipeline
+    from local_rag.records import Conversation, Turn
+
+    settings, folder = rivers_index(tmp_path)
     pipeline = Pipeline(settings)
     ask = [Query("glacier moraine", "lastturn")]
     assert not pipeline.retriever.search(ask, top_k=3) and not pipeline.refresh_index()

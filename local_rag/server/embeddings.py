@@ -18,10 +18,8 @@ from typing import TYPE_CHECKING, Any  # Any: the JSON of requests and responses
 
 import numpy as np
 
-from local_rag import safejson
 from local_rag.embed.base import Embedder
-from local_rag.errors import BadInputError
-from local_rag.server.errors import ApiError
+from local_rag.server.errors import ApiError, strings_request
 from local_rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -41,17 +39,8 @@ def find_embedder(pipeline: object) -> Embedder | None:
 
 def parse_inputs(body: bytes, max_chars: int) -> tuple[list[str], str]:
     """The texts and the encoding format of an embeddings request; `ApiError` 400 on anything else."""
-    try:  # as the chat route reads its body: JSON nested 200,000 deep or a 5,000-digit number is a 400, not a 500
-        data = safejson.loads(body, "the request body")
-    except BadInputError as exc:
-        raise ApiError(400, str(exc), "invalid_json") from exc
-    if not isinstance(data, dict) or "input" not in data:
-        raise ApiError(400, "an embeddings request needs 'input': a string or a list of strings", "invalid_request")
-    raw = data["input"]
-    texts = [raw] if isinstance(raw, str) else raw
-    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-        raise ApiError(400, "'input' must be a non-empty string or list of strings (token ids are not accepted: "
-                       "LangChain: OpenAIEmbeddings(check_embedding_ctx_length=False))", "invalid_input")
+    data, texts = strings_request(body, "input", "an embeddings request", " (token ids are not accepted: LangChain: "
+                                  "OpenAIEmbeddings(check_embedding_ctx_length=False))", "invalid_input")
     if len(texts) > MAX_INPUTS:
         raise ApiError(400, f"at most {MAX_INPUTS} inputs per request", "too_many_inputs")
     empty = [i for i, t in enumerate(texts) if not t.strip()]

@@ -24,6 +24,28 @@ class ApiError(Exception):
         return error_body(self.status, self.message, self.code)
 
 
+def strings_request(body: bytes, key: str, what: str, hint: str = "", code: str = "invalid_request"
+                    ) -> tuple[dict[str, Any], list[str]]:
+    """A request body's JSON object and its ``key``: a string or a non-empty list of strings (the embeddings'
+    ``input``, a vector store search's ``query``); `ApiError` 400 otherwise: JSON nested 200,000 deep or a 5,000-digit
+    number as well (``invalid_json``), as the chat route reads its body. ``what``: the request, for the message;
+    ``hint``: said after a wrong value (``code`` its error code)."""
+    from local_rag import safejson
+    from local_rag.errors import BadInputError
+
+    try:
+        data = safejson.loads(body, "the request body")
+    except BadInputError as exc:
+        raise ApiError(400, str(exc), "invalid_json") from exc
+    if not isinstance(data, dict) or key not in data:
+        raise ApiError(400, f"{what} needs '{key}': a string or a list of strings", "invalid_request")
+    raw = data[key]
+    texts = [raw] if isinstance(raw, str) else raw
+    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
+        raise ApiError(400, f"'{key}' must be a non-empty string or list of strings{hint}", code)
+    return data, texts
+
+
 def error_body(status: int, message: str, code: str) -> dict[str, Any]:
     """The OpenAI error object for ``status``.
 

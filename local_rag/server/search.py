@@ -31,10 +31,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any  # Any: the JSON of requests and responses
 
-from local_rag import safejson
 from local_rag.errors import BadInputError
 from local_rag.records import Hit
-from local_rag.server.errors import ApiError
+from local_rag.server.errors import ApiError, strings_request
 from local_rag.settings import Settings
 
 if TYPE_CHECKING:
@@ -60,16 +59,7 @@ class SearchRequest:
 
 def parse_search(body: bytes, max_chars: int) -> SearchRequest:
     """The search a request body asks for; `ApiError` 400 on anything else (one line, naming the field)."""
-    try:
-        data = safejson.loads(body, "the request body")
-    except BadInputError as exc:
-        raise ApiError(400, str(exc), "invalid_json") from exc
-    if not isinstance(data, dict) or "query" not in data:
-        raise ApiError(400, "a vector store search needs 'query': a string or a list of strings", "invalid_request")
-    raw = data["query"]
-    texts = [raw] if isinstance(raw, str) else raw
-    if not isinstance(texts, list) or not texts or not all(isinstance(t, str) for t in texts):
-        raise ApiError(400, "'query' must be a non-empty string or list of strings", "invalid_request")
+    data, texts = strings_request(body, "query", "a vector store search")
     texts = [t.strip()[:max_chars] for t in texts if t.strip()]
     if not texts:
         raise ApiError(400, "'query' is empty: give the words to search for", "invalid_request")
