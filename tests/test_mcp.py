@@ -29,7 +29,9 @@ def indexes(tmp_path: Path) -> dict[str, str]:
         (tmp_path / name).mkdir()
         for file, text in files.items():
             (tmp_path / name / file).write_text(text)
-        built = run("index", "build", str(tmp_path / name), "--index", name, "--sparse-only", cwd=tmp_path)
+        (tmp_path / name / "secret.md").write_text("# Secret\n\nThe safe's code is 4711.\n")  # left out below
+        built = run("index", "build", str(tmp_path / name), "--index", name, "--sparse-only", "--exclude", "secret.md",
+                    cwd=tmp_path)
         assert built.returncode == 0, built.stderr
     return {**os.environ, "LOCAL_RAG_MODELS_DIR": str(MODELS), "LOCAL_RAG_INDEXES_DIR": str(tmp_path / "indexes")}
 
@@ -51,15 +53,18 @@ def session(env: dict[str, str], *args: str, calls: list[tuple[str, dict[str, An
 
 def test_an_assistant_searches_the_documents_over_stdio(tmp_path: Path):
     env = indexes(tmp_path)
-    tools, found, scoped, listed, some, empty, nothing = session(env, "--index", "notes", "--also", "mail", calls=[
-        ("search", {"query": "when is the pump audit?", "k": 3}),
-        ("search", {"query": "auditor", "only": ["mail:*"]}),
-        ("documents", {}),
-        ("documents", {"only": ["plan.md", "mail:*"]}),
+    tools, found, scoped, listed, some, whole, hidden, empty, nothing = session(
+        env, "--index", "notes", "--also", "mail", calls=[
+            ("search", {"query": "when is the pump audit?", "k": 3}),
+            ("search", {"query": "auditor", "only": ["mail:*"]}),
+            ("documents", {}),
+            ("documents", {"only": ["plan.md", "mail:*"]}),
+            ("read", {"document": "mail:ana.md"}),
+            ("read", {"document": "notes:secret.md"}),
         ("search", {"query": "  "}),
         ("search", {"query": "audit", "only": ["minutes.pdf"]}),
     ])
-    assert {t.name for t in tools.tools} == {"search", "ask", "documents"}
+    assert {t.name for t in tools.tools} == {"search", "ask", "documents", "read"}
     search = next(t for t in tools.tools if t.name == "search")
     assert search.annotations.read_only_hint and "query" in search.input_schema["properties"]
     passages = found.structured_content["result"]
@@ -71,6 +76,8 @@ def test_an_assistant_searches_the_documents_over_stdio(tmp_path: Path):
     assert {d["document"]: d["title"] for d in listed.structured_content["result"]} == {
         "notes:audit.md": "Audit", "notes:plan.md": "Plan", "mail:ana.md": "Re: audit"}
     assert [d["document"] for d in some.structured_content["result"]] == ["notes:plan.md", "mail:ana.md"]
+    assert whole.structured_content["title"] == "Re: audit" and "bring the pump logs" in whole.structured_content["text"]
+    assert hidden.is_error and "is not a document of index" in hidden.content[0].text  # left out by --exclude
     assert empty.is_error and "query is empty" in empty.content[0].text
     assert nothing.is_error and "'minutes.pdf' matches no document" in nothing.content[0].text
     assert "\n" not in nothing.content[0].text
@@ -116,7 +123,7 @@ def test_serve_mcp_answers_an_assistant_over_http_behind_the_key(tmp_path: Path)
 
     with running(app_for(served, SlowLLM(), mcp=True)) as url:
         tools, found = asyncio.run(go(url))
-    assert {t.name for t in tools.tools} == {"search", "documents"}
+    assert {t.name for t in tools.tools} == {"search", "documents", "read"}
     assert found.structured_content["result"][0]["document"] == "d1"
     with running(app_for(served, SlowLLM(), mcp=True, api_key="k3y")) as url:
         refused = httpx.post(f"{url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30)

@@ -25,7 +25,7 @@ from local_rag.cli.main import (
 @handle_errors
 def mcp(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, also):
     """Serve the index to an assistant over MCP (Model Context Protocol) on standard input and output: tools search,
-    ask and documents. Started by the host (Claude Desktop or Code, VS Code, Cursor), not by hand."""
+    ask, documents and read. Started by the host (Claude Desktop or Code, VS Code, Cursor), not by hand."""
     from local_rag.server.mcp_server import build_server, require_mcp
 
     require_mcp()  # a missing extra before anything loads
@@ -35,5 +35,5 @@ def mcp(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, ju
     server = build_server(settings)
     joint = f" with {', '.join(settings.retrieval.also)}" if settings.retrieval.also else ""
     click.echo(f"local-rag mcp: index {settings.index}{joint} on standard input and output (tools: search, ask, "
-               "documents); the LLM loads at the first ask", err=True)
+               "documents, read); the LLM loads at the first ask", err=True)
     server.run(transport="stdio")

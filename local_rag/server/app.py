@@ -64,7 +64,7 @@ class KeyGate:
 
 
 def mcp_app(settings: Settings, pipeline: Pipeline) -> Any:
-    """The MCP server's streamable HTTP app (``serve --mcp``: `local_rag.server.mcp_server`, search and documents;
+    """The MCP server's streamable HTTP app (``serve --mcp``: `local_rag.server.mcp_server`, search, documents, read;
     asking goes through /v1/chat/completions and its queue). Beyond loopback the SDK's host check is off: the key is
     required there, and the server's own origin gate answers browser pages."""
     from local_rag.origins import is_loopback

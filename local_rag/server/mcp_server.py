@@ -1,7 +1,7 @@
 """An MCP server over the index (``local-rag mcp``): the Model Context Protocol, which Claude Desktop and Claude
 Code, VS Code, Cursor, Zed and other assistants speak to reach local tools, over standard input and output.
 
-Three tools, all on this machine:
+Four tools, all on this machine:
 
 - ``search(query, k, only)``: the passages for a query, best first, each with the place a reader cites it by
   ("Audit (notes:audit.md § Audit)"), in milliseconds: retrieval alone (`Pipeline.passages`), the host's own model
@@ -9,6 +9,8 @@ Three tools, all on this machine:
 - ``ask(question, only)``: local-rag's own answer, written by the local LLM from the passages, with its citations,
   or its decline or clarifying question (``kind``); the LLM loads at the first ``ask``, seconds a turn on a CPU.
 - ``documents(only)``: the documents the index holds (or a scope of them), with their titles.
+- ``read(document)``: a document of the indexed folder whole, as local-rag reads it (a note, a mail folder's
+  messages, a chat's days, a source file), read again from the folder: what the passages of a search came from.
 
 ``only`` takes the patterns of ``--only`` (a file's path in the folder, a folder, ``*.pdf``, words of a title). A
 pattern that matches nothing, an empty query, a ``k`` outside 1-50 are tool errors with one line, as the CLI says
@@ -66,6 +68,15 @@ class AskResult(BaseModel):
     citations: list[PassageInfo] = Field(default_factory=list, description="the passages the answer cites, by [n]")
 
 
+class DocumentText(BaseModel):
+    """A document whole, as local-rag reads it from the folder."""
+
+    document: str
+    title: str = ""
+    text: str = Field(description="its text, a section after another under its heading ('## heading')")
+    cut: bool = Field(False, description="true when the text was cut at max_chars")
+
+
 class DocumentInfo(BaseModel):
     """A document of the index."""
 
@@ -96,7 +107,7 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None, with_ask:
     """The MCP server (an `mcp.server.mcpserver.MCPServer`) answering with ``pipeline`` (default:
     `make_pipeline(settings)`); its index is opened now, so a missing one fails before the host connects. Without
     ``with_ask`` (``serve --mcp``, whose LLM turns go through the answering queue of /v1/chat/completions), the tools
-    are `search` and `documents`."""
+    are `search`, `documents` and `read`."""
     server_class = require_mcp()
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import ToolAnnotations
@@ -181,4 +192,49 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None, with_ask:
 
         return await asyncio.to_thread(run, call)
 
+    @server.tool(title="Read a document whole", annotations=read_only)
+    async def read(document: str, max_chars: int = 20_000) -> DocumentText:
+        """The whole text of one `document` (its name as `search` or `documents` give it), read again from the
+        indexed folder, at most `max_chars` characters (1,000-200,000)."""
+        if not 1_000 <= max_chars <= 200_000:
+            raise ToolError("max_chars must be from 1,000 to 200,000")
+        return await asyncio.to_thread(run, lambda: whole_document(pipeline, document, max_chars))
+
     return server
+
+
+def whole_document(pipeline: Pipeline, document: str, max_chars: int) -> DocumentText:
+    """``document`` of the index (``INDEX:name`` with ``--also``) read whole from the folder the index follows. Only
+    a document the index holds: a file its build left out (``--exclude``, ``.gitignore``, hidden) is not read.
+
+    Raises:
+        BadInputError: no such document in the index, a corpus of records (its documents are records, not files),
+            or a file that cannot be read now.
+    """
+    from local_rag.corpus.readers import CorpusReport, read_file_passages
+    from local_rag.errors import BadInputError
+    from local_rag.index.manifest import IndexManifest
+    from local_rag.retrieve.joint import split_name
+
+    settings = pipeline.settings
+    names = [settings.index, *settings.retrieval.also]
+    index, name = split_name(document, names) if settings.retrieval.also else (settings.index, document)
+    if index is None or document not in set(getattr(pipeline.retriever, "documents", list)()):
+        raise BadInputError(f"{document!r} is not a document of index {', '.join(names)} (`documents` lists them)")
+    folder = IndexManifest.load(settings.indexes_dir / index).followed_folder()
+    if folder is None:
+        raise BadInputError(f"index {index} holds records, not a folder's files: its passages are what `search` "
+                            "returns")
+    path = folder / name
+    if not path.exists():
+        raise BadInputError(f"{document!r} is no longer in {folder} (the next sync removes it from the index)")
+    report = CorpusReport()
+    passages = read_file_passages(folder, path, report)
+    if not passages:
+        raise BadInputError(f"{document!r} cannot be read now: {report.unreadable.get(name, 'no text')}")
+    parts = []
+    for passage in passages:
+        heading = f"## {passage.section}\n\n" if passage.section and passage.section != passage.title else ""
+        parts.append(heading + passage.text)
+    text = "\n\n".join(parts)
+    return DocumentText(document=document, title=passages[0].title, text=text[:max_chars], cut=len(text) > max_chars)
