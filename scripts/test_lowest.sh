@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 VENV=${VENV_LOWEST:-.venv-lowest}
 MAIN=${VENV_MAIN:-.venv}
 UV=${UV:-$(command -v uv || echo "$MAIN/bin/uv")}
-EXTRAS=${EXTRAS:-cpu,bge,docs,eval,server,bench,dev,qdrant,plot}   # all but train (trl needs a newer transformers)
+EXTRAS=${EXTRAS:-cpu,bge,docs,eval,server,mcp,bench,dev,qdrant,plot}   # all but train (trl needs a newer transformers)
 links=()
 for dir in ${PIP_FIND_LINKS:-/opt/wheels}; do [ -d "$dir" ] && links+=(--find-links "$dir"); done
 torch=$("$MAIN/bin/python" -c "import torch; print(torch.__version__)")
