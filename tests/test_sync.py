@@ -565,6 +565,11 @@ def test_sync_all_syncs_every_index_that_follows_a_folder(tmp_path: Path):
         "records" in synced.stderr
     again = run("index", "sync", "--all", cwd=tmp_path, env=env)
     assert "mail is up to date with" in again.stdout and "notes is up to date with" in again.stdout
+    info = run("index", "info", "--index", "mail", cwd=tmp_path, env=env).stdout
+    assert f"folder           {(tmp_path / 'mail').resolve()} (`index sync --all` syncs it)" in info
+    assert "folder           none known: `index sync --all` passes it over (a corpus of records" in run(
+        "index", "info", "--index", "records", cwd=tmp_path, env=env).stdout
+    assert f"from {(tmp_path / 'mail').resolve()}" in run("index", "list", cwd=tmp_path, env=env).stdout
     refused = run("index", "sync", "--all", "--code", cwd=tmp_path, env=env)
     assert refused.returncode == 2 and "--code belongs to one index's sync" in refused.stderr
     assert "or --all" in run("index", "sync", cwd=tmp_path, env=env).stderr

@@ -571,6 +571,10 @@ def info(profile, config_file, index_name, as_json, name):
     data = manifest.to_json()
     for key in ("name", "created", "package_version", "corpus_source", "corpus_hash", "passages", "chunks", "skipped", "backend"):
         click.echo(f"{key:16} {data[key]}")
+    followed = manifest.followed_folder()
+    click.echo(f"{'folder':16} " + (f"{followed} (`index sync --all` syncs it)" if followed is not None else
+                                    "none known: `index sync --all` passes it over (a corpus of records, or a folder "
+                                    "given as a relative path: one sync with its full path records it)"))
     for name, reason in sorted(manifest.unreadable.items()):
         click.echo(f"{'unreadable':16} {name}: {reason}")
     for name in manifest.left_out:

@@ -61,7 +61,7 @@ def list_indexes(indexes_dir: Path) -> list[IndexSummary]:
             continue
         summary.passages, summary.chunks = manifest.passages, manifest.chunks
         summary.changed = str(manifest.history[-1].get("at", "")) if manifest.history else manifest.created
-        summary.source = manifest.followed_source()
+        summary.source = manifest.folder or manifest.followed_source()  # the absolute folder, when it is known
         summary.dense = str(manifest.dense.get("model", "")) if manifest.dense else ""
         summary.backend = manifest.backend
         out.append(summary)
