@@ -110,12 +110,17 @@ class Pipeline:
             dense = None  # opening it below says what is wrong
         if embedder is not None and dense is not None and dense.get("model_checksum") != embedder.checksum:
             embedder = None  # built again with other files of the model (re-imported, adapted): load them, as a restart would
-        self._retriever = open_searcher(self.settings, embedder)
+        self._swap(open_searcher(self.settings, embedder), stamp)
+        log.warning("note: index %s changed on disk: reopened", self.settings.index)
+        return True
+
+    def _swap(self, retriever: Searcher, stamp: tuple[tuple[int, int], ...] | None) -> None:
+        """Search with ``retriever`` from now on (opened when the indexes were at ``stamp``); the stages built on the
+        one before (decision stage, support check, evidence compressor) are built again when next used."""
+        self._retriever = retriever
         self._index_stamp = stamp
         self._decider, self._support, self._gate = None, False, False
         self.__dict__.pop("compressor", None)
-        log.warning("note: index %s changed on disk: reopened", self.settings.index)
-        return True
 
     def search_also(self, names: Sequence[str]) -> None:
         """Search the indexes ``names`` with the settings' index from the next turn on (chat's ``/also``; none: the
@@ -139,10 +144,7 @@ class Pipeline:
         retriever = open_searcher(settings, getattr(self.retriever, "embedder", None))
         with self._reopening:
             self.settings.retrieval.also = wanted.also
-            self._retriever = retriever
-            self._index_stamp = self._stamp()
-            self._decider, self._support, self._gate = None, False, False
-            self.__dict__.pop("compressor", None)
+            self._swap(retriever, self._stamp())
 
     @property
     def llm(self) -> LLM:

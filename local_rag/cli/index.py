@@ -34,12 +34,9 @@ if TYPE_CHECKING:
 def _named(index_name: str | None, name: str | None) -> str | None:
     """The index a command acts on: NAME (as `index delete NAMES` takes it) or --index, not two different ones (NAME
     wins over $LOCAL_RAG_INDEX)."""
-    from click.core import ParameterSource
-
     from local_rag.errors import BadInputError
 
-    typed = click.get_current_context().get_parameter_source("index_name") == ParameterSource.COMMANDLINE
-    if name and index_name and name != index_name and typed:
+    if name and index_name and name != index_name and _given_on_command_line("index_name"):
         raise BadInputError(f"two indexes named: {name!r} and --index {index_name!r}; give one")
     return name or index_name
 
@@ -319,6 +316,7 @@ def sync(folder, profile, config_file, index_name, every, watch, as_json, restor
 
 
 def _given_on_command_line(name: str) -> bool:
+    """Whether the option ``name`` was typed (not taken from its variable, e.g. $LOCAL_RAG_INDEX, or its default)."""
     from click.core import ParameterSource
 
     return click.get_current_context().get_parameter_source(name) == ParameterSource.COMMANDLINE
@@ -393,9 +391,8 @@ def _sync_all(profile, config_file, watch: bool, as_json: bool) -> None:
         manifest = IndexManifest.load(base.indexes_dir / summary.name)
         followed = manifest.followed_folder()
         if followed is None:
-            source = manifest.followed_source()
-            why = ("a corpus of records, not a folder" if Path(source).suffix.lower() in (".jsonl", ".gz", ".zip", ".json")
-                   else f"{source!r}, a path relative to where it was built: sync it once with the folder's full path")
+            why = ("a corpus of records, not a folder" if manifest.of_records() else f"{manifest.followed_source()!r}, a "
+                   "path relative to where it was built: sync it once with the folder's full path")
             click.echo(f"note: {summary.name} passed over: it follows {why}", err=True)
             continue
         if not followed.is_dir():

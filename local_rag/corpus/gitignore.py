@@ -111,20 +111,26 @@ def repository_of(folder: Path) -> tuple[Path, Path | None]:
     return folder, None
 
 
+def _git_output(top: Path, *args: str, timeout: float) -> bytes | None:
+    """What ``git -C top ARGS`` prints; None when git is missing, fails or takes longer than ``timeout`` seconds (the
+    rules are then read without what it would say)."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        done = subprocess.run([git, "-C", str(top), *args], capture_output=True, timeout=timeout, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
 def tracked_files(top: Path) -> tuple[set[str], set[str]]:
     """The files git tracks in the work tree at ``top`` (``/``-separated, under it), and the folders that hold them;
     two empty sets when git is missing or cannot say."""
-    git = shutil.which("git")
-    if git is None:
+    listed = _git_output(top, "ls-files", "-z", "--cached", timeout=120)
+    if listed is None:
         return set(), set()
-    try:
-        done = subprocess.run([git, "-C", str(top), "ls-files", "-z", "--cached"], capture_output=True, timeout=120,
-                              check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return set(), set()
-    if done.returncode != 0:
-        return set(), set()
-    files = {name for name in done.stdout.decode("utf-8", "surrogateescape").split("\0") if name}
+    files = {name for name in listed.decode("utf-8", "surrogateescape").split("\0") if name}
     folders: set[str] = set()
     for name in files:
         cut = name.rfind("/")
@@ -137,14 +143,9 @@ def tracked_files(top: Path) -> tuple[set[str], set[str]]:
 def excludes_file(top: Path) -> Path | None:
     """The user's excludes file as git finds it: ``core.excludesFile`` (asked of git, which reads every
     configuration file), else ``$XDG_CONFIG_HOME/git/ignore`` (``~/.config/git/ignore``)."""
-    git = shutil.which("git")
-    if git is not None:
-        try:
-            done = subprocess.run([git, "-C", str(top), "config", "--path", "--get", "core.excludesFile"],
-                                  capture_output=True, text=True, timeout=30, check=False)
-            if done.returncode == 0 and done.stdout.strip():
-                return (top / os.path.expanduser(done.stdout.strip())).resolve()
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+    named = (_git_output(top, "config", "--path", "--get", "core.excludesFile", timeout=30) or b"").decode(
+        "utf-8", "replace").strip()
+    if named:
+        return (top / os.path.expanduser(named)).resolve()
     config = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
     return Path(config) / "git" / "ignore"

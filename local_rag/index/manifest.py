@@ -80,6 +80,11 @@ class IndexManifest:
         synced = [h["source"] for h in self.history if h.get("action") == "sync" and h.get("source")]
         return str(synced[-1]) if synced else self.corpus_source
 
+    def of_records(self) -> bool:
+        """The index was built from a corpus of records (a ``.jsonl``, ``.gz``, ``.zip`` or ``.json`` file), not a
+        folder of documents: there is no folder to sync."""
+        return Path(self.corpus_source).suffix.lower() in (".jsonl", ".gz", ".zip", ".json")
+
     def followed_folder(self) -> Path | None:
         """The folder of documents the index follows, absolute: as its build or last sync resolved it, else what it
         was built from when that was given as an absolute folder; None for a corpus of records, or a folder an older

@@ -224,7 +224,7 @@ def sync_index(
         return SyncResult(plan, manifest, built=True, seconds=time.perf_counter() - started,
                           unreadable=dict(manifest.unreadable))
     index, digests = _open_for_update(settings, embedder)
-    if Path(index.manifest.corpus_source).suffix.lower() in (".jsonl", ".gz", ".zip", ".json"):
+    if index.manifest.of_records():
         raise BadInputError(f"index {settings.index} was built from {index.manifest.corpus_source}, a record corpus, "
                             "not a folder of documents: sync keeps folder indexes only")
     stored = list(index.chunks)  # parsed once

@@ -44,6 +44,18 @@ log = logging.getLogger("local_rag.server")
 SSE_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
+def key_refusal(authorization: str, key: str) -> ApiError | None:
+    """The 401 for a request whose ``Authorization`` header does not carry the server's bearer ``key``; None when it
+    does, or when the server has no key."""
+    if not key:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), key.encode()):
+        return None
+    return ApiError(401, "missing or wrong API key (send 'Authorization: Bearer <key>')", "invalid_api_key",
+                    {"WWW-Authenticate": "Bearer"})
+
+
 class KeyGate:
     """An ASGI app behind the server's bearer key (the MCP route, which is the SDK's app, not a FastAPI route)."""
 
@@ -52,13 +64,10 @@ class KeyGate:
         self.key = key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.key and scope["type"] == "http":
+        if scope["type"] == "http":
             sent = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
-            method, _, token = sent.partition(" ")
-            if method.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), self.key.encode()):
-                response = JSONResponse(error_body(401, "missing or wrong API key (send 'Authorization: Bearer <key>')",
-                                                   "invalid_api_key"), 401, headers={"WWW-Authenticate": "Bearer"})
-                await response(scope, receive, send)
+            if (refused := key_refusal(sent, self.key)) is not None:
+                await JSONResponse(refused.body(), refused.status, headers=refused.headers)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -138,12 +147,8 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     app.state.settings = settings
 
     def check_key(request: Request) -> None:
-        if not cfg.api_key:
-            return
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.strip().encode(), cfg.api_key.encode()):
-            raise ApiError(401, "missing or wrong API key (send 'Authorization: Bearer <key>')", "invalid_api_key",
-                           {"WWW-Authenticate": "Bearer"})
+        if (refused := key_refusal(request.headers.get("authorization", ""), cfg.api_key)) is not None:
+            raise refused
 
     if mcp_http is not None:
         from starlette.routing import Route
