@@ -472,6 +472,10 @@ class ServerConfig(_Config):
         "chat title, tags, follow-up questions) with the model alone, without retrieval: seconds, not a whole turn",
     )
     task_max_tokens: int = Field(200, ge=16, description="tokens a client's background task may write")
+    ui: bool = Field(
+        True, description="a chat page for the browser at / (one page of the package, nothing fetched from elsewhere; "
+        "it asks through /v1/chat/completions, with the API key when the server has one)",
+    )
     mcp: bool = Field(
         False, description="also serve MCP (the Model Context Protocol, streamable HTTP) at /mcp, behind the API key: "
         "an assistant on another machine searches and asks as `local-rag mcp` lets one here (the mcp extra)",

@@ -84,7 +84,8 @@ def server_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @handle_errors
 def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, judge, mode, adaptation, only, also,
           collections, **server):
-    """Serve the index over an OpenAI-compatible API: POST /v1/chat/completions, GET /v1/models, GET /healthz."""
+    """Serve the index over an OpenAI-compatible API (POST /v1/chat/completions, GET /v1/models, GET /healthz) and a
+    chat page for the browser at /."""
     from local_rag.adaptation import in_use
     from local_rag.server import check_bind, check_port
     from local_rag.server import serve as run_server
@@ -105,4 +106,8 @@ def serve(profile, config_file, index_name, rewrite, cross_encoder, llm_rerank, 
         f"queue {cfg.queue}, API key {'required' if cfg.api_key else 'off'}, browser pages: localhost"
         f"{' and ' + cfg.cors_origins.replace(',', ', ') if cfg.cors_origins else ''}; loading the pipeline...", err=True,
     )
+    if cfg.ui:
+        host = "localhost" if cfg.host in ("0.0.0.0", "::") else f"[{cfg.host}]" if ":" in cfg.host else cfg.host
+        where = f"http://{host}:{cfg.port}/" if cfg.port else "the address uvicorn prints below"
+        click.echo(f"chat page: {where} (open it in a browser; --no-ui leaves it out)", err=True)
     run_server(settings)

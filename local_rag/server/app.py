@@ -33,6 +33,7 @@ from local_rag.server import protocol
 from local_rag.server.cors import OriginGate
 from local_rag.server.embeddings import EmbeddingService
 from local_rag.server.errors import ApiError, ClientGone, error_body, route_message
+from local_rag.server.page import FILES, HEADERS, OFF, page_file
 from local_rag.server.search import VectorStores
 from local_rag.server.turns import Turn, TurnRunner
 from local_rag.settings import Settings
@@ -142,7 +143,8 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
 
     app = FastAPI(title="local-rag", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
                   openapi_url=None)
-    app.add_middleware(OriginGate, allowed=cfg.origins)  # browser pages: this machine's and those named
+    # browser pages: this machine's and those named; with a key, the chat page wherever the server is reached
+    app.add_middleware(OriginGate, allowed=cfg.origins, same_origin=bool(cfg.api_key))
     app.state.runner = runner
     app.state.settings = settings
 
@@ -183,6 +185,21 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
                 "profile": settings.profile, "reranker": reranker, "adaptation": adaptation,
                 **({"only": settings.retrieval.only} if settings.retrieval.only else {}),
                 **({"collections": cfg.collections} if cfg.collections else {}), "turns": runner.status()}
+
+    def page(name: str) -> Response:
+        if not cfg.ui:
+            raise ApiError(404, OFF, "not_found")
+        content = page_file(name)
+        return Response(content, media_type=FILES[name], headers=HEADERS)
+
+    @app.get("/", include_in_schema=False)
+    async def chat_page() -> Response:
+        """The chat page (`local_rag.server.page`)."""
+        return page("index.html")
+
+    @app.get("/ui/{name}", include_in_schema=False)
+    async def chat_page_file(name: str) -> Response:
+        return page(name)
 
     @app.get("/openapi.json", include_in_schema=False)
     async def openapi(request: Request) -> JSONResponse:
@@ -259,7 +276,7 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
             if kind == "done":
                 result = turn_result(turn)
                 if not chat.stream:
-                    extra = {**result.to_json(), **notes}
+                    extra = {**result.to_json(), "sources": protocol.sources_json(result), **notes}
                     body = protocol.completion(protocol.completion_id(), answering, result, extra, budget)
                     if cfg.sources_footer:
                         body["choices"][0]["message"]["content"] += protocol.sources_footer(result)
@@ -361,7 +378,7 @@ async def stream_events(turn: Turn, first: tuple[str, Any], model: str, notes: d
         rest += protocol.sources_footer(result)
     if rest:
         yield protocol.sse(protocol.chunk(cid, model, {"content": rest}))
-    extra = {**result.to_json(), **notes}
+    extra = {**result.to_json(), "sources": protocol.sources_json(result), **notes}
     final = protocol.chunk(cid, model, {}, protocol.finish_reason(result, budget),
                            usage=protocol.usage(result), local_rag=extra)
     yield protocol.sse(final)

@@ -12,6 +12,7 @@ import json
 import logging
 from inspect import signature
 from typing import Any
+from urllib.parse import urlsplit
 
 from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -29,12 +30,23 @@ def refusal(origin: str) -> str:
             "(setting server.cors_origins)")
 
 
+def own_page(origin: str, scope: Scope, headers: dict[bytes, bytes]) -> bool:
+    """Whether ``origin`` is the server's own (the chat page at ``/``, opened as ``http://192.168.1.5:8000/`` on the
+    LAN): its scheme and host:port those the request was sent to. `OriginGate` asks only when the server has an API
+    key: a page of a DNS-rebound name passes this test, and only the key stops it."""
+    parts = urlsplit(origin)
+    return parts.scheme == scope.get("scheme", "http") and parts.netloc.lower() == headers.get(b"host", b"").decode(
+        "latin-1").lower()
+
+
 class OriginGate:
     """ASGI middleware: a request with an ``Origin`` header that is not allowed gets 403 (in the OpenAI error shape),
-    and the server log says once per origin how to allow it; others go on to ``CORSMiddleware``."""
+    and the server log says once per origin how to allow it; others go on to ``CORSMiddleware``. ``same_origin``:
+    the server's own pages are allowed too, wherever it is reached (a server with an API key: `own_page`)."""
 
-    def __init__(self, app: ASGIApp, allowed: tuple[str, ...]) -> None:
+    def __init__(self, app: ASGIApp, allowed: tuple[str, ...], same_origin: bool = False) -> None:
         self.allowed = allowed
+        self.same_origin = same_origin
         # Chrome asks a page of the LAN before it lets it reach localhost (Private Network Access); Starlette
         # answers that when it knows how (newer releases)
         more: dict[str, Any] = {"allow_private_network": True} if "allow_private_network" in signature(CORSMiddleware).parameters else {}
@@ -46,8 +58,9 @@ class OriginGate:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        origin = dict(scope["headers"]).get(b"origin", b"").decode("latin-1")
-        if not origin or origin_allowed(origin, self.allowed):
+        headers = dict(scope["headers"])
+        origin = headers.get(b"origin", b"").decode("latin-1")
+        if not origin or origin_allowed(origin, self.allowed) or (self.same_origin and own_page(origin, scope, headers)):
             await self.app(scope, receive, send)
             return
         message = refusal(origin)

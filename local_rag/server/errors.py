@@ -59,7 +59,7 @@ def error_body(status: int, message: str, code: str) -> dict[str, Any]:
 
 ROUTES = ("POST /v1/chat/completions", "POST /v1/embeddings", "GET /v1/models", "GET /v1/models/{id}",
           "GET /v1/vector_stores", "GET /v1/vector_stores/{id}", "POST /v1/vector_stores/{id}/search",
-          "POST /mcp (serve --mcp)", "GET /healthz")
+          "POST /mcp (serve --mcp)", "GET /healthz", "GET / (the chat page)")
 
 
 def route_message(method: str, path: str, status: int) -> str:

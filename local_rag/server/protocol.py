@@ -256,6 +256,25 @@ def sources_footer(result: Any) -> str:
     return f"\n\nSources{f' ({heading})' if heading else ''}:\n" + "\n".join(line_text(s, angled=False) for s in found)
 
 
+def sources_json(result: Any) -> dict[str, Any]:
+    """The answer's sources as ``ask`` and the footer list them (`local_rag.sources.source_lines`), for the chat page
+    and other clients: ``{"heading": "", "lines": [{"numbers": [1, 3], "label": "Title (file.md)", "url": ...,
+    "baseless": false, "passages": [{"n": 1, "passage_id": ..., "text": ...}, ...]}]}``; ``heading`` names passages
+    listed though the answer cites none. No lines for a decline, a clarifying question or small talk."""
+    from local_rag.sources import source_lines
+
+    answer = getattr(result, "answer", None)
+    if answer is None:
+        return {"heading": "", "lines": []}
+    heading, found = source_lines(answer)
+    cited = {c.n: c.passage_id for c in answer.sources()[0]}
+    texts = {h.passage_id: h.text for h in [*getattr(result, "passages", []), *answer.passages]}
+    return {"heading": heading, "lines": [
+        {"numbers": line.numbers, "label": line.label, "url": line.url, "baseless": line.baseless,
+         "passages": [{"n": n, "passage_id": cited.get(n, ""), "text": texts.get(cited.get(n, ""), "")}
+                      for n in line.numbers]} for line in found]}
+
+
 def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:
     """One ``chat.completion.chunk`` of a stream."""
     return {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model,

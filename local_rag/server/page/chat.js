@@ -1,0 +1,449 @@
+"use strict";
+/* local-rag's chat page, served at / by `local-rag serve` (docs/server.md, "The chat page").
+
+   It talks to the server's own API only: GET /healthz, GET /v1/models, POST /v1/chat/completions with stream: true,
+   the whole conversation in each request as any OpenAI client sends it. Nothing is fetched from elsewhere (the
+   server's Content-Security-Policy forbids it), and what the model or the documents say is put in the page as text,
+   never as HTML. The conversation and the API key live in this tab's sessionStorage: a reload keeps them, closing
+   the tab forgets them. */
+
+const KEY = "local-rag.key";
+const CHAT = "local-rag.chat";
+const $ = (id) => document.getElementById(id);
+
+/* turns: {role: "user" | "assistant", content, extra (the final chunk's local_rag field), error} */
+const chat = { turns: load(), controller: null, about: "" };
+
+function load() {
+  try {
+    const turns = JSON.parse(sessionStorage.getItem(CHAT) || "[]");
+    return Array.isArray(turns) ? turns : [];
+  } catch {
+    return [];
+  }
+}
+
+function save() {
+  try {
+    sessionStorage.setItem(CHAT, JSON.stringify(chat.turns));
+  } catch {
+    /* storage full: the conversation goes on, unsaved */
+  }
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function status(text, isError) {
+  const line = $("status");
+  line.textContent = text || "";
+  line.className = isError ? "error" : "muted";
+}
+
+/* ------------------------------------------------------------------ the server */
+
+class ServerError extends Error {
+  constructor(code, message, retryAfter) {
+    super(message);
+    this.code = code;
+    this.retryAfter = retryAfter;
+  }
+}
+
+function headers() {
+  const out = { "Content-Type": "application/json" };
+  const key = sessionStorage.getItem(KEY);
+  if (key) out.Authorization = `Bearer ${key}`;
+  return out;
+}
+
+async function failure(response) {
+  let message = `${response.status} ${response.statusText}`;
+  try {
+    const body = await response.json();
+    if (body && body.error && body.error.message) message = body.error.message;
+  } catch {
+    /* not JSON: the status line says it */
+  }
+  return new ServerError(response.status, message, response.headers.get("Retry-After"));
+}
+
+async function getJSON(path) {
+  const response = await fetch(path, { headers: headers() });
+  if (!response.ok) throw await failure(response);
+  return response.json();
+}
+
+function describe(error) {
+  if (error.name === "AbortError") return "Stopped.";
+  if (error instanceof TypeError) return "The server does not answer (is `local-rag serve` still running?)";
+  if (error.code === 429) return `The server is busy with other questions: try again in ${error.retryAfter || "a few"} s.`;
+  return error.message;
+}
+
+/* Server-sent events: calls on.status(line), on.piece(text) and on.final(extra) as the stream goes. */
+async function readStream(response, on) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = event.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trim()).join("\n");
+      if (!data) continue;
+      if (data === "[DONE]") return;
+      const chunk = JSON.parse(data);
+      if (chunk.error) throw new ServerError(chunk.error.code, chunk.error.message);
+      const extra = chunk.local_rag;
+      const choice = chunk.choices && chunk.choices[0];
+      if (extra && extra.status) on.status(extra.status);
+      if (choice && choice.delta && choice.delta.content) on.piece(choice.delta.content);
+      if (choice && choice.finish_reason) on.final(extra || {});
+    }
+  }
+  throw new ServerError(0, "The answer broke off: the server closed the stream before its end.");
+}
+
+/* ------------------------------------------------------------------ text with citations */
+
+const INLINE = /(\[\d+(?:\s*,\s*\d+)*\])|`([^`\n]+)`|\*\*([^*\n]+)\*\*/g;
+
+function inline(parent, text, onCite) {
+  let last = 0;
+  for (const m of text.matchAll(INLINE)) {
+    parent.append(text.slice(last, m.index));
+    if (m[1]) {
+      for (const n of m[1].slice(1, -1).split(",")) {
+        const link = el("a", "cite", `[${n.trim()}]`);
+        link.href = "#";
+        link.dataset.n = n.trim();
+        link.addEventListener("click", (event) => { event.preventDefault(); onCite(Number(n)); });
+        parent.append(link);
+      }
+    } else if (m[2]) {
+      parent.append(el("code", "", m[2]));
+    } else {
+      parent.append(el("strong", "", m[3]));
+    }
+    last = m.index + m[0].length;
+  }
+  parent.append(text.slice(last));
+}
+
+/* Paragraphs, lists, code blocks, `code`, **bold** and [n] citations: the Markdown small models write. */
+function renderText(parent, text, onCite) {
+  text.split("```").forEach((block, i) => {
+    if (i % 2) {
+      const pre = el("pre");
+      pre.append(el("code", "", block.replace(/^[^\n]*\n/, "")));
+      parent.append(pre);
+      return;
+    }
+    for (const para of block.split(/\n\s*\n/)) {
+      const lines = para.split("\n").filter((l) => l.trim());
+      if (!lines.length) continue;
+      const item = /^\s*(?:[-*•]|\d+[.)])\s+/;
+      if (lines.every((l) => item.test(l))) {
+        const list = el(/^\s*\d/.test(lines[0]) ? "ol" : "ul");
+        for (const line of lines) {
+          const li = el("li");
+          inline(li, line.replace(item, ""), onCite);
+          list.append(li);
+        }
+        parent.append(list);
+      } else {
+        const p = el("p");
+        lines.forEach((line, k) => {
+          if (k) p.append(el("br"));
+          inline(p, line, onCite);
+        });
+        parent.append(p);
+      }
+    }
+  });
+}
+
+/* ------------------------------------------------------------------ the conversation */
+
+const KINDS = { decline: "not in the documents", clarify: "a question back" };
+
+function showSource(node, n) {
+  const found = node.querySelector(`details[data-numbers~="${n}"]`);
+  if (!found) return;
+  found.open = true;
+  found.scrollIntoView({ block: "nearest" });
+  found.classList.add("flash");
+  setTimeout(() => found.classList.remove("flash"), 1200);
+}
+
+function renderSources(node, sources) {
+  if (!sources || !sources.lines || !sources.lines.length) return;
+  const box = el("div", "sources");
+  box.append(el("div", "muted", sources.heading ? `Sources (${sources.heading}):` : "Sources:"));
+  for (const line of sources.lines) {
+    const details = el("details");
+    details.dataset.numbers = line.numbers.join(" ");
+    const summary = el("summary", "", `${line.numbers.map((n) => `[${n}]`).join("")} ${line.label}`);
+    if (line.baseless) summary.append(el("span", "error", " (cited, but shares no word with the sentence citing it)"));
+    details.append(summary);
+    for (const passage of line.passages || []) {
+      if (passage.text) details.append(el("blockquote", "", passage.text));
+    }
+    if (line.url) {
+      const where = el("div", "where");
+      if (/^https?:\/\//.test(line.url)) {
+        const link = el("a", "", line.url);
+        link.href = line.url;
+        link.target = "_blank";
+        link.rel = "noopener noreferrer";
+        where.append(link);
+      } else {
+        where.textContent = line.url; /* file:// links do not open from a web page: the path, to copy */
+      }
+      details.append(where);
+    }
+    box.append(details);
+  }
+  node.append(box);
+}
+
+function renderAnswer(node, turn, live) {
+  node.replaceChildren();
+  const extra = turn.extra;
+  if (extra && KINDS[extra.kind]) node.append(el("span", "kind", KINDS[extra.kind]));
+  const body = el("div", "text");
+  if (turn.content) renderText(body, turn.content, (n) => showSource(node, n));
+  else if (live) body.append(el("p", "waiting", turn.status || "Searching…"));
+  node.append(body);
+  if (extra && extra.kind === "clarify" && extra.decision && extra.decision.options && extra.decision.options.length) {
+    const options = el("div", "options");
+    for (const option of extra.decision.options) {
+      const button = el("button", "option", option);
+      button.type = "button";
+      button.addEventListener("click", () => ask(option));
+      options.append(button);
+    }
+    node.append(options);
+  }
+  if (extra) {
+    renderSources(node, extra.sources);
+    const total = extra.timings_s && extra.timings_s.total;
+    const meta = [];
+    if (total) meta.push(`${total.toFixed(1)} s`);
+    if (extra.passages) meta.push(`${extra.passages.length} passage${extra.passages.length === 1 ? "" : "s"} read`);
+    if (extra.messages_cut) meta.push(`a message was cut to ${extra.messages_cut.to_chars} characters`);
+    if (meta.length) node.append(el("div", "meta", meta.join(" · ")));
+  }
+  if (turn.error) node.append(el("p", "error", turn.error));
+}
+
+function addTurn(turn, live) {
+  const node = el("div", `turn ${turn.role}`);
+  if (turn.role === "user") node.textContent = turn.content;
+  else renderAnswer(node, turn, live);
+  $("log").append(node);
+  return node;
+}
+
+function renderAll() {
+  $("log").replaceChildren();
+  chat.turns.forEach((turn) => addTurn(turn, false));
+  $("log").scrollTop = $("log").scrollHeight;
+}
+
+/* The messages of the request: the answered turns (an answer as the server gave it, without its sources), then
+   the question. A question whose answer failed or was stopped is left out with it. */
+function messages() {
+  const out = [];
+  const turns = chat.turns;
+  for (let i = 0; i < turns.length; i++) {
+    const next = turns[i + 1];
+    if (turns[i].role === "user" && next && next.role === "assistant") {
+      if (next.error || !next.extra) { i++; continue; }
+      out.push({ role: "user", content: turns[i].content });
+      out.push({ role: "assistant", content: next.extra.answer || next.content });
+      i++;
+    } else if (turns[i].role === "user") {
+      out.push({ role: "user", content: turns[i].content });
+    }
+  }
+  return out;
+}
+
+function busy(on) {
+  $("send").disabled = on;
+  $("stop").hidden = !on;
+  $("question").disabled = false;
+}
+
+async function ask(question) {
+  question = question.trim();
+  if (!question || chat.controller) return;
+  chat.turns.push({ role: "user", content: question });
+  const request = { model: $("model").value || "local", stream: true, messages: messages() };
+  const only = $("only").value.split(",").map((p) => p.trim()).filter(Boolean);
+  if (only.length) request.local_rag = { only };
+  const turn = { role: "assistant", content: "", extra: null, error: "" };
+  chat.turns.push(turn);
+  addTurn(chat.turns[chat.turns.length - 2], false);
+  const node = addTurn(turn, true);
+  const log = $("log");
+  const follow = () => { log.scrollTop = log.scrollHeight; };
+  follow();
+  save();
+  chat.controller = new AbortController();
+  busy(true);
+  status("");
+  try {
+    const response = await fetch("/v1/chat/completions", {
+      method: "POST", headers: headers(), body: JSON.stringify(request), signal: chat.controller.signal,
+    });
+    if (!response.ok) throw await failure(response);
+    await readStream(response, {
+      status: (line) => { turn.status = line; if (!turn.content) renderAnswer(node, turn, true); },
+      piece: (text) => { turn.content += text; renderAnswer(node, turn, true); follow(); },
+      final: (extra) => { turn.extra = extra; if (!turn.content) turn.content = extra.answer || ""; },
+    });
+  } catch (error) {
+    turn.error = describe(error);
+    if (error.code === 401) askKey(error.message);
+  } finally {
+    delete turn.status;
+    chat.controller = null;
+    busy(false);
+    renderAnswer(node, turn, false);
+    follow();
+    save();
+    $("question").focus();
+  }
+}
+
+function stop() {
+  if (chat.controller) chat.controller.abort();
+}
+
+/* ------------------------------------------------------------------ the key, the models, saving */
+
+function askKey(message) {
+  $("key").hidden = false;
+  $("key-note").textContent = sessionStorage.getItem(KEY) ? "That key was refused." : "";
+  status(message, true);
+  $("key-input").focus();
+}
+
+async function loadModels() {
+  try {
+    const models = await getJSON("/v1/models");
+    const select = $("model");
+    const chosen = select.value;
+    select.replaceChildren();
+    for (const model of models.data) {
+      const option = el("option", "", model.id);
+      option.value = model.id;
+      select.append(option);
+    }
+    if (chosen) select.value = chosen;
+    $("key").hidden = true;
+    status("");
+  } catch (error) {
+    if (error.code === 401) askKey("This server wants its API key before it answers.");
+    else status(describe(error), true);
+  }
+}
+
+async function loadAbout() {
+  try {
+    const health = await getJSON("/healthz");
+    const indexes = [health.index, ...(health.also || [])].join(" + ");
+    chat.about = indexes;
+    $("about").textContent = `index ${indexes} · ${health.model} · ${health.mode}`;
+    document.title = `local-rag · ${indexes}`;
+  } catch (error) {
+    $("about").textContent = "";
+    status(describe(error), true);
+  }
+}
+
+function markdown() {
+  const lines = [`# Conversation with local-rag (${chat.about || "index"}), ${new Date().toLocaleString()}`, ""];
+  for (const turn of chat.turns) {
+    if (turn.role === "user") {
+      lines.push(`**You:** ${turn.content}`, "");
+      continue;
+    }
+    lines.push(`**local-rag:** ${turn.content}${turn.error ? ` (${turn.error})` : ""}`, "");
+    const sources = turn.extra && turn.extra.sources;
+    if (sources && sources.lines && sources.lines.length) {
+      lines.push(sources.heading ? `Sources (${sources.heading}):` : "Sources:");
+      for (const line of sources.lines) {
+        lines.push(`- ${line.numbers.map((n) => `[${n}]`).join("")} ${line.label}${line.url ? ` <${line.url}>` : ""}`);
+      }
+      lines.push("");
+    }
+  }
+  return lines.join("\n");
+}
+
+function download() {
+  if (!chat.turns.length) {
+    status("Nothing to save yet.");
+    return;
+  }
+  const link = el("a");
+  link.href = URL.createObjectURL(new Blob([markdown()], { type: "text/markdown" }));
+  link.download = `local-rag-chat-${new Date().toISOString().slice(0, 19).replace(/[T:]/g, "-")}.md`;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+/* ------------------------------------------------------------------ wiring */
+
+$("ask").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const box = $("question");
+  if (chat.controller || !box.value.trim()) return;
+  const question = box.value;
+  box.value = "";
+  ask(question);
+});
+$("question").addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+    event.preventDefault();
+    $("ask").requestSubmit();
+  }
+});
+document.addEventListener("keydown", (event) => { if (event.key === "Escape") stop(); });
+$("stop").addEventListener("click", stop);
+$("new").addEventListener("click", () => {
+  stop();
+  chat.turns = [];
+  save();
+  renderAll();
+  status("");
+  $("question").focus();
+});
+$("save").addEventListener("click", download);
+$("key").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const key = $("key-input").value.trim();
+  if (!key) return;
+  sessionStorage.setItem(KEY, key);
+  $("key-input").value = "";
+  loadModels();
+});
+
+renderAll();
+loadAbout();
+loadModels();
+$("question").focus();
