@@ -169,6 +169,15 @@ def test_a_conversation_in_the_browser_with_sources_history_and_a_saved_copy(ind
         assert page.locator(".turn").count() == 0
         page.reload()
         assert page.locator(".turn").count() == 0
+
+        page.focus("#only")  # the index's documents offered (the vector store files API), and the turn kept to one
+        page.wait_for_selector("#documents option[value='d5']", state="attached")
+        assert page.locator("#documents option").count() == 5
+        page.fill("#only", "d2")
+        ask(page, "how long do cats sleep?")
+        answered(page, 1)
+        stored = json.loads(page.evaluate("sessionStorage.getItem('local-rag.chat')"))
+        assert {p["doc_id"] for p in stored[1]["extra"]["passages"]} == {"d2"}
     assert page.errors == []
 
 

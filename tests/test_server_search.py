@@ -113,3 +113,66 @@ def test_a_search_finds_what_a_sync_beside_the_server_added(tmp_path):
         page = oa.vector_stores.search(vector_store_id="notes", query="glacier moraine")
         assert [(r.filename, r.attributes["title"]) for r in page.data] == [("b.md", "Glaciers")]
         assert oa.vector_stores.retrieve("notes").file_counts.completed == 2
+
+
+def test_the_stores_documents_are_listed_as_files_page_by_page(index):  # noqa: F811
+    """``vector_stores.files.list`` pages through the documents (the client follows ``after``), ``retrieve`` gives
+    one, a collection lists its own; the index is read-only, and an index of records has no file text to give."""
+    with running(app_for(index, SlowLLM(), collections={"pets": ["d1", "d2"]})) as url:
+        oa = client(url)
+        every = list(oa.vector_stores.files.list(vector_store_id="test", limit=2, order="asc"))
+        first = oa.vector_stores.files.list(vector_store_id="test", limit=2)
+        pets = list(oa.vector_stores.files.list(vector_store_id="test:pets"))
+        one = oa.vector_stores.files.retrieve(file_id="d3", vector_store_id="test")
+        before = httpx.get(f"{url}/v1/vector_stores/test/files", params={"order": "asc", "before": "d4", "limit": 2})
+        failed = httpx.get(f"{url}/v1/vector_stores/test/files", params={"filter": "failed"})
+        bad = [httpx.get(f"{url}/v1/vector_stores/test/files", params=p) for p in
+               ({"limit": "0"}, {"limit": "ten"}, {"order": "up"}, {"after": "d9"}, {"filter": "done"})]
+        missing = httpx.get(f"{url}/v1/vector_stores/test/files/d9")
+        records = httpx.get(f"{url}/v1/vector_stores/test/files/d3/content")
+        outside = httpx.get(f"{url}/v1/vector_stores/test:pets/files/d3")
+    assert [f.id for f in every] == ["d1", "d2", "d3", "d4", "d5"]  # three pages of two, followed by the client
+    assert [f.id for f in first.data] == ["d5", "d4"] and first.has_more  # desc by default, as OpenAI's
+    assert [f.id for f in pets] == ["d2", "d1"]
+    assert one.id == "d3" and one.status == "completed" and one.vector_store_id == "test"
+    assert one.attributes == {"title": "BM25", "chunks": 3} and one.last_error is None
+    assert [f["id"] for f in before.json()["data"]] == ["d2", "d3"] and before.json()["has_more"]
+    assert failed.json()["data"] == []
+    for r in bad:
+        assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_request" and "\n" not in r.text
+    assert missing.status_code == 404 and "no file 'd9' in vector store 'test'" in missing.json()["error"]["message"]
+    assert records.status_code == 400 and "holds records" in records.json()["error"]["message"]
+    assert outside.status_code == 404
+
+
+def test_a_folder_index_gives_its_files_sizes_times_text_and_what_it_could_not_read(tmp_path):
+    from local_rag.index.sync import sync_index
+    from local_rag.pipeline import Pipeline
+    from local_rag.server import create_app
+
+    from .test_sync import rivers_index
+
+    settings, folder = rivers_index(tmp_path)
+    (folder / "trips").mkdir()
+    (folder / "trips" / "alps.md").write_text("# Alps\n\nA moraine is debris a glacier left behind.\n\n## Huts\n\nBook early.\n")
+    (folder / "broken.pdf").write_bytes(b"%PDF-1.4 not really")
+    sync_index(settings, folder, progress=False)
+    app = create_app(settings, Pipeline(settings, llm=SlowLLM()), load=False)
+    with running(app) as url:
+        oa = client(url)
+        files = list(oa.vector_stores.files.list(vector_store_id="notes", order="asc"))
+        alps = oa.vector_stores.files.retrieve(file_id="trips/alps.md", vector_store_id="notes")
+        text = oa.vector_stores.files.content(file_id="trips/alps.md", vector_store_id="notes")
+        failed = httpx.get(f"{url}/v1/vector_stores/notes/files", params={"filter": "failed"}).json()["data"]
+        (folder / "trips" / "alps.md").unlink()
+        gone = httpx.get(f"{url}/v1/vector_stores/notes/files/trips/alps.md/content")
+    assert [(f.id, f.status) for f in files] == [("a.md", "completed"), ("broken.pdf", "failed"),
+                                                 ("trips/alps.md", "completed")]
+    stat = (folder / "a.md").stat()
+    assert files[0].usage_bytes == stat.st_size and files[0].created_at == int(stat.st_mtime)
+    assert files[1].last_error.code == "invalid_file" and files[1].last_error.message
+    assert alps.attributes["title"] == "Alps" and alps.usage_bytes > 0
+    whole = "".join(part.text for part in text)
+    assert "A moraine is debris" in whole and "## Huts" in whole and "Book early." in whole
+    assert [f["id"] for f in failed] == ["broken.pdf"]
+    assert gone.status_code == 400 and "no longer in" in gone.json()["error"]["message"]

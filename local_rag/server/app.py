@@ -9,6 +9,7 @@ answer carries local-rag's citations, passages and per-stage timings in an extra
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import logging
 import time
@@ -239,6 +240,20 @@ def create_app(settings: Settings, pipeline: Pipeline | None = None, load: bool 
     async def vector_store(request: Request, store_id: str) -> dict[str, Any]:
         check_key(request)
         return stores.store(store_id)
+
+    @app.get("/v1/vector_stores/{store_id}/files")
+    async def vector_store_files(request: Request, store_id: str) -> dict[str, Any]:
+        """The store's documents as files (read-only: an index is built by `local-rag index`)."""
+        check_key(request)
+        return await asyncio.to_thread(stores.files, store_id, dict(request.query_params))
+
+    @app.get("/v1/vector_stores/{store_id}/files/{file_id:path}")
+    async def vector_store_file(request: Request, store_id: str, file_id: str) -> dict[str, Any]:
+        """One document, or with ``/content`` after its name its text read again from the folder."""
+        check_key(request)
+        if file_id.endswith("/content") and not await asyncio.to_thread(stores.holds, store_id, file_id):
+            return await asyncio.to_thread(stores.content, store_id, file_id.removesuffix("/content"))
+        return await asyncio.to_thread(stores.file, store_id, file_id)
 
     @app.post("/v1/vector_stores/{store_id}/search")
     async def vector_store_search(request: Request, store_id: str) -> dict[str, Any]:

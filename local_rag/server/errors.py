@@ -59,6 +59,7 @@ def error_body(status: int, message: str, code: str) -> dict[str, Any]:
 
 ROUTES = ("POST /v1/chat/completions", "POST /v1/embeddings", "GET /v1/models", "GET /v1/models/{id}",
           "GET /v1/vector_stores", "GET /v1/vector_stores/{id}", "POST /v1/vector_stores/{id}/search",
+          "GET /v1/vector_stores/{id}/files[/{file}[/content]]",
           "POST /mcp (serve --mcp)", "GET /healthz", "GET / (the chat page)")
 
 

@@ -176,19 +176,10 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None, with_ask:
         counts."""
 
         def call() -> list[DocumentInfo]:
-            from local_rag.retrieve.scope import index_documents
+            from local_rag.server.documents import served_documents
 
-            joint = bool(settings.retrieval.also)
-            every = [DocumentInfo(document=f"{name}:{d.document}" if joint else d.document, title=d.title,
-                                  chunks=d.chunks)
-                     for name in [settings.index, *settings.retrieval.also]
-                     for d in index_documents(settings.indexes_dir / name)]
-            scope = scope_of(only, "only:")
-            resolved = getattr(pipeline.retriever, "scoped", lambda s: None)(scope) if scope else None
-            if resolved is None:
-                return every
-            kept = set(resolved.documents)
-            return [d for d in every if d.document in kept]
+            return [DocumentInfo(document=d.document, title=d.title, chunks=d.chunks)
+                    for d in served_documents(pipeline, scope_of(only, "only:"))]
 
         return await asyncio.to_thread(run, call)
 
@@ -204,37 +195,8 @@ def build_server(settings: Settings, pipeline: Pipeline | None = None, with_ask:
 
 
 def whole_document(pipeline: Pipeline, document: str, max_chars: int) -> DocumentText:
-    """``document`` of the index (``INDEX:name`` with ``--also``) read whole from the folder the index follows. Only
-    a document the index holds: a file its build left out (``--exclude``, ``.gitignore``, hidden) is not read.
+    """``document`` read whole from the folder its index follows (`local_rag.server.documents.whole_text`)."""
+    from local_rag.server.documents import whole_text
 
-    Raises:
-        BadInputError: no such document in the index, a corpus of records (its documents are records, not files),
-            or a file that cannot be read now.
-    """
-    from local_rag.corpus.readers import CorpusReport, read_file_passages
-    from local_rag.errors import BadInputError
-    from local_rag.index.manifest import IndexManifest
-    from local_rag.retrieve.joint import split_name
-
-    settings = pipeline.settings
-    names = [settings.index, *settings.retrieval.also]
-    index, name = split_name(document, names) if settings.retrieval.also else (settings.index, document)
-    if index is None or document not in set(getattr(pipeline.retriever, "documents", list)()):
-        raise BadInputError(f"{document!r} is not a document of index {', '.join(names)} (`documents` lists them)")
-    folder = IndexManifest.load(settings.indexes_dir / index).followed_folder()
-    if folder is None:
-        raise BadInputError(f"index {index} holds records, not a folder's files: its passages are what `search` "
-                            "returns")
-    path = folder / name
-    if not path.exists():
-        raise BadInputError(f"{document!r} is no longer in {folder} (the next sync removes it from the index)")
-    report = CorpusReport()
-    passages = read_file_passages(folder, path, report)
-    if not passages:
-        raise BadInputError(f"{document!r} cannot be read now: {report.unreadable.get(name, 'no text')}")
-    parts = []
-    for passage in passages:
-        heading = f"## {passage.section}\n\n" if passage.section and passage.section != passage.title else ""
-        parts.append(heading + passage.text)
-    text = "\n\n".join(parts)
-    return DocumentText(document=document, title=passages[0].title, text=text[:max_chars], cut=len(text) > max_chars)
+    found = whole_text(pipeline, document, max_chars)
+    return DocumentText(document=found.document, title=found.title, text=found.text, cut=found.cut)

@@ -27,12 +27,15 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any  # Any: the JSON of requests and responses
 
 from local_rag.errors import BadInputError
 from local_rag.records import Hit
+from local_rag.retrieve.scope import IndexDocument, Scope
 from local_rag.server.errors import ApiError, strings_request
 from local_rag.settings import Settings
 
@@ -42,6 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["MAX_RESULTS", "SearchRequest", "VectorStores", "filter_groups", "parse_search"]
 
 MAX_RESULTS = 50  # OpenAI's range for max_num_results: 1 to 50 (default 10)
+MAX_CONTENT_CHARS = 5_000_000  # a document's text through the files API (a book is ~1 MB)
 MAX_QUERIES = 10  # a query may be a list of strings; their lists are fused as query variants
 _DOCUMENT_KEYS = ("filename", "file_id", "document")  # what a filter may name a document by
 
@@ -135,6 +139,8 @@ class VectorStores:
         self.ids: dict[str, tuple[str, ...]] = {name: (), **{f"{name}:{collection}": tuple(patterns) for
                                                             collection, patterns in settings.server.collections.items()}}
         self._lock = threading.Lock()
+        self._folders: dict[str, Path | None] = {}  # each index's followed folder (a file's size and time)
+        self._listings: dict[tuple[Any, ...], tuple[Scope, list[IndexDocument]]] = {}
 
     def _patterns(self, store_id: str) -> tuple[str, ...]:
         if store_id not in self.ids:
@@ -163,6 +169,123 @@ class VectorStores:
                                 "cancelled": 0, "total": documents + len(manifest.unreadable)},
                 "expires_after": None, "expires_at": None, "metadata": {}}
 
+    def files(self, store_id: str, params: Mapping[str, str]) -> dict[str, Any]:
+        """The store's documents as OpenAI's vector store files (``vector_stores.files.list``), by name, ``limit``
+        (1-100, default 20) at a time after (or before) a file id; ``order`` ``asc`` or ``desc`` (the default, as
+        OpenAI's) is by name, not by date. A file the build could not read is listed as ``failed`` with the reason
+        (the whole index's store only: it is no document, so no pattern names it); ``filter`` keeps one status."""
+        from local_rag.index.manifest import IndexManifest
+
+        patterns = self._patterns(store_id)
+        limit = _whole(params.get("limit", "20"), "limit", 1, 100)
+        order = params.get("order", "desc")
+        status = params.get("filter")
+        if order not in ("asc", "desc"):
+            raise ApiError(400, "'order' must be 'asc' or 'desc'", "invalid_request")
+        if status not in (None, "completed", "failed", "in_progress", "cancelled"):
+            raise ApiError(400, "'filter' must be 'completed', 'failed', 'in_progress' or 'cancelled'", "invalid_request")
+        scope, documents = self._documents(patterns)
+        entries = [] if status not in (None, "completed") else [self._file(store_id, d.document, d.title, d.chunks)
+                                                                for d in documents]
+        if status in (None, "failed") and not scope:
+            for name, reason in IndexManifest.load(self.settings.index_dir).unreadable.items():
+                entries.append({**self._file(store_id, name, "", 0), "status": "failed",
+                                "last_error": {"code": "invalid_file", "message": str(reason)}})
+        entries.sort(key=lambda e: e["id"], reverse=order == "desc")
+        ids = [e["id"] for e in entries]
+        for key in ("after", "before"):
+            if (cursor := params.get(key)) is not None and cursor not in ids:
+                raise ApiError(400, f"'{key}': no file {cursor!r} in vector store {store_id!r}", "invalid_request")
+        if (after := params.get("after")) is not None:
+            entries = entries[ids.index(after) + 1:]
+        if (before := params.get("before")) is not None:  # the page just before the cursor
+            kept = [e["id"] for e in entries]
+            entries = entries[:kept.index(before)] if before in kept else []
+            page = entries[-limit:]
+        else:
+            page = entries[:limit]
+        return {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None, "has_more": len(entries) > limit}
+
+    def file(self, store_id: str, file_id: str) -> dict[str, Any]:
+        """One document of the store (``vector_stores.files.retrieve``); 404 for another name."""
+        found = [d for d in self._documents(self._patterns(store_id))[1] if d.document == file_id]
+        if not found:
+            raise ApiError(404, f"no file {file_id!r} in vector store {store_id!r} (GET /v1/vector_stores/{store_id}"
+                           "/files lists them)", "not_found")
+        return self._file(store_id, file_id, found[0].title, found[0].chunks)
+
+    def holds(self, store_id: str, file_id: str) -> bool:
+        """Whether ``file_id`` is a document of the store (a document named ``.../content`` is itself, not a content
+        request)."""
+        return any(d.document == file_id for d in self._documents(self._patterns(store_id))[1])
+
+    def content(self, store_id: str, file_id: str) -> dict[str, Any]:
+        """A document's text, read again from its folder (``vector_stores.files.content``): one text part."""
+        from local_rag.server.documents import whole_text
+
+        self.file(store_id, file_id)
+        try:
+            found = whole_text(self.pipeline, file_id, MAX_CONTENT_CHARS)
+        except BadInputError as exc:  # gone since, unreadable now, or an index of records
+            raise ApiError(400, str(exc), "invalid_request") from exc
+        return {"object": "vector_store.file_content.page", "data": [{"type": "text", "text": found.text}],
+                "has_more": False, "next_page": None}
+
+    def _documents(self, patterns: tuple[str, ...]) -> tuple[Scope, list[IndexDocument]]:
+        """The scope of a store and its documents, listed again only when an index's chunk file changed (a listing
+        reads the whole chunk file: a client paging through a large index would read it once a page)."""
+        from local_rag.server.documents import served_documents
+
+        settings = self.settings
+        files = [settings.indexes_dir / n / "chunks.jsonl" for n in dict.fromkeys([settings.index, *settings.retrieval.also])]
+        key = (patterns, tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in files))
+        with self._lock:
+            if key not in self._listings:
+                scope = self.pipeline.scope(patterns)
+                if len(self._listings) >= 8:
+                    self._listings.clear()
+                self._listings[key] = (scope, served_documents(self.pipeline, scope))
+            return self._listings[key]
+
+    def _file(self, store_id: str, document: str, title: str, chunks: int) -> dict[str, Any]:
+        """A document in OpenAI's ``vector_store.file`` shape: its file's size and time when the folder has it."""
+        path = self._path(document)
+        try:
+            stat = path.stat() if path is not None else None
+        except OSError:
+            stat = None
+        attributes = {k: v for k, v in {"title": title, "chunks": chunks}.items() if v}
+        return {"id": document, "object": "vector_store.file", "usage_bytes": stat.st_size if stat else 0,
+                "created_at": int(stat.st_mtime) if stat else self._created(), "vector_store_id": store_id,
+                "status": "completed", "last_error": None, "attributes": attributes,
+                "chunking_strategy": {"type": "static", "static": {"max_chunk_size_tokens": self.settings.chunker.size,
+                                                                   "chunk_overlap_tokens": self.settings.chunker.overlap}}}
+
+    def _path(self, document: str) -> Path | None:
+        from local_rag.index.manifest import IndexManifest
+        from local_rag.retrieve.joint import split_name
+
+        names = [self.settings.index, *self.settings.retrieval.also]
+        index, name = split_name(document, names) if self.settings.retrieval.also else (self.settings.index, document)
+        if index is None:
+            return None
+        if index not in self._folders:
+            try:
+                self._folders[index] = IndexManifest.load(self.settings.indexes_dir / index).followed_folder()
+            except Exception:  # noqa: BLE001 - a member index gone since: no size, no time
+                self._folders[index] = None
+        folder = self._folders[index]
+        return folder / name if folder is not None else None
+
+    def _created(self) -> int:
+        from local_rag.index.manifest import IndexManifest
+
+        try:
+            return int(datetime.fromisoformat(IndexManifest.load(self.settings.index_dir).created).timestamp())
+        except ValueError:
+            return 0
+
     def stores(self) -> dict[str, Any]:
         data = [self.store(i) for i in self.ids]
         return {"object": "list", "data": data, "first_id": data[0]["id"], "last_id": data[-1]["id"],
@@ -185,6 +308,12 @@ class VectorStores:
             raise ApiError(400, str(exc), "invalid_request") from exc
         return {"object": "vector_store.search_results.page", "search_query": list(request.queries),
                 "data": [result(h) for h in hits], "has_more": False, "next_page": None}
+
+
+def _whole(value: str, name: str, low: int, high: int) -> int:
+    if not value.isdigit() or not low <= int(value) <= high:
+        raise ApiError(400, f"'{name}' must be a whole number from {low} to {high}", "invalid_request")
+    return int(value)
 
 
 def result(hit: Hit) -> dict[str, Any]:

@@ -12,7 +12,8 @@ const CHAT = "local-rag.chat";
 const $ = (id) => document.getElementById(id);
 
 /* turns: {role: "user" | "assistant", content, extra (the final chunk's local_rag field), error} */
-const chat = { turns: load(), controller: null, about: "" };
+const chat = { turns: load(), controller: null, about: "", store: "", listed: false };
+const MAX_LISTED = 2000; /* documents offered under Only (the vector store files API, 100 a page) */
 
 function load() {
   try {
@@ -365,11 +366,38 @@ async function loadAbout() {
     const health = await getJSON("/healthz");
     const indexes = [health.index, ...(health.also || [])].join(" + ");
     chat.about = indexes;
+    chat.store = health.index;
     $("about").textContent = `index ${indexes} · ${health.model} · ${health.mode}`;
     document.title = `local-rag · ${indexes}`;
   } catch (error) {
     $("about").textContent = "";
     status(describe(error), true);
+  }
+}
+
+/* The index's documents as suggestions for Only, the first time it is used. */
+async function listDocuments() {
+  if (chat.listed || !chat.store) return;
+  chat.listed = true;
+  const list = $("documents");
+  let after = "";
+  try {
+    while (list.children.length < MAX_LISTED) {
+      const query = new URLSearchParams({ limit: "100", order: "asc" });
+      if (after) query.set("after", after);
+      const page = await getJSON(`/v1/vector_stores/${encodeURIComponent(chat.store)}/files?${query}`);
+      for (const file of page.data) {
+        if (file.status !== "completed") continue;
+        const option = el("option");
+        option.value = file.id;
+        if (file.attributes && file.attributes.title && file.attributes.title !== file.id) option.label = file.attributes.title;
+        list.append(option);
+      }
+      if (!page.has_more || !page.last_id) break;
+      after = page.last_id;
+    }
+  } catch (error) {
+    chat.listed = false; /* e.g. the key not given yet: try again at the next focus */
   }
 }
 
@@ -434,6 +462,7 @@ $("new").addEventListener("click", () => {
   $("question").focus();
 });
 $("save").addEventListener("click", download);
+$("only").addEventListener("focus", listDocuments);
 $("key").addEventListener("submit", (event) => {
   event.preventDefault();
   const key = $("key-input").value.trim();
