@@ -277,3 +277,43 @@ def test_the_serve_command_answers_in_the_browser_with_the_real_smollm2(tmp_path
     assert reply["turns"]["served"] == 1 and "passages read" in turn.locator(".meta").inner_text()
     stored = json.loads(page.evaluate("sessionStorage.getItem('local-rag.chat')"))
     assert stored[1]["extra"]["passages"][0]["passage_id"] == "d1-1"
+
+
+def test_a_source_opens_its_document_whole_and_the_rewrite_is_shown(tmp_path: Path, page):
+    """A folder index: a source's "Read the whole document" shows the file as read again (the vector store files
+    API), the cited passage marked; the meta line says what the turn searched for when the rewrite changed it."""
+    from local_rag.index.sync import sync_index
+    from local_rag.pipeline import Pipeline
+    from local_rag.server import create_app
+
+    from .test_sync import rivers_index
+
+    settings, folder = rivers_index(tmp_path)
+    (folder / "alps.md").write_text("# Alps\n\nA moraine is debris a glacier left behind in the valley.\n\n"
+                                    "## Huts\n\nBook the huts early in summer.\n")
+    sync_index(settings, folder, progress=False)
+
+    def reply(messages: Any, schema: Any) -> str:
+        if "query" in (schema or {}).get("properties", {}):
+            return '{"query": "What is a moraine in the Alps?"}'
+        return "A moraine is debris a glacier left behind [1]."
+
+    app = create_app(settings, Pipeline(settings, llm=SlowLLM(reply)), load=False)
+    with running(app) as url:
+        page.goto(url)
+        ask(page, "what did the river gauge read?")
+        answered(page, 1)
+        ask(page, "and what is that thing a glacier leaves?")
+        turn = answered(page, 2)
+        assert "searched for “What is a moraine in the Alps?”" in turn.locator(".meta").inner_text()
+        source = turn.locator(".sources details").first
+        assert "alps.md" in source.locator("summary").inner_text()
+        source.locator("summary").click()
+        source.locator("button.whole").click()
+        page.wait_for_selector("#reader-text mark")
+        assert "Book the huts early in summer." in page.locator("#reader-text").inner_text()
+        assert "moraine is debris" in page.locator("#reader-text mark").first.inner_text()
+        assert "alps.md" in page.locator("#reader-title").inner_text()
+        page.click("#reader-close")
+        assert not page.locator("#reader").is_visible()
+    assert page.errors == []

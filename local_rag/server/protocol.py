@@ -259,7 +259,7 @@ def sources_footer(result: Any) -> str:
 def sources_json(result: Any) -> dict[str, Any]:
     """The answer's sources as ``ask`` and the footer list them (`local_rag.sources.source_lines`), for the chat page
     and other clients: ``{"heading": "", "lines": [{"numbers": [1, 3], "label": "Title (file.md)", "url": ...,
-    "baseless": false, "passages": [{"n": 1, "passage_id": ..., "text": ...}, ...]}]}``; ``heading`` names passages
+    "baseless": false, "document": "file.md", "passages": [{"n": 1, "passage_id": ..., "text": ...}, ...]}]}``; ``heading`` names passages
     listed though the answer cites none. No lines for a decline, a clarifying question or small talk."""
     from local_rag.sources import source_lines
 
@@ -267,10 +267,12 @@ def sources_json(result: Any) -> dict[str, Any]:
     if answer is None:
         return {"heading": "", "lines": []}
     heading, found = source_lines(answer)
-    cited = {c.n: c.passage_id for c in answer.sources()[0]}
+    citations = {c.n: c for c in answer.sources()[0]}
+    cited = {n: c.passage_id for n, c in citations.items()}
     texts = {h.passage_id: h.text for h in [*getattr(result, "passages", []), *answer.passages]}
     return {"heading": heading, "lines": [
         {"numbers": line.numbers, "label": line.label, "url": line.url, "baseless": line.baseless,
+         "document": citations[line.numbers[0]].doc_id if line.numbers[0] in citations else "",
          "passages": [{"n": n, "passage_id": cited.get(n, ""), "text": texts.get(cited.get(n, ""), "")}
                       for n in line.numbers]} for line in found]}
 

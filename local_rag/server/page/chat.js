@@ -199,6 +199,13 @@ function renderSources(node, sources) {
     for (const passage of line.passages || []) {
       if (passage.text) details.append(el("blockquote", "", passage.text));
     }
+    if (line.document && chat.store) {
+      const whole = el("button", "whole", "Read the whole document");
+      whole.type = "button";
+      whole.addEventListener("click", () => readDocument(line.document, line.label,
+        (line.passages || []).map((p) => p.text).filter(Boolean)));
+      details.append(whole);
+    }
     if (line.url) {
       const where = el("div", "where");
       if (/^https?:\/\//.test(line.url)) {
@@ -241,6 +248,8 @@ function renderAnswer(node, turn, live) {
     const meta = [];
     if (total) meta.push(`${total.toFixed(1)} s`);
     if (extra.passages) meta.push(`${extra.passages.length} passage${extra.passages.length === 1 ? "" : "s"} read`);
+    const rewrite = (extra.queries || []).find((q) => q.mode === "rewrite");
+    if (rewrite && rewrite.text.trim() !== (turn.question || "").trim()) meta.push(`searched for “${rewrite.text}”`);
     if (extra.messages_cut) meta.push(`a message was cut to ${extra.messages_cut.to_chars} characters`);
     if (meta.length) node.append(el("div", "meta", meta.join(" · ")));
   }
@@ -293,7 +302,7 @@ async function ask(question) {
   const request = { model: $("model").value || "local", stream: true, messages: messages() };
   const only = $("only").value.split(",").map((p) => p.trim()).filter(Boolean);
   if (only.length) request.local_rag = { only };
-  const turn = { role: "assistant", content: "", extra: null, error: "" };
+  const turn = { role: "assistant", content: "", extra: null, error: "", question };
   chat.turns.push(turn);
   addTurn(chat.turns[chat.turns.length - 2], false);
   const node = addTurn(turn, true);
@@ -330,6 +339,53 @@ async function ask(question) {
 
 function stop() {
   if (chat.controller) chat.controller.abort();
+}
+
+/* ------------------------------------------------------------------ a document whole */
+
+const escape = (word) => word.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+const spaced = (words) => new RegExp(words.map(escape).join("[\\s#*>|-]+")); /* spaces, or Markdown between */
+
+/* The passage's place in the document's text, whatever the spaces between its words: from a run of its first words
+   (a chunk may open with a heading the text writes otherwise: later runs are tried too) to a run of its last. */
+function findPassage(text, passage) {
+  const words = passage.split(/\s+/).filter(Boolean);
+  for (const skip of [0, 6, 12]) {
+    const head = words.slice(skip, skip + 8);
+    if (head.length < Math.min(4, words.length)) break;
+    const found = spaced(head).exec(text);
+    if (!found) continue;
+    const end = spaced(words.slice(-6)).exec(text.slice(found.index));
+    return [found.index, found.index + (end ? end.index + end[0].length : found[0].length)];
+  }
+  return null;
+}
+
+async function readDocument(document, label, passages) {
+  const dialog = $("reader");
+  const box = $("reader-text");
+  $("reader-title").textContent = label;
+  box.replaceChildren(el("p", "waiting", "Reading…"));
+  if (!dialog.open) dialog.showModal();
+  try {
+    const store = encodeURIComponent(chat.store);
+    const path = document.split("/").map(encodeURIComponent).join("/");
+    const page = await getJSON(`/v1/vector_stores/${store}/files/${path}/content`);
+    const text = page.data.map((part) => part.text).join("\n\n");
+    const spans = passages.map((p) => findPassage(text, p)).filter(Boolean).sort((a, b) => a[0] - b[0]);
+    box.replaceChildren();
+    let last = 0;
+    for (const [start, end] of spans) {
+      if (start < last) continue;
+      box.append(text.slice(last, start), el("mark", "", text.slice(start, end)));
+      last = end;
+    }
+    box.append(text.slice(last));
+    const first = box.querySelector("mark");
+    if (first) first.scrollIntoView({ block: "center" });
+  } catch (error) {
+    box.replaceChildren(el("p", "error", describe(error)));
+  }
 }
 
 /* ------------------------------------------------------------------ the key, the models, saving */
@@ -462,6 +518,7 @@ $("new").addEventListener("click", () => {
   $("question").focus();
 });
 $("save").addEventListener("click", download);
+$("reader-close").addEventListener("click", () => $("reader").close());
 $("only").addEventListener("focus", listDocuments);
 $("key").addEventListener("submit", (event) => {
   event.preventDefault();
