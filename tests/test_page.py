@@ -133,6 +133,12 @@ def answered(page: Any, n: int) -> Any:
     return page.locator(".turn.assistant").nth(n - 1)
 
 
+def stored(page: Any) -> list[dict[str, Any]]:
+    """The turns of the conversation the tab shows, as the page keeps them in the browser."""
+    return json.loads(page.evaluate("JSON.stringify(JSON.parse(localStorage.getItem('local-rag.chats')).find("
+                                    "c => c.id === sessionStorage.getItem('local-rag.current')).turns)"))
+
+
 def test_a_conversation_in_the_browser_with_sources_history_and_a_saved_copy(index, page, tmp_path):
     llm = SlowLLM(delay=0.01)
     with running(app_for(index, llm)) as url:
@@ -148,6 +154,7 @@ def test_a_conversation_in_the_browser_with_sources_history_and_a_saved_copy(ind
         first.locator("a.cite").click()  # the citation opens its passage
         assert source.evaluate("d => d.open") and "twelve to sixteen hours" in source.locator("blockquote").inner_text()
         assert "passages read" in first.locator(".meta").inner_text()
+        assert not first.locator("button.whole").count()  # an index of records: no file to read whole
 
         llm.reply = lambda m, s: "Dogs bark and fetch sticks [2]."
         ask(page, "and dogs?")
@@ -165,10 +172,24 @@ def test_a_conversation_in_the_browser_with_sources_history_and_a_saved_copy(ind
         text = saved.read_text(encoding="utf-8")
         assert "**You:** how long do cats sleep?" in text and f"**local-rag:** {ANSWER}" in text and "- [1] Cats" in text
 
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+        page.locator(".turn.assistant").first.locator("button.copy").click()
+        copied = page.evaluate("navigator.clipboard.readText()")
+        assert copied == f"{ANSWER}\n\nSources:\n[1] Cats (d1-1)"
+
         page.click("#new")
         assert page.locator(".turn").count() == 0
         page.reload()
         assert page.locator(".turn").count() == 0
+        other = page.context.new_page()  # another tab: a new conversation, the first one in the history
+        other.goto(url)
+        assert other.locator(".turn").count() == 0
+        assert other.locator("#history option").all_text_contents()[1].startswith("how long do cats sleep? · ")
+        other.select_option("#history", index=1)
+        assert other.locator(".turn.assistant").count() == 2
+        other.click("#delete")
+        assert other.locator(".turn").count() == 0 and other.locator("#history option").count() == 1
+        other.close()
 
         page.focus("#only")  # the index's documents offered (the vector store files API), and the turn kept to one
         page.wait_for_selector("#documents option[value='d5']", state="attached")
@@ -176,8 +197,7 @@ def test_a_conversation_in_the_browser_with_sources_history_and_a_saved_copy(ind
         page.fill("#only", "d2")
         ask(page, "how long do cats sleep?")
         answered(page, 1)
-        stored = json.loads(page.evaluate("sessionStorage.getItem('local-rag.chat')"))
-        assert {p["doc_id"] for p in stored[1]["extra"]["passages"]} == {"d2"}
+        assert {p["doc_id"] for p in stored(page)[1]["extra"]["passages"]} == {"d2"}
     assert page.errors == []
 
 
@@ -233,10 +253,15 @@ def test_stop_ends_the_answer_and_frees_the_server(index, page):
             time.sleep(0.05)
         assert turns["busy"] is False and turns["cancelled"] == 1 and llm.emitted < 300
         llm.reply = lambda m, s: ANSWER
-        ask(page, "how long do cats sleep?")
-        assert answered(page, 2).locator(".text").inner_text().strip() == ANSWER
+        turn.locator("button.retry").click()  # the stopped turn asked again, in its place
+        page.wait_for_selector("#send:enabled")
+        assert page.locator(".turn.assistant").count() == 1 and page.locator(".turn.user").count() == 1
+        assert answered(page, 1).locator(".text").inner_text().strip() == ANSWER
+        assert not page.locator("button.retry").count()
+        ask(page, "and how long do dogs sleep?")
+        answered(page, 2)
         prompt = "\n".join(m["content"] for m in llm.seen[-1])
-        assert "word5" not in prompt  # the stopped answer is not sent back as history
+        assert "word5" not in prompt and prompt.count("how long do cats sleep?") == 1
 
 
 def test_the_page_asks_for_the_key_and_says_what_went_wrong(index, page):
@@ -275,8 +300,7 @@ def test_the_serve_command_answers_in_the_browser_with_the_real_smollm2(tmp_path
         reply = httpx.get(f"{url}/healthz").json()
     assert turn.locator(".text").inner_text().strip() and not turn.locator(".error").count()
     assert reply["turns"]["served"] == 1 and "passages read" in turn.locator(".meta").inner_text()
-    stored = json.loads(page.evaluate("sessionStorage.getItem('local-rag.chat')"))
-    assert stored[1]["extra"]["passages"][0]["passage_id"] == "d1-1"
+    assert stored(page)[1]["extra"]["passages"][0]["passage_id"] == "d1-1"
 
 
 def test_a_source_opens_its_document_whole_and_the_rewrite_is_shown(tmp_path: Path, page):

@@ -4,32 +4,78 @@
    It talks to the server's own API only: GET /healthz, GET /v1/models, POST /v1/chat/completions with stream: true,
    the whole conversation in each request as any OpenAI client sends it. Nothing is fetched from elsewhere (the
    server's Content-Security-Policy forbids it), and what the model or the documents say is put in the page as text,
-   never as HTML. The conversation and the API key live in this tab's sessionStorage: a reload keeps them, closing
-   the tab forgets them. */
+   never as HTML. The conversations are kept in this browser (localStorage, the last 50: History lists them, Delete
+   forgets one); the API key only in this tab (sessionStorage: closing the tab forgets it). */
 
 const KEY = "local-rag.key";
-const CHAT = "local-rag.chat";
+const CHATS = "local-rag.chats"; /* localStorage: the conversations of this browser, newest first */
+const CURRENT = "local-rag.current"; /* sessionStorage: the conversation this tab shows */
+const MAX_CHATS = 50;
 const $ = (id) => document.getElementById(id);
 
 /* turns: {role: "user" | "assistant", content, extra (the final chunk's local_rag field), error} */
-const chat = { turns: load(), controller: null, about: "", store: "", listed: false };
+const chat = { id: sessionStorage.getItem(CURRENT) || newId(), turns: [], controller: null, about: "", store: "",
+               listed: false };
+chat.turns = (chats().find((c) => c.id === chat.id) || { turns: [] }).turns;
 const MAX_LISTED = 2000; /* documents offered under Only (the vector store files API, 100 a page) */
 
-function load() {
+function newId() {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+function chats() {
   try {
-    const turns = JSON.parse(sessionStorage.getItem(CHAT) || "[]");
-    return Array.isArray(turns) ? turns : [];
+    const list = JSON.parse(localStorage.getItem(CHATS) || "[]");
+    return Array.isArray(list) ? list.filter((c) => c && c.id && Array.isArray(c.turns)) : [];
   } catch {
     return [];
   }
 }
 
+/* The conversation into this browser's history (the oldest dropped past MAX_CHATS, or while storage is full). */
 function save() {
-  try {
-    sessionStorage.setItem(CHAT, JSON.stringify(chat.turns));
-  } catch {
-    /* storage full: the conversation goes on, unsaved */
+  sessionStorage.setItem(CURRENT, chat.id);
+  let list = chats().filter((c) => c.id !== chat.id);
+  if (chat.turns.length) {
+    const first = chat.turns.find((t) => t.role === "user");
+    list.unshift({ id: chat.id, title: first ? first.content.slice(0, 80) : "", updated: Date.now(), turns: chat.turns });
   }
+  list = list.slice(0, MAX_CHATS);
+  for (;;) {
+    try {
+      localStorage.setItem(CHATS, JSON.stringify(list));
+      break;
+    } catch {
+      if (list.length <= 1) break; /* storage full even for this one: it goes on, unsaved */
+      list.pop();
+    }
+  }
+  listChats(list);
+}
+
+function listChats(list) {
+  const select = $("history");
+  select.replaceChildren(el("option", "", list.length ? `History (${list.length})` : "History"));
+  select.firstChild.value = "";
+  for (const c of list) {
+    const when = new Date(c.updated).toLocaleString([], { dateStyle: "short", timeStyle: "short" });
+    const option = el("option", "", `${c.title || "(empty)"} · ${when}`);
+    option.value = c.id;
+    select.append(option);
+  }
+  select.value = "";
+  $("delete").disabled = !list.some((c) => c.id === chat.id);
+}
+
+function openChat(id) {
+  stop();
+  chat.id = id;
+  chat.turns = id ? (chats().find((c) => c.id === id) || { turns: [] }).turns : [];
+  sessionStorage.setItem(CURRENT, chat.id);
+  renderAll();
+  listChats(chats());
+  status("");
+  $("question").focus();
 }
 
 function el(tag, className, text) {
@@ -199,7 +245,7 @@ function renderSources(node, sources) {
     for (const passage of line.passages || []) {
       if (passage.text) details.append(el("blockquote", "", passage.text));
     }
-    if (line.document && chat.store) {
+    if (line.document && chat.store && /^file:/.test(line.url)) { /* a file of a folder: it can be read again */
       const whole = el("button", "whole", "Read the whole document");
       whole.type = "button";
       whole.addEventListener("click", () => readDocument(line.document, line.label,
@@ -254,6 +300,56 @@ function renderAnswer(node, turn, live) {
     if (meta.length) node.append(el("div", "meta", meta.join(" · ")));
   }
   if (turn.error) node.append(el("p", "error", turn.error));
+  if (!live) actions(node, turn);
+}
+
+/* Copy (the answer and its sources, as text), and Retry for the last question when its answer failed. */
+function actions(node, turn) {
+  const row = el("div", "actions");
+  if (turn.content) {
+    const copy = el("button", "copy", "Copy");
+    copy.type = "button";
+    copy.addEventListener("click", () => copyText(answerText(turn)));
+    row.append(copy);
+  }
+  const at = chat.turns.indexOf(turn);
+  if (turn.error && at === chat.turns.length - 1 && at > 0) {
+    const retry = el("button", "retry", "Retry");
+    retry.type = "button";
+    retry.addEventListener("click", () => {
+      if (chat.controller) return;
+      const question = chat.turns[at - 1].content;
+      chat.turns.splice(at - 1, 2);
+      renderAll();
+      ask(question);
+    });
+    row.append(retry);
+  }
+  if (row.children.length) node.append(row);
+}
+
+function answerText(turn) {
+  const lines = [turn.content.trim()];
+  const sources = turn.extra && turn.extra.sources;
+  if (sources && sources.lines && sources.lines.length) {
+    lines.push("", sources.heading ? `Sources (${sources.heading}):` : "Sources:");
+    for (const line of sources.lines) lines.push(`${line.numbers.map((n) => `[${n}]`).join("")} ${line.label}`);
+  }
+  return lines.join("\n");
+}
+
+async function copyText(text) {
+  try {
+    await navigator.clipboard.writeText(text); /* a secure page only: localhost, or https */
+  } catch {
+    const box = el("textarea"); /* a page of the LAN over http: the old way */
+    box.value = text;
+    document.body.append(box);
+    box.select();
+    document.execCommand("copy");
+    box.remove();
+  }
+  status("Copied.");
 }
 
 function addTurn(turn, live) {
@@ -289,6 +385,17 @@ function messages() {
   return out;
 }
 
+/* What the page keeps of a turn's local_rag field: what it shows, not the scores, calls and timings of each stage
+   (a conversation of this browser's history stays small). */
+function slim(extra) {
+  return {
+    answer: extra.answer, kind: extra.kind, sources: extra.sources, queries: extra.queries,
+    decision: extra.decision ? { kind: extra.decision.kind, options: extra.decision.options || [] } : null,
+    passages: (extra.passages || []).map((p) => ({ passage_id: p.passage_id, doc_id: p.doc_id, title: p.title })),
+    timings_s: { total: extra.timings_s && extra.timings_s.total }, messages_cut: extra.messages_cut,
+  };
+}
+
 function busy(on) {
   $("send").disabled = on;
   $("stop").hidden = !on;
@@ -321,7 +428,7 @@ async function ask(question) {
     await readStream(response, {
       status: (line) => { turn.status = line; if (!turn.content) renderAnswer(node, turn, true); },
       piece: (text) => { turn.content += text; renderAnswer(node, turn, true); follow(); },
-      final: (extra) => { turn.extra = extra; if (!turn.content) turn.content = extra.answer || ""; },
+      final: (extra) => { turn.extra = slim(extra); if (!turn.content) turn.content = extra.answer || ""; },
     });
   } catch (error) {
     turn.error = describe(error);
@@ -509,13 +616,13 @@ $("question").addEventListener("keydown", (event) => {
 });
 document.addEventListener("keydown", (event) => { if (event.key === "Escape") stop(); });
 $("stop").addEventListener("click", stop);
-$("new").addEventListener("click", () => {
-  stop();
-  chat.turns = [];
-  save();
-  renderAll();
-  status("");
-  $("question").focus();
+$("new").addEventListener("click", () => openChat(newId()));
+$("history").addEventListener("change", (event) => { if (event.target.value) openChat(event.target.value); });
+$("delete").addEventListener("click", () => {
+  const list = chats().filter((c) => c.id !== chat.id);
+  localStorage.setItem(CHATS, JSON.stringify(list));
+  openChat(newId());
+  status("The conversation was deleted from this browser.");
 });
 $("save").addEventListener("click", download);
 $("reader-close").addEventListener("click", () => $("reader").close());
@@ -530,6 +637,7 @@ $("key").addEventListener("submit", (event) => {
 });
 
 renderAll();
+listChats(chats());
 loadAbout();
 loadModels();
 $("question").focus();
