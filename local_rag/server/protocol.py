@@ -268,13 +268,16 @@ def sources_json(result: Any) -> dict[str, Any]:
         return {"heading": "", "lines": []}
     heading, found = source_lines(answer)
     citations = {c.n: c for c in answer.sources()[0]}
-    cited = {n: c.passage_id for n, c in citations.items()}
     texts = {h.passage_id: h.text for h in [*getattr(result, "passages", []), *answer.passages]}
+
+    def cited(n: int) -> str:
+        return citations[n].passage_id if n in citations else ""
+
     return {"heading": heading, "lines": [
         {"numbers": line.numbers, "label": line.label, "url": line.url, "baseless": line.baseless,
          "document": citations[line.numbers[0]].doc_id if line.numbers[0] in citations else "",
-         "passages": [{"n": n, "passage_id": cited.get(n, ""), "text": texts.get(cited.get(n, ""), "")}
-                      for n in line.numbers]} for line in found]}
+         "passages": [{"n": n, "passage_id": cited(n), "text": texts.get(cited(n), "")} for n in line.numbers]}
+        for line in found]}
 
 
 def chunk(cid: str, model: str, delta: dict[str, Any], finish: str | None = None, **more: Any) -> dict[str, Any]:

@@ -26,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from local_rag.server.errors import ApiError, strings_request
 from local_rag.settings import Settings
 
 if TYPE_CHECKING:
+    from local_rag.index.manifest import IndexManifest
     from local_rag.pipeline import Pipeline
 
 __all__ = ["MAX_RESULTS", "SearchRequest", "VectorStores", "filter_groups", "parse_search"]
@@ -159,10 +161,7 @@ class VectorStores:
         manifest = IndexManifest.load(self.settings.index_dir)
         folders = [self.settings.indexes_dir / n for n in dict.fromkeys([self.settings.index, *self.settings.retrieval.also])]
         size = sum(p.stat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())  # --also: all
-        try:
-            created = int(datetime.fromisoformat(manifest.created).timestamp())
-        except ValueError:
-            created = 0
+        created = created_at(manifest)
         return {"id": store_id, "object": "vector_store", "created_at": created, "name": store_id,
                 "usage_bytes": size, "status": "completed", "last_active_at": created,
                 "file_counts": {"in_progress": 0, "completed": documents, "failed": len(manifest.unreadable),
@@ -185,11 +184,13 @@ class VectorStores:
         if status not in (None, "completed", "failed", "in_progress", "cancelled"):
             raise ApiError(400, "'filter' must be 'completed', 'failed', 'in_progress' or 'cancelled'", "invalid_request")
         scope, documents = self._documents(patterns)
-        entries = [] if status not in (None, "completed") else [self._file(store_id, d.document, d.title, d.chunks)
-                                                                for d in documents]
+        manifest = IndexManifest.load(self.settings.index_dir)
+        created = created_at(manifest)  # the time of a document whose file the folder does not give
+        entries = [] if status not in (None, "completed") else [
+            self._file(store_id, d.document, d.title, d.chunks, created) for d in documents]
         if status in (None, "failed") and not scope:
-            for name, reason in IndexManifest.load(self.settings.index_dir).unreadable.items():
-                entries.append({**self._file(store_id, name, "", 0), "status": "failed",
+            for name, reason in manifest.unreadable.items():
+                entries.append({**self._file(store_id, name, "", 0, created), "status": "failed",
                                 "last_error": {"code": "invalid_file", "message": str(reason)}})
         entries.sort(key=lambda e: e["id"], reverse=order == "desc")
         ids = [e["id"] for e in entries]
@@ -209,16 +210,22 @@ class VectorStores:
 
     def file(self, store_id: str, file_id: str) -> dict[str, Any]:
         """One document of the store (``vector_stores.files.retrieve``); 404 for another name."""
-        found = [d for d in self._documents(self._patterns(store_id))[1] if d.document == file_id]
-        if not found:
+        from local_rag.index.manifest import IndexManifest
+
+        found = self._document(store_id, file_id)
+        if found is None:
             raise ApiError(404, f"no file {file_id!r} in vector store {store_id!r} (GET /v1/vector_stores/{store_id}"
                            "/files lists them)", "not_found")
-        return self._file(store_id, file_id, found[0].title, found[0].chunks)
+        created = created_at(IndexManifest.load(self.settings.index_dir))
+        return self._file(store_id, file_id, found.title, found.chunks, created)
 
     def holds(self, store_id: str, file_id: str) -> bool:
         """Whether ``file_id`` is a document of the store (a document named ``.../content`` is itself, not a content
         request)."""
-        return any(d.document == file_id for d in self._documents(self._patterns(store_id))[1])
+        return self._document(store_id, file_id) is not None
+
+    def _document(self, store_id: str, file_id: str) -> IndexDocument | None:
+        return next((d for d in self._documents(self._patterns(store_id))[1] if d.document == file_id), None)
 
     def content(self, store_id: str, file_id: str) -> dict[str, Any]:
         """A document's text, read again from its folder (``vector_stores.files.content``): one text part."""
@@ -239,7 +246,7 @@ class VectorStores:
 
         settings = self.settings
         files = [settings.indexes_dir / n / "chunks.jsonl" for n in dict.fromkeys([settings.index, *settings.retrieval.also])]
-        key = (patterns, tuple((f.stat().st_mtime_ns, f.stat().st_size) if f.exists() else None for f in files))
+        key = (patterns, tuple((st.st_mtime_ns, st.st_size) if (st := _stat(f)) is not None else None for f in files))
         with self._lock:
             if key not in self._listings:
                 scope = self.pipeline.scope(patterns)
@@ -248,16 +255,14 @@ class VectorStores:
                 self._listings[key] = (scope, served_documents(self.pipeline, scope))
             return self._listings[key]
 
-    def _file(self, store_id: str, document: str, title: str, chunks: int) -> dict[str, Any]:
-        """A document in OpenAI's ``vector_store.file`` shape: its file's size and time when the folder has it."""
+    def _file(self, store_id: str, document: str, title: str, chunks: int, created: int) -> dict[str, Any]:
+        """A document in OpenAI's ``vector_store.file`` shape: its file's size and time when the folder has it, else
+        no size and ``created`` (the index's time)."""
         path = self._path(document)
-        try:
-            stat = path.stat() if path is not None else None
-        except OSError:
-            stat = None
+        stat = _stat(path) if path is not None else None
         attributes = {k: v for k, v in {"title": title, "chunks": chunks}.items() if v}
         return {"id": document, "object": "vector_store.file", "usage_bytes": stat.st_size if stat else 0,
-                "created_at": int(stat.st_mtime) if stat else self._created(), "vector_store_id": store_id,
+                "created_at": int(stat.st_mtime) if stat else created, "vector_store_id": store_id,
                 "status": "completed", "last_error": None, "attributes": attributes,
                 "chunking_strategy": {"type": "static", "static": {"max_chunk_size_tokens": self.settings.chunker.size,
                                                                    "chunk_overlap_tokens": self.settings.chunker.overlap}}}
@@ -277,14 +282,6 @@ class VectorStores:
                 self._folders[index] = None
         folder = self._folders[index]
         return folder / name if folder is not None else None
-
-    def _created(self) -> int:
-        from local_rag.index.manifest import IndexManifest
-
-        try:
-            return int(datetime.fromisoformat(IndexManifest.load(self.settings.index_dir).created).timestamp())
-        except ValueError:
-            return 0
 
     def stores(self) -> dict[str, Any]:
         data = [self.store(i) for i in self.ids]
@@ -308,6 +305,21 @@ class VectorStores:
             raise ApiError(400, str(exc), "invalid_request") from exc
         return {"object": "vector_store.search_results.page", "search_query": list(request.queries),
                 "data": [result(h) for h in hits], "has_more": False, "next_page": None}
+
+
+def created_at(manifest: IndexManifest) -> int:
+    """When the index was built, as OpenAI's ``created_at`` (0 when its manifest does not say)."""
+    try:
+        return int(datetime.fromisoformat(manifest.created).timestamp())
+    except ValueError:
+        return 0
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return path.stat()
+    except OSError:
+        return None
 
 
 def _whole(value: str, name: str, low: int, high: int) -> int:

@@ -70,7 +70,7 @@ function listChats(list) {
 function openChat(id) {
   stop();
   chat.id = id;
-  chat.turns = id ? (chats().find((c) => c.id === id) || { turns: [] }).turns : [];
+  chat.turns = (chats().find((c) => c.id === id) || { turns: [] }).turns;
   sessionStorage.setItem(CURRENT, chat.id);
   renderAll();
   listChats(chats());
@@ -329,13 +329,16 @@ function actions(node, turn) {
 }
 
 function answerText(turn) {
-  const lines = [turn.content.trim()];
+  return [turn.content.trim(), ...sourceLines(turn, "", false)].join("\n");
+}
+
+/* A blank line, "Sources:" and a line per source ("[1][3] Title (file.md)"; with ``links``, "- " before it and its
+   address after), or nothing when the turn has no sources: what Copy and Save write. */
+function sourceLines(turn, bullet, links) {
   const sources = turn.extra && turn.extra.sources;
-  if (sources && sources.lines && sources.lines.length) {
-    lines.push("", sources.heading ? `Sources (${sources.heading}):` : "Sources:");
-    for (const line of sources.lines) lines.push(`${line.numbers.map((n) => `[${n}]`).join("")} ${line.label}`);
-  }
-  return lines.join("\n");
+  if (!sources || !sources.lines || !sources.lines.length) return [];
+  return ["", sources.heading ? `Sources (${sources.heading}):` : "Sources:", ...sources.lines.map((line) =>
+    `${bullet}${line.numbers.map((n) => `[${n}]`).join("")} ${line.label}${links && line.url ? ` <${line.url}>` : ""}`)];
 }
 
 async function copyText(text) {
@@ -571,15 +574,7 @@ function markdown() {
       lines.push(`**You:** ${turn.content}`, "");
       continue;
     }
-    lines.push(`**local-rag:** ${turn.content}${turn.error ? ` (${turn.error})` : ""}`, "");
-    const sources = turn.extra && turn.extra.sources;
-    if (sources && sources.lines && sources.lines.length) {
-      lines.push(sources.heading ? `Sources (${sources.heading}):` : "Sources:");
-      for (const line of sources.lines) {
-        lines.push(`- ${line.numbers.map((n) => `[${n}]`).join("")} ${line.label}${line.url ? ` <${line.url}>` : ""}`);
-      }
-      lines.push("");
-    }
+    lines.push(`**local-rag:** ${turn.content}${turn.error ? ` (${turn.error})` : ""}`, ...sourceLines(turn, "- ", true), "");
   }
   return lines.join("\n");
 }
